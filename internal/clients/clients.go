@@ -1,0 +1,100 @@
+// Package clients holds the API clients every olapgke resource uses. The provider builds one
+// *Clients in Configure and hands it to resources and data sources as provider data. Clients are
+// built lazily on first use, so a plan whose provider configuration is not yet known (cluster
+// created in the same run) still works: Deferred reports that case and resources skip live checks.
+package clients
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/olapgke/terraform-provider-olapgke/internal/gke"
+)
+
+// Clients is the provider data. The zero value is not usable; build it with New.
+type Clients struct {
+	// Project, Location and Cluster identify the GKE cluster (provider defaults).
+	Project  string
+	Location string
+	Cluster  string
+
+	// PollInterval is the interval used for GKE operation polling and any poll fallback.
+	PollInterval time.Duration
+
+	deferred bool
+
+	restOnce sync.Once
+	restFn   func(ctx context.Context) (*rest.Config, error)
+	rest     *rest.Config
+	restErr  error
+
+	gkeOnce sync.Once
+	gkeFn   func(ctx context.Context) (gke.API, error)
+	gke     gke.API
+	gkeErr  error
+}
+
+// Options configure New.
+type Options struct {
+	Project, Location, Cluster string
+	PollInterval               time.Duration
+	// Deferred is true when some provider configuration was unknown at plan time.
+	Deferred bool
+	// REST builds the Kubernetes REST config (called at most once).
+	REST func(ctx context.Context) (*rest.Config, error)
+	// GKE builds the GKE API client (called at most once).
+	GKE func(ctx context.Context) (gke.API, error)
+}
+
+// New returns Clients that build their connections on first use.
+func New(o Options) *Clients {
+	if o.PollInterval <= 0 {
+		o.PollInterval = 2 * time.Second
+	}
+	return &Clients{
+		Project: o.Project, Location: o.Location, Cluster: o.Cluster,
+		PollInterval: o.PollInterval, deferred: o.Deferred,
+		restFn: o.REST, gkeFn: o.GKE,
+	}
+}
+
+// Deferred reports whether provider configuration was unknown when the provider was configured.
+func (c *Clients) Deferred() bool { return c == nil || c.deferred }
+
+// REST returns the Kubernetes REST config (a copy callers may modify).
+func (c *Clients) REST(ctx context.Context) (*rest.Config, error) {
+	c.restOnce.Do(func() { c.rest, c.restErr = c.restFn(ctx) })
+	if c.restErr != nil {
+		return nil, c.restErr
+	}
+	return rest.CopyConfig(c.rest), nil
+}
+
+// Kube returns a typed Kubernetes clientset.
+func (c *Clients) Kube(ctx context.Context) (kubernetes.Interface, error) {
+	cfg, err := c.REST(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return kubernetes.NewForConfig(cfg)
+}
+
+// Dynamic returns a dynamic Kubernetes client.
+func (c *Clients) Dynamic(ctx context.Context) (dynamic.Interface, error) {
+	cfg, err := c.REST(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return dynamic.NewForConfig(cfg)
+}
+
+// GKE returns the GKE API client.
+func (c *Clients) GKE(ctx context.Context) (gke.API, error) {
+	c.gkeOnce.Do(func() { c.gke, c.gkeErr = c.gkeFn(ctx) })
+	return c.gke, c.gkeErr
+}
