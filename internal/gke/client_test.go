@@ -1,0 +1,188 @@
+package gke
+
+import (
+	"context"
+	"errors"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"cloud.google.com/go/container/apiv1/containerpb"
+	"google.golang.org/genproto/googleapis/rpc/status"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	grpcstatus "google.golang.org/grpc/status"
+)
+
+// fakeGKE is a real gRPC ClusterManager server with scripted answers: operations stay RUNNING
+// for a number of GetOperation polls, then finish with an optional error.
+type fakeGKE struct {
+	containerpb.UnimplementedClusterManagerServer
+
+	mu        sync.Mutex
+	pollsLeft map[string]int
+	opErr     map[string]*status.Status
+	polled    []string
+}
+
+func (f *fakeGKE) GetCluster(_ context.Context, r *containerpb.GetClusterRequest) (*containerpb.Cluster, error) {
+	if r.GetName() != "projects/p/locations/l/clusters/c" {
+		return nil, grpcstatus.Errorf(codes.NotFound, "cluster %q not found", r.GetName())
+	}
+	return &containerpb.Cluster{Name: "c", Endpoint: "127.0.0.1:6443"}, nil
+}
+
+func (f *fakeGKE) startOp(name string, polls int, err *status.Status) *containerpb.Operation {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.pollsLeft[name] = polls
+	f.opErr[name] = err
+	return &containerpb.Operation{Name: name, Location: "l", Status: containerpb.Operation_RUNNING}
+}
+
+func (f *fakeGKE) CreateNodePool(_ context.Context, r *containerpb.CreateNodePoolRequest) (*containerpb.Operation, error) {
+	switch r.GetNodePool().GetName() {
+	case "slow":
+		return f.startOp("op-slow", 1000, nil), nil
+	case "bad":
+		return f.startOp("op-bad", 1, &status.Status{Code: int32(codes.ResourceExhausted), Message: "Insufficient regional quota to satisfy request: resource \"SSD_TOTAL_GB\""}), nil
+	}
+	return f.startOp("op-create", 2, nil), nil
+}
+
+func (f *fakeGKE) DeleteNodePool(_ context.Context, r *containerpb.DeleteNodePoolRequest) (*containerpb.Operation, error) {
+	return nil, grpcstatus.Errorf(codes.NotFound, "node pool %q not found", r.GetName())
+}
+
+func (f *fakeGKE) GetOperation(_ context.Context, r *containerpb.GetOperationRequest) (*containerpb.Operation, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.polled = append(f.polled, r.GetName())
+	id := r.GetName()[strings.LastIndex(r.GetName(), "/")+1:]
+	left, ok := f.pollsLeft[id]
+	if !ok {
+		return nil, grpcstatus.Errorf(codes.NotFound, "operation %q not found", r.GetName())
+	}
+	if left > 1 {
+		f.pollsLeft[id] = left - 1
+		return &containerpb.Operation{Name: id, Status: containerpb.Operation_RUNNING}, nil
+	}
+	return &containerpb.Operation{Name: id, Status: containerpb.Operation_DONE, Error: f.opErr[id]}, nil
+}
+
+func startFake(t *testing.T) (*fakeGKE, *Client) {
+	t.Helper()
+	f := &fakeGKE{pollsLeft: map[string]int{}, opErr: map[string]*status.Status{}}
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := grpc.NewServer()
+	containerpb.RegisterClusterManagerServer(srv, f)
+	go func() { _ = srv.Serve(lis) }()
+	t.Cleanup(srv.Stop)
+
+	c, err := New(t.Context(), Options{Endpoint: lis.Addr().String(), Insecure: true, PollInterval: 5 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return f, c
+}
+
+var ref = ClusterRef{Project: "p", Location: "l", Cluster: "c"}
+
+func TestGetClusterAndNotFound(t *testing.T) {
+	_, c := startFake(t)
+	cl, err := c.GetCluster(t.Context(), ref)
+	if err != nil || cl.GetEndpoint() != "127.0.0.1:6443" {
+		t.Fatalf("GetCluster = %v, %v", cl, err)
+	}
+	_, err = c.GetCluster(t.Context(), ClusterRef{Project: "p", Location: "l", Cluster: "missing"})
+	if !IsNotFound(err) || !strings.Contains(err.Error(), "clusters/missing") {
+		t.Fatalf("GetCluster(missing) error = %v, want ErrNotFound naming the cluster", err)
+	}
+	if err := c.DeleteNodePool(t.Context(), ref, "gone"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("DeleteNodePool(gone) error = %v, want ErrNotFound", err)
+	}
+}
+
+func TestOperationWaiterPollsUntilDone(t *testing.T) {
+	f, c := startFake(t)
+	if err := c.CreateNodePool(t.Context(), ref, &containerpb.NodePool{Name: "pool-b"}); err != nil {
+		t.Fatal(err)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	want := "projects/p/locations/l/operations/op-create"
+	if len(f.polled) != 2 || f.polled[0] != want || f.polled[1] != want {
+		t.Fatalf("polled %v, want two polls of %s", f.polled, want)
+	}
+}
+
+func TestOperationErrorSurfaced(t *testing.T) {
+	_, c := startFake(t)
+	err := c.CreateNodePool(t.Context(), ref, &containerpb.NodePool{Name: "bad"})
+	var opErr *OperationError
+	if !errors.As(err, &opErr) || opErr.Code != codes.ResourceExhausted || !strings.Contains(err.Error(), "SSD_TOTAL_GB") {
+		t.Fatalf("error = %v, want OperationError with the quota message", err)
+	}
+	if IsNotFound(err) {
+		t.Fatalf("quota error must not match ErrNotFound")
+	}
+}
+
+func TestOperationWaiterHonoursContext(t *testing.T) {
+	_, c := startFake(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	err := c.CreateNodePool(ctx, ref, &containerpb.NodePool{Name: "slow"})
+	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "RUNNING") {
+		t.Fatalf("error = %v, want deadline exceeded with the last status", err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Fatalf("waiter ignored the context for %s", d)
+	}
+}
+
+func TestRefFromName(t *testing.T) {
+	t.Parallel()
+	got, err := refFromName("projects/p/locations/l/clusters/c/nodePools/n")
+	if err != nil || got != ref {
+		t.Fatalf("refFromName = %v, %v", got, err)
+	}
+	if _, err := refFromName("pools/n"); err == nil {
+		t.Fatal("want error for a malformed name")
+	}
+}
+
+func TestTokenSourceChoices(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	if _, err := TokenSource(ctx, Auth{Credentials: "{}", AccessToken: "x"}); err == nil {
+		t.Fatal("want error for both credentials and token")
+	}
+	ts, err := TokenSource(ctx, Auth{AccessToken: "tok-123"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tok, err := ts.Token(); err != nil || tok.AccessToken != "tok-123" {
+		t.Fatalf("static token = %v, %v", tok, err)
+	}
+	secret := `{"type":"evil","private_key":"SECRET-KEY"}`
+	_, err = TokenSource(ctx, Auth{Credentials: secret})
+	if err == nil || !strings.Contains(err.Error(), `"evil"`) || strings.Contains(err.Error(), "SECRET-KEY") {
+		t.Fatalf("unsupported type error = %v", err)
+	}
+	_, err = TokenSource(ctx, Auth{Credentials: `{"type": "service_account", SECRET`})
+	if err == nil || strings.Contains(err.Error(), "SECRET") {
+		t.Fatalf("bad JSON error = %v (must not echo the document)", err)
+	}
+	_, err = TokenSource(ctx, Auth{Credentials: "/does/not/exist.json"})
+	if err == nil || strings.Contains(err.Error(), "/does/not") {
+		t.Fatalf("missing file error = %v (must not echo the value)", err)
+	}
+}
