@@ -192,7 +192,9 @@ func (e *OperationError) Error() string {
 }
 
 // Is makes a failed operation whose code is NOT_FOUND match ErrNotFound.
-func (e *OperationError) Is(target error) bool { return target == ErrNotFound && e.Code == codes.NotFound }
+func (e *OperationError) Is(target error) bool {
+	return target == ErrNotFound && e.Code == codes.NotFound
+}
 
 func operationErr(what, name string, op *containerpb.Operation) error {
 	if st := op.GetError(); st != nil && (st.GetCode() != 0 || st.GetMessage() != "") {
