@@ -1,8 +1,14 @@
 package kube
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/base64"
 	"encoding/pem"
+	"math/big"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -10,6 +16,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"cloud.google.com/go/container/apiv1/containerpb"
 	"golang.org/x/oauth2"
@@ -72,8 +79,7 @@ func TestFromGKEUsesEndpointCAAndToken(t *testing.T) {
 	}
 
 	// Another server's CA must fail TLS verification: the CA is really used.
-	_, otherCA := versionServer(t, "tok-")
-	cluster.MasterAuth.ClusterCaCertificate = base64.StdEncoding.EncodeToString(otherCA)
+	cluster.MasterAuth.ClusterCaCertificate = base64.StdEncoding.EncodeToString(selfSignedPEM(t))
 	cfg, err = FromGKE(cluster, ts, "terraform-provider-olapgke/test")
 	if err != nil {
 		t.Fatal(err)
@@ -81,6 +87,25 @@ func TestFromGKEUsesEndpointCAAndToken(t *testing.T) {
 	if _, err := kubernetes.NewForConfigOrDie(cfg).Discovery().ServerVersion(); err == nil {
 		t.Fatal("ServerVersion succeeded with the wrong CA")
 	}
+}
+
+// selfSignedPEM is a fresh CA certificate unrelated to httptest's (which all servers share).
+func selfSignedPEM(t *testing.T) []byte {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "other-ca"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
 }
 
 func TestFromGKEErrors(t *testing.T) {
