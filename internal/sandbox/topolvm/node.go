@@ -1,0 +1,384 @@
+package topolvm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
+	"k8s.io/klog/v2"
+)
+
+// syncNode makes one Node look like TopoLVM manages it: topology label, finalizer, capacity
+// annotations and CSIStorageCapacity objects; on deletion it runs the node finalizer.
+func (s *simulator) syncNode(ctx context.Context, name string) error {
+	node, err := s.nodes.Get(name)
+	if apierrors.IsNotFound(err) {
+		return s.deleteNodeCapacities(ctx, name)
+	}
+	if err != nil {
+		return err
+	}
+	if node.DeletionTimestamp != nil {
+		if slices.Contains(node.Finalizers, NodeFinalizer) {
+			return s.finalizeNode(ctx, node)
+		}
+		return nil
+	}
+	vg, size := nodeVolumeGroup(node)
+	classes, vols := s.snapshot(name)
+	free := nodeCapacities(classes, vg, size, vols)
+	def, hasDef := defaultClass(classes)
+
+	err = s.updateNode(ctx, node, func(n *corev1.Node) bool {
+		changed := false
+		for k := range n.Annotations {
+			if strings.HasPrefix(k, CapacityAnnPrefix) {
+				c := strings.TrimPrefix(k, CapacityAnnPrefix)
+				if _, keep := free[c]; !keep && (k != DefaultCapacityKey || !hasDef || !hasKey(free, def.Name)) {
+					delete(n.Annotations, k)
+					changed = true
+				}
+			}
+		}
+		if size <= 0 {
+			return changed
+		}
+		if n.Labels[TopologyKey] != n.Name {
+			if n.Labels == nil {
+				n.Labels = map[string]string{}
+			}
+			n.Labels[TopologyKey] = n.Name
+			changed = true
+		}
+		if !slices.Contains(n.Finalizers, NodeFinalizer) {
+			n.Finalizers = append(n.Finalizers, NodeFinalizer)
+			changed = true
+		}
+		want := map[string]string{}
+		for c, b := range free {
+			want[CapacityAnnPrefix+c] = strconv.FormatInt(b, 10)
+		}
+		if hasDef && hasKey(free, def.Name) {
+			want[DefaultCapacityKey] = strconv.FormatInt(free[def.Name], 10)
+		}
+		for k, v := range want {
+			if n.Annotations[k] != v {
+				if n.Annotations == nil {
+					n.Annotations = map[string]string{}
+				}
+				n.Annotations[k] = v
+				changed = true
+			}
+		}
+		return changed
+	})
+	if err != nil {
+		return err
+	}
+	if size <= 0 {
+		return s.deleteNodeCapacities(ctx, name)
+	}
+	return s.syncNodeCapacities(ctx, name, classes, free)
+}
+
+func hasKey[V any](m map[string]V, k string) bool { _, ok := m[k]; return ok }
+
+// updateNode applies mutate to the cached node and writes it when something changed, retrying
+// on conflicts with a fresh read.
+func (s *simulator) updateNode(ctx context.Context, cached *corev1.Node, mutate func(*corev1.Node) bool) error {
+	first := true
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		var n *corev1.Node
+		if first {
+			n = cached.DeepCopy()
+			first = false
+		} else {
+			fresh, err := s.kube.CoreV1().Nodes().Get(ctx, cached.Name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			n = fresh
+		}
+		if !mutate(n) {
+			return nil
+		}
+		_, err := s.kube.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{})
+		return err
+	})
+}
+
+// finalizeNode does what TopoLVM's node finalizer does: delete the TopoLVM PVCs whose
+// selected-node is this node (plus, here, PVCs bound to PVs pinned to it), delete the volumes on
+// the node (here: their PVs), then remove the finalizer so the Node can go away. StatefulSets can
+// then recreate their PVCs elsewhere.
+func (s *simulator) finalizeNode(ctx context.Context, node *corev1.Node) error {
+	logger := klog.FromContext(ctx)
+	scs, err := s.topolvmStorageClasses()
+	if err != nil {
+		return err
+	}
+	isTopoSC := map[string]bool{}
+	for _, sc := range scs {
+		isTopoSC[sc.Name] = true
+	}
+	pvs, err := s.pvs.List(labels.Everything())
+	if err != nil {
+		return err
+	}
+	type claim struct {
+		ns, name string
+		uid      types.UID
+	}
+	claims := map[string]claim{}
+	var pinned []*corev1.PersistentVolume
+	for _, pv := range pvs {
+		if !isTopoLVMPV(pv) || pinnedNode(pv) != node.Name {
+			continue
+		}
+		pinned = append(pinned, pv)
+		if r := pv.Spec.ClaimRef; r != nil {
+			claims[r.Namespace+"/"+r.Name] = claim{r.Namespace, r.Name, r.UID}
+		}
+	}
+	pvcs, err := s.pvcs.List(labels.Everything())
+	if err != nil {
+		return err
+	}
+	for _, c := range pvcs {
+		if c.Annotations[AnnSelectedNode] == node.Name && c.Spec.StorageClassName != nil && isTopoSC[*c.Spec.StorageClassName] {
+			claims[c.Namespace+"/"+c.Name] = claim{c.Namespace, c.Name, c.UID}
+		}
+	}
+	var errs []error
+	for _, c := range claims {
+		opts := metav1.DeleteOptions{}
+		if c.uid != "" {
+			opts.Preconditions = &metav1.Preconditions{UID: &c.uid}
+		}
+		err := s.kube.CoreV1().PersistentVolumeClaims(c.ns).Delete(ctx, c.name, opts)
+		switch {
+		case err == nil:
+			logger.Info("node finalizer deleted PVC", "node", node.Name, "pvc", c.ns+"/"+c.name)
+		case apierrors.IsNotFound(err), apierrors.IsConflict(err): // gone, or already a new PVC of that name
+		default:
+			errs = append(errs, fmt.Errorf("delete PVC %s/%s: %w", c.ns, c.name, err))
+		}
+	}
+	for _, pv := range pinned {
+		err := s.kube.CoreV1().PersistentVolumes().Delete(ctx, pv.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &pv.UID}})
+		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+			errs = append(errs, fmt.Errorf("delete PV %s: %w", pv.Name, err))
+			continue
+		}
+		s.mu.Lock()
+		if err == nil {
+			s.lvGone[pv.Name] = true
+		}
+		delete(s.ledger, pv.Name)
+		s.mu.Unlock()
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("node %s finalizer: %w", node.Name, err)
+	}
+	err = s.updateNode(ctx, node, func(n *corev1.Node) bool {
+		i := slices.Index(n.Finalizers, NodeFinalizer)
+		if i < 0 {
+			return false
+		}
+		n.Finalizers = slices.Delete(n.Finalizers, i, i+1)
+		return true
+	})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("node %s: remove finalizer %s: %w", node.Name, NodeFinalizer, err)
+	}
+	logger.Info("node finalizer done", "node", node.Name, "pvcs", len(claims), "pvs", len(pinned))
+	return s.deleteNodeCapacities(ctx, node.Name)
+}
+
+// ---- CSIStorageCapacity ----
+
+func isOurCapacity(c *storagev1.CSIStorageCapacity) bool {
+	return c.Labels[LabelDriverName] == DriverName && c.Labels[LabelManagedBy] == ManagedByValue
+}
+
+func capacityNode(c *storagev1.CSIStorageCapacity) string {
+	if c.NodeTopology == nil {
+		return ""
+	}
+	return c.NodeTopology.MatchLabels[TopologyKey]
+}
+
+// nodeCapacityObjects returns our CSIStorageCapacity objects for a node, by StorageClass name
+// (several when a duplicate slipped in), including ones created but not yet cached.
+func (s *simulator) nodeCapacityObjects(node string) (map[string][]*storagev1.CSIStorageCapacity, error) {
+	all, err := s.caps.CSIStorageCapacities(s.ns).List(labels.Everything())
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]*storagev1.CSIStorageCapacity{}
+	for _, c := range all {
+		if isOurCapacity(c) && capacityNode(c) == node {
+			out[c.StorageClassName] = append(out[c.StorageClassName], c)
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for k, c := range s.createdCaps {
+		n, sc, _ := strings.Cut(k, "/")
+		if n != node {
+			continue
+		}
+		if slices.ContainsFunc(out[sc], func(o *storagev1.CSIStorageCapacity) bool { return o.Name == c.Name }) {
+			delete(s.createdCaps, k) // the cache has it now
+			continue
+		}
+		out[sc] = append(out[sc], c)
+	}
+	return out, nil
+}
+
+// syncNodeCapacities publishes one CSIStorageCapacity per topolvm StorageClass for the node, as
+// external-provisioner does for each topology segment: capacity (and maximumVolumeSize) is the
+// free space of the class the StorageClass names (0 when the class does not exist on the node).
+func (s *simulator) syncNodeCapacities(ctx context.Context, node string, classes []DeviceClass, free map[string]int64) error {
+	scs, err := s.topolvmStorageClasses()
+	if err != nil {
+		return err
+	}
+	existing, err := s.nodeCapacityObjects(node)
+	if err != nil {
+		return err
+	}
+	api := s.kube.StorageV1().CSIStorageCapacities(s.ns)
+	var errs []error
+	for _, sc := range scs {
+		var bytes int64
+		if dc, ok := findClass(classes, sc.Parameters[DeviceClassParam]); ok {
+			bytes = free[dc.Name]
+		}
+		q := resource.NewQuantity(bytes, resource.BinarySI)
+		objs := existing[sc.Name]
+		delete(existing, sc.Name)
+		if len(objs) == 0 {
+			created, err := api.Create(ctx, &storagev1.CSIStorageCapacity{
+				ObjectMeta: metav1.ObjectMeta{
+					GenerateName: "csisc-",
+					Namespace:    s.ns,
+					Labels:       map[string]string{LabelDriverName: DriverName, LabelManagedBy: ManagedByValue},
+				},
+				NodeTopology:      &metav1.LabelSelector{MatchLabels: map[string]string{TopologyKey: node}},
+				StorageClassName:  sc.Name,
+				Capacity:          q,
+				MaximumVolumeSize: q,
+			}, metav1.CreateOptions{})
+			if err != nil {
+				errs = append(errs, fmt.Errorf("create CSIStorageCapacity for node %s, StorageClass %s: %w", node, sc.Name, err))
+				continue
+			}
+			s.mu.Lock()
+			s.createdCaps[node+"/"+sc.Name] = created
+			s.mu.Unlock()
+			continue
+		}
+		keep := objs[0]
+		for _, dup := range objs[1:] {
+			errs = append(errs, s.deleteCapacity(ctx, dup))
+		}
+		if keep.Capacity != nil && keep.Capacity.Cmp(*q) == 0 && keep.MaximumVolumeSize != nil && keep.MaximumVolumeSize.Cmp(*q) == 0 {
+			continue
+		}
+		upd := keep.DeepCopy()
+		upd.Capacity, upd.MaximumVolumeSize = q, q
+		updated, err := api.Update(ctx, upd, metav1.UpdateOptions{})
+		if err != nil {
+			errs = append(errs, fmt.Errorf("update CSIStorageCapacity %s: %w", keep.Name, err))
+			continue
+		}
+		s.mu.Lock()
+		if _, pending := s.createdCaps[node+"/"+sc.Name]; pending {
+			s.createdCaps[node+"/"+sc.Name] = updated
+		}
+		s.mu.Unlock()
+	}
+	// Objects for StorageClasses that are gone or no longer topolvm.io.
+	for _, objs := range existing {
+		for _, o := range objs {
+			errs = append(errs, s.deleteCapacity(ctx, o))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (s *simulator) deleteCapacity(ctx context.Context, c *storagev1.CSIStorageCapacity) error {
+	err := s.kube.StorageV1().CSIStorageCapacities(s.ns).Delete(ctx, c.Name, metav1.DeleteOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("delete CSIStorageCapacity %s: %w", c.Name, err)
+	}
+	s.mu.Lock()
+	for k, o := range s.createdCaps {
+		if o.Name == c.Name {
+			delete(s.createdCaps, k)
+		}
+	}
+	s.mu.Unlock()
+	return nil
+}
+
+func (s *simulator) deleteNodeCapacities(ctx context.Context, node string) error {
+	existing, err := s.nodeCapacityObjects(node)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, objs := range existing {
+		for _, o := range objs {
+			errs = append(errs, s.deleteCapacity(ctx, o))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// sweepCapacities deletes our CSIStorageCapacity objects whose node no longer exists or has no
+// volume group, and re-syncs nodes whose objects look off (handled by syncNode).
+func (s *simulator) sweepCapacities(ctx context.Context) error {
+	all, err := s.caps.CSIStorageCapacities(s.ns).List(labels.Everything())
+	if err != nil {
+		return err
+	}
+	var errs []error
+	seen := map[string]bool{}
+	for _, c := range all {
+		if !isOurCapacity(c) {
+			continue
+		}
+		name := capacityNode(c)
+		node, err := s.nodes.Get(name)
+		if name == "" || apierrors.IsNotFound(err) {
+			errs = append(errs, s.deleteCapacity(ctx, c))
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if _, size := nodeVolumeGroup(node); size <= 0 {
+			errs = append(errs, s.deleteCapacity(ctx, c))
+			continue
+		}
+		if !seen[name] {
+			seen[name] = true
+			s.queue.Add(key{kind: kindNode, name: name})
+		}
+	}
+	return errors.Join(errs...)
+}
