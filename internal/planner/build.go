@@ -1,0 +1,558 @@
+package planner
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+// Build predicts what applying s.Desired over s.Live does, per ordinal.
+func Build(s Snapshot) (*Plan, error) {
+	if s.Desired == nil && s.Live == nil {
+		return nil, errors.New("planner: snapshot has neither a desired nor a live StatefulSet")
+	}
+	ix := NewIndex(&s)
+	if s.Desired == nil {
+		return buildDestroy(&s, ix), nil
+	}
+	b := &builder{s: &s, ix: ix, set: s.Desired, verdicts: map[string]Verdict{}}
+	return b.build()
+}
+
+type builder struct {
+	s        *Snapshot
+	ix       *Index
+	set      *appsv1.StatefulSet // desired
+	replace  bool
+	verdicts map[string]Verdict // ordinal/rev -> verdict
+
+	updateRev, currentRev string
+	currentTemplate       *corev1.PodTemplateSpec
+	podsByOrdinal         map[int]*corev1.Pod
+}
+
+func startOf(set *appsv1.StatefulSet) int {
+	if set.Spec.Ordinals != nil {
+		return int(set.Spec.Ordinals.Start)
+	}
+	return 0
+}
+
+func replicasOf(set *appsv1.StatefulSet) int {
+	if set.Spec.Replicas != nil {
+		return int(*set.Spec.Replicas)
+	}
+	return 1
+}
+
+// ownedPods returns the Pods that belong to set by controller reference (or,
+// without UIDs, by selector and name), keyed by ordinal.
+func ownedPods(set *appsv1.StatefulSet, pods []corev1.Pod) map[int]*corev1.Pod {
+	out := map[int]*corev1.Pod{}
+	if set == nil {
+		return out
+	}
+	sel, _ := metav1.LabelSelectorAsSelector(set.Spec.Selector)
+	for i := range pods {
+		p := &pods[i]
+		if set.Namespace != "" && p.Namespace != "" && p.Namespace != set.Namespace {
+			continue
+		}
+		if ref := metav1.GetControllerOf(p); ref != nil {
+			if ref.Kind != "StatefulSet" || ref.Name != set.Name || (set.UID != "" && ref.UID != set.UID) {
+				continue
+			}
+		} else if sel == nil || !sel.Matches(labels.Set(p.Labels)) {
+			continue
+		}
+		if !strings.HasPrefix(p.Name, set.Name+"-") {
+			continue
+		}
+		o := OrdinalOf(p.Name)
+		if o < 0 || p.Name != set.Name+"-"+strconv.Itoa(int(o)) {
+			continue
+		}
+		out[int(o)] = p
+	}
+	return out
+}
+
+func podReady(p *corev1.Pod) bool {
+	if p.Status.Phase != corev1.PodRunning {
+		return false
+	}
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+func (b *builder) build() (*Plan, error) {
+	s, set := b.s, b.set
+	plan := &Plan{}
+	if s.Live != nil && s.Immutable != nil {
+		b.replace = true
+	}
+	live := s.Live
+	var owned []*appsv1.ControllerRevision
+	var collision int32
+	if live != nil && !b.replace {
+		owned = ownedRevisions(live, s.Revisions)
+		if live.Status.CollisionCount != nil {
+			collision = *live.Status.CollisionCount
+		}
+	}
+	var err error
+	b.updateRev, err = ResolveUpdateRevision(set, owned, collision)
+	if err != nil {
+		return nil, err
+	}
+	plan.UpdateRevision = b.updateRev
+	b.currentRev = b.updateRev
+	b.currentTemplate = &set.Spec.Template
+	if live != nil && !b.replace && live.Status.CurrentRevision != "" {
+		b.currentRev = live.Status.CurrentRevision
+		b.currentTemplate = &live.Spec.Template
+		for _, r := range owned {
+			if r.Name == b.currentRev {
+				if t, err := revisionTemplate(r); err == nil {
+					b.currentTemplate = t
+				}
+			}
+		}
+	}
+	if live != nil {
+		plan.CurrentRevision = live.Status.CurrentRevision
+		liveRev := live.Status.UpdateRevision
+		if liveRev == "" {
+			liveRev, _ = ResolveUpdateRevision(live, owned, collision)
+		}
+		plan.TemplateChanged = b.replace || liveRev != b.updateRev
+	}
+
+	b.podsByOrdinal = ownedPods(live, s.Pods)
+	if live == nil {
+		b.podsByOrdinal = ownedPods(set, s.Pods)
+	}
+
+	cfg := simConfig{
+		start:      startOf(set),
+		replicas:   replicasOf(set),
+		parallel:   set.Spec.PodManagementPolicy == appsv1.ParallelPodManagement,
+		onDelete:   set.Spec.UpdateStrategy.Type == appsv1.OnDeleteStatefulSetStrategyType,
+		updateRev:  b.updateRev,
+		currentRev: b.currentRev,
+	}
+	cfg.maxUnavailable = 1
+	if ru := set.Spec.UpdateStrategy.RollingUpdate; ru != nil && !cfg.onDelete {
+		if ru.Partition != nil {
+			cfg.partition = int(*ru.Partition)
+		}
+		v, err := intstr.GetScaledValueFromIntOrPercent(intstr.ValueOrDefault(ru.MaxUnavailable, intstr.FromInt32(1)), cfg.replicas, false)
+		if err != nil {
+			return nil, fmt.Errorf("planner: spec.updateStrategy.rollingUpdate.maxUnavailable: %w", err)
+		}
+		if v > 1 {
+			cfg.maxUnavailable = v
+		}
+	}
+	cfg.canReady = func(o int, rev string) bool { return b.verdict(o, rev).OK }
+	cfg.existingCanReady = func(o int) bool {
+		p := b.podsByOrdinal[o]
+		if p == nil || p.Spec.NodeName != "" {
+			return true
+		}
+		return b.existingVerdict(o, p).OK
+	}
+
+	initial := map[int]*simPod{}
+	if !b.replace {
+		for o, p := range b.podsByOrdinal {
+			sp := &simPod{exists: true, rev: p.Labels[LabelControllerRevision], ready: podReady(p), terminating: p.DeletionTimestamp != nil}
+			if p.Status.Phase == corev1.PodFailed || p.Status.Phase == corev1.PodSucceeded {
+				sp.terminating = true
+			}
+			initial[o] = sp
+		}
+	}
+	opt := simulate(cfg, initial, true)
+	real := simulate(cfg, initial, false)
+
+	// Waves: distinct instants of first action, in order.
+	waveOf := compressWaves(opt.touched)
+	realWave := compressWaves(real.touched)
+
+	// Ordinal universe.
+	ords := map[int]bool{}
+	for o := cfg.start; o < cfg.start+cfg.replicas; o++ {
+		ords[o] = true
+	}
+	if live != nil {
+		for o := startOf(live); o < startOf(live)+replicasOf(live); o++ {
+			ords[o] = true
+		}
+	}
+	for o := range b.podsByOrdinal {
+		ords[o] = true
+	}
+	sorted := make([]int, 0, len(ords))
+	for o := range ords {
+		sorted = append(sorted, o)
+	}
+	sort.Ints(sorted)
+
+	whenScaled := appsv1.RetainPersistentVolumeClaimRetentionPolicyType
+	if p := set.Spec.PersistentVolumeClaimRetentionPolicy; p != nil && p.WhenScaled != "" {
+		whenScaled = p.WhenScaled
+	}
+	inRange := func(o int) bool { return o >= cfg.start && o < cfg.start+cfg.replicas }
+
+	for _, o := range sorted {
+		pod := b.podsByOrdinal[o]
+		op := OrdinalPlan{Ordinal: int32(o), Pod: fmt.Sprintf("%s-%d", set.Name, o), Schedulable: true}
+		if pod != nil {
+			op.Node = pod.Spec.NodeName
+		}
+		_, touched := opt.touched[o]
+		switch {
+		case !inRange(o):
+			op.Action = ActionDelete
+			op.PVCsAfter = PVCsRetained
+			if whenScaled == appsv1.DeletePersistentVolumeClaimRetentionPolicyType {
+				op.PVCsAfter = PVCsDeleted
+			}
+			op.Volumes = b.volumes(o, b.claimTemplates(live))
+		case pod == nil:
+			op.Action = ActionCreate
+		case b.replace || touched:
+			op.Action = ActionRecreate
+		case pod.Labels[LabelControllerRevision] != b.updateRev:
+			op.Action = ActionStale
+		default:
+			op.Action = ActionUnchanged
+		}
+		if touched {
+			op.Wave = waveOf[opt.touched[o]]
+			if _, ok := real.touched[o]; !ok {
+				op.Blocked = true
+			} else {
+				op.Wave = realWave[real.touched[o]]
+			}
+		}
+		if op.Action != ActionDelete {
+			rev := b.updateRev
+			switch op.Action {
+			case ActionCreate, ActionRecreate:
+				if r, ok := opt.createdAt[o]; ok {
+					rev = r
+				}
+			case ActionStale:
+				if !cfg.onDelete && o-cfg.start < cfg.partition {
+					rev = b.currentRev
+				}
+			}
+			if op.Action == ActionStale || op.Action == ActionUnchanged {
+				op.Revision = pod.Labels[LabelControllerRevision]
+			} else {
+				op.Revision = rev
+			}
+			v := b.verdict(o, rev)
+			op.Schedulable, op.Reason = v.OK, v.Reason
+			if p := real.final[o]; p != nil && !p.exists && inRange(o) && !op.Blocked && op.Action == ActionRecreate {
+				op.NoPod = true
+			}
+			op.Volumes = b.volumes(o, set.Spec.VolumeClaimTemplates)
+		}
+		plan.Ordinals = append(plan.Ordinals, op)
+	}
+
+	// Stall.
+	if real.stalled {
+		st := &Stall{}
+		var reasons []string
+		for _, o := range real.stuck {
+			st.Ordinals = append(st.Ordinals, int32(o))
+			if rev, ok := real.createdAt[o]; ok {
+				v := b.verdict(o, rev)
+				reasons = append(reasons, v.Reason)
+				if w := realWave[real.touched[o]]; st.Wave == 0 || w < st.Wave {
+					st.Wave = w
+				}
+			} else if p := b.podsByOrdinal[o]; p != nil {
+				v := b.existingVerdict(o, p)
+				reasons = append(reasons, fmt.Sprintf("ordinal %d: Pod %s is Pending today and stays so: %s", o, p.Name, strings.TrimPrefix(v.Reason, fmt.Sprintf("ordinal %d: ", o))))
+			}
+		}
+		if len(st.Ordinals) == 0 {
+			// Nothing stuck yet the rollout is incomplete: an OrderedReady
+			// deletion left an ordinal without a Pod, or a condemned Pod waits.
+			for _, op := range plan.Ordinals {
+				if op.NoPod {
+					st.Ordinals = append(st.Ordinals, op.Ordinal)
+				}
+			}
+			reasons = append(reasons, "the controller waits for Pods that never become Ready")
+		}
+		st.Reason = strings.Join(reasons, "; ")
+		plan.Stall = st
+	}
+
+	plan.Disruption = Disruption{MaxUnavailable: int32(real.maxUnavail), Unbounded: plan.Stall != nil, Waves: len(realWave)}
+	if plan.Disruption.Unbounded {
+		plan.Disruption.Waves = len(waveOf)
+	}
+	plan.Disruption.PDBsExceeded = b.pdbsExceeded(plan.Disruption.MaxUnavailable, initial, cfg)
+
+	if b.replace {
+		plan.Replace = b.replacement()
+	}
+	return plan, nil
+}
+
+func compressWaves(touched map[int]int) map[int]int {
+	var ts []int
+	seen := map[int]bool{}
+	for _, t := range touched {
+		if !seen[t] {
+			seen[t] = true
+			ts = append(ts, t)
+		}
+	}
+	sort.Ints(ts)
+	out := make(map[int]int, len(ts))
+	for i, t := range ts {
+		out[t] = i + 1
+	}
+	return out
+}
+
+func (b *builder) claimTemplates(set *appsv1.StatefulSet) []corev1.PersistentVolumeClaim {
+	if set == nil {
+		return b.set.Spec.VolumeClaimTemplates
+	}
+	return set.Spec.VolumeClaimTemplates
+}
+
+func (b *builder) volumes(o int, vcts []corev1.PersistentVolumeClaim) []Volume {
+	var out []Volume
+	for _, vct := range vcts {
+		name := fmt.Sprintf("%s-%s-%d", vct.Name, b.set.Name, o)
+		v := Volume{Claim: vct.Name, PVC: name}
+		if pvc := b.ix.PVC(b.set.Namespace, name); pvc != nil && pvc.Spec.VolumeName != "" {
+			v.PV = pvc.Spec.VolumeName
+			v.PinnedNode = b.ix.PinnedNode(b.ix.PV(v.PV))
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// claims returns the claims a Pod of ordinal o would mount, as the scheduler
+// will see them after this apply.
+func (b *builder) claims(o int, vcts []corev1.PersistentVolumeClaim) []ClaimState {
+	gone := b.replace && b.s.Live != nil && b.s.Live.Spec.PersistentVolumeClaimRetentionPolicy != nil &&
+		b.s.Live.Spec.PersistentVolumeClaimRetentionPolicy.WhenDeleted == appsv1.DeletePersistentVolumeClaimRetentionPolicyType
+	out := make([]ClaimState, 0, len(vcts))
+	for _, vct := range vcts {
+		name := fmt.Sprintf("%s-%s-%d", vct.Name, b.set.Name, o)
+		c := ClaimState{Claim: vct.Name, PVC: name}
+		pvc := b.ix.PVC(b.set.Namespace, name)
+		if gone || pvc == nil || pvc.DeletionTimestamp != nil {
+			c.StorageClass = b.ix.storageClassFor(vct.Spec.StorageClassName)
+			if q, ok := vct.Spec.Resources.Requests[corev1.ResourceStorage]; ok {
+				c.RequestBytes = q.Value()
+			}
+		} else if pvc.Spec.VolumeName != "" && b.ix.PV(pvc.Spec.VolumeName) != nil {
+			c.PV = b.ix.PV(pvc.Spec.VolumeName)
+		} else {
+			c.StorageClass = b.ix.storageClassFor(pvc.Spec.StorageClassName)
+			if q, ok := pvc.Spec.Resources.Requests[corev1.ResourceStorage]; ok {
+				c.RequestBytes = q.Value()
+			}
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// verdict is PodCanSchedule for the Pod the controller creates for ordinal o
+// at revision rev (the desired template, or the current revision's below a
+// partition).
+func (b *builder) verdict(o int, rev string) Verdict {
+	key := strconv.Itoa(o) + "/" + rev
+	if v, ok := b.verdicts[key]; ok {
+		return v
+	}
+	tmpl := &b.set.Spec.Template
+	if rev != b.updateRev && rev == b.currentRev && b.currentTemplate != nil {
+		tmpl = b.currentTemplate
+	}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%d", b.set.Name, o), Namespace: b.set.Namespace}, Spec: tmpl.Spec}
+	v := PodCanSchedule(pod, b.claims(o, b.set.Spec.VolumeClaimTemplates), b.ix)
+	b.verdicts[key] = v
+	return v
+}
+
+// existingVerdict evaluates a Pod that exists but is not scheduled yet, with
+// its own spec and the claims it mounts.
+func (b *builder) existingVerdict(o int, p *corev1.Pod) Verdict {
+	key := strconv.Itoa(o) + "/existing"
+	if v, ok := b.verdicts[key]; ok {
+		return v
+	}
+	var claims []ClaimState
+	for _, vol := range p.Spec.Volumes {
+		if vol.PersistentVolumeClaim == nil {
+			continue
+		}
+		name := vol.PersistentVolumeClaim.ClaimName
+		c := ClaimState{PVC: name}
+		pvc := b.ix.PVC(p.Namespace, name)
+		switch {
+		case pvc == nil:
+			continue
+		case pvc.Spec.VolumeName != "" && b.ix.PV(pvc.Spec.VolumeName) != nil:
+			c.PV = b.ix.PV(pvc.Spec.VolumeName)
+		default:
+			c.StorageClass = b.ix.storageClassFor(pvc.Spec.StorageClassName)
+			if q, ok := pvc.Spec.Resources.Requests[corev1.ResourceStorage]; ok {
+				c.RequestBytes = q.Value()
+			}
+		}
+		claims = append(claims, c)
+	}
+	v := PodCanSchedule(p, claims, b.ix)
+	b.verdicts[key] = v
+	return v
+}
+
+func (b *builder) pdbsExceeded(worst int32, initial map[int]*simPod, cfg simConfig) []string {
+	unavailableNow := int32(0)
+	for i := 0; i < cfg.replicas; i++ {
+		p := initial[cfg.start+i]
+		if p == nil || !p.ready || p.terminating {
+			unavailableNow++
+		}
+	}
+	var out []string
+	for i := range b.s.PDBs {
+		pdb := &b.s.PDBs[i]
+		if pdb.Namespace != "" && b.set.Namespace != "" && pdb.Namespace != b.set.Namespace {
+			continue
+		}
+		sel, err := metav1.LabelSelectorAsSelector(pdb.Spec.Selector)
+		if err != nil || sel.Empty() || !sel.Matches(labels.Set(b.set.Spec.Template.Labels)) {
+			continue
+		}
+		if worst-unavailableNow > pdb.Status.DisruptionsAllowed {
+			out = append(out, pdb.Name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func (b *builder) replacement() *Replacement {
+	live := b.s.Live
+	r := &Replacement{Fields: b.s.Immutable.Fields, Message: b.s.Immutable.Message, WhenDeleted: string(appsv1.RetainPersistentVolumeClaimRetentionPolicyType)}
+	if p := live.Spec.PersistentVolumeClaimRetentionPolicy; p != nil && p.WhenDeleted != "" {
+		r.WhenDeleted = string(p.WhenDeleted)
+	}
+	newNames := map[string]bool{}
+	if b.set.Name == live.Name {
+		for o := startOf(b.set); o < startOf(b.set)+replicasOf(b.set); o++ {
+			for _, vct := range b.set.Spec.VolumeClaimTemplates {
+				newNames[fmt.Sprintf("%s-%s-%d", vct.Name, b.set.Name, o)] = true
+			}
+		}
+	}
+	var existing []string
+	for o := range ordinalsWithClaims(b, live) {
+		for _, vct := range live.Spec.VolumeClaimTemplates {
+			name := fmt.Sprintf("%s-%s-%d", vct.Name, live.Name, o)
+			if b.ix.PVC(live.Namespace, name) != nil {
+				existing = append(existing, name)
+			}
+		}
+	}
+	sort.Strings(existing)
+	for _, name := range existing {
+		switch {
+		case r.WhenDeleted == string(appsv1.DeletePersistentVolumeClaimRetentionPolicyType):
+			r.Deleted = append(r.Deleted, name)
+		case newNames[name]:
+			r.Readopted = append(r.Readopted, name)
+		default:
+			r.Orphaned = append(r.Orphaned, name)
+		}
+	}
+	var parts []string
+	parts = append(parts, fmt.Sprintf("The API server refuses to update StatefulSet %s/%s in place (%s), so it is deleted and created again; every Pod is deleted and recreated.", live.Namespace, live.Name, strings.Join(r.Fields, ", ")))
+	if len(r.Readopted) > 0 {
+		parts = append(parts, fmt.Sprintf("PVCs kept (whenDeleted: Retain) and adopted again by name, with their data and node pinning: %s.", strings.Join(r.Readopted, ", ")))
+	}
+	if len(r.Deleted) > 0 {
+		parts = append(parts, fmt.Sprintf("PVCs deleted with the old object (whenDeleted: Delete), their data is lost: %s.", strings.Join(r.Deleted, ", ")))
+	}
+	if len(r.Orphaned) > 0 {
+		parts = append(parts, fmt.Sprintf("PVCs kept but no longer named by any claim template (left orphaned, delete them by hand): %s.", strings.Join(r.Orphaned, ", ")))
+	}
+	r.Explanation = strings.Join(parts, " ")
+	return r
+}
+
+func ordinalsWithClaims(b *builder, live *appsv1.StatefulSet) map[int]bool {
+	out := map[int]bool{}
+	for o := startOf(live); o < startOf(live)+replicasOf(live); o++ {
+		out[o] = true
+	}
+	for o := range b.podsByOrdinal {
+		out[o] = true
+	}
+	return out
+}
+
+// buildDestroy plans deleting the StatefulSet: every Pod goes at once (the
+// garbage collector), PVCs follow whenDeleted.
+func buildDestroy(s *Snapshot, ix *Index) *Plan {
+	live := s.Live
+	b := &builder{s: s, ix: ix, set: live}
+	pods := ownedPods(live, s.Pods)
+	ords := map[int]bool{}
+	for o := startOf(live); o < startOf(live)+replicasOf(live); o++ {
+		ords[o] = true
+	}
+	for o := range pods {
+		ords[o] = true
+	}
+	sorted := make([]int, 0, len(ords))
+	for o := range ords {
+		sorted = append(sorted, o)
+	}
+	sort.Ints(sorted)
+	after := PVCsRetained
+	if p := live.Spec.PersistentVolumeClaimRetentionPolicy; p != nil && p.WhenDeleted == appsv1.DeletePersistentVolumeClaimRetentionPolicyType {
+		after = PVCsDeleted
+	}
+	plan := &Plan{CurrentRevision: live.Status.CurrentRevision, UpdateRevision: live.Status.UpdateRevision}
+	for _, o := range sorted {
+		op := OrdinalPlan{Ordinal: int32(o), Pod: fmt.Sprintf("%s-%d", live.Name, o), Action: ActionDelete, Schedulable: true, PVCsAfter: after, Volumes: b.volumes(o, live.Spec.VolumeClaimTemplates)}
+		if p := pods[o]; p != nil {
+			op.Node = p.Spec.NodeName
+			op.Wave = 1
+		}
+		plan.Ordinals = append(plan.Ordinals, op)
+	}
+	plan.Disruption = Disruption{MaxUnavailable: int32(replicasOf(live)), Waves: 1}
+	return plan
+}

@@ -1,0 +1,310 @@
+package planner
+
+import (
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
+)
+
+// Well-known names.
+const (
+	LabelTopoLVMNode          = "topology.topolvm.io/node"
+	AnnotationCapacityPrefix  = "capacity.topolvm.io/"
+	DefaultDeviceClassKey     = "00default"
+	ParamDeviceClass          = "topolvm.io/device-class"
+	AnnotationDefaultClass    = "storageclass.kubernetes.io/is-default-class"
+	LabelControllerRevision   = appsRevisionLabel
+	appsRevisionLabel         = "controller-revision-hash"
+	provisionerTopoLVM        = "topolvm.io"
+	provisionerTopoLVMLegacy  = "topolvm.cybozu.com"
+)
+
+// Index is a read-only view of a Snapshot with lookups by name and by node
+// label, plus caches of placement decisions. Build one per snapshot with
+// NewIndex and reuse it for every predicate; it is not safe for concurrent use.
+type Index struct {
+	nodes     []*corev1.Node
+	nodeByNm  map[string]int
+	byLabel   map[string]map[string][]int // label key -> value -> node indexes
+	pvs       map[string]*corev1.PersistentVolume
+	pvcs      map[string]*corev1.PersistentVolumeClaim // namespace/name
+	scs       map[string]*storagev1.StorageClass
+	defaultSC string
+	caps      map[string][]*storagev1.CSIStorageCapacity // by storage class
+
+	pinCache   map[string]*pvPin
+	placeCache map[string]*placement
+	freeCache  map[string]*freeResult
+	capCache   map[capKey]capInfo
+}
+
+type capKey struct {
+	node int
+	sc   string
+}
+
+type capInfo struct {
+	limited bool
+	bytes   int64 // total free
+	maxVol  int64 // largest single volume, -1 when unknown
+	source  string
+}
+
+// NewIndex indexes s. It keeps pointers into s: do not change s afterwards.
+func NewIndex(s *Snapshot) *Index {
+	ix := &Index{
+		nodeByNm:   make(map[string]int, len(s.Nodes)),
+		byLabel:    map[string]map[string][]int{},
+		pvs:        make(map[string]*corev1.PersistentVolume, len(s.PVs)),
+		pvcs:       make(map[string]*corev1.PersistentVolumeClaim, len(s.PVCs)),
+		scs:        map[string]*storagev1.StorageClass{},
+		caps:       map[string][]*storagev1.CSIStorageCapacity{},
+		pinCache:   map[string]*pvPin{},
+		placeCache: map[string]*placement{},
+		freeCache:  map[string]*freeResult{},
+		capCache:   map[capKey]capInfo{},
+	}
+	ix.nodes = make([]*corev1.Node, len(s.Nodes))
+	for i := range s.Nodes {
+		n := &s.Nodes[i]
+		ix.nodes[i] = n
+		ix.nodeByNm[n.Name] = i
+		for k, v := range n.Labels {
+			m := ix.byLabel[k]
+			if m == nil {
+				m = map[string][]int{}
+				ix.byLabel[k] = m
+			}
+			m[v] = append(m[v], i)
+		}
+	}
+	for i := range s.PVs {
+		ix.pvs[s.PVs[i].Name] = &s.PVs[i]
+	}
+	for i := range s.PVCs {
+		c := &s.PVCs[i]
+		ix.pvcs[c.Namespace+"/"+c.Name] = c
+	}
+	for i := range s.StorageClasses {
+		sc := &s.StorageClasses[i]
+		ix.scs[sc.Name] = sc
+		if sc.Annotations[AnnotationDefaultClass] == "true" {
+			ix.defaultSC = sc.Name
+		}
+	}
+	for i := range s.Capacities {
+		c := &s.Capacities[i]
+		ix.caps[c.StorageClassName] = append(ix.caps[c.StorageClassName], c)
+	}
+	return ix
+}
+
+// Node returns the node named name, nil when absent.
+func (ix *Index) Node(name string) *corev1.Node {
+	if i, ok := ix.nodeByNm[name]; ok {
+		return ix.nodes[i]
+	}
+	return nil
+}
+
+// PV returns the PersistentVolume named name, nil when absent.
+func (ix *Index) PV(name string) *corev1.PersistentVolume { return ix.pvs[name] }
+
+// PVC returns the claim namespace/name, nil when absent.
+func (ix *Index) PVC(namespace, name string) *corev1.PersistentVolumeClaim {
+	return ix.pvcs[namespace+"/"+name]
+}
+
+// pvPin is the set of nodes a PV's required node affinity admits.
+type pvPin struct {
+	unconstrained bool
+	nodes         []int
+	key           string // label key of the pinning term, for reasons
+	value         string // pinned node name as written in the PV
+	desc          string // the PV's selector, for reasons
+}
+
+// pin evaluates a PV's node affinity once. Candidate nodes come from the label
+// index when a term has an In requirement (TopoLVM writes
+// topology.topolvm.io/node In [<node>]); matching itself is
+// component-helpers' nodeaffinity.
+func (ix *Index) pin(pv *corev1.PersistentVolume) *pvPin {
+	if p, ok := ix.pinCache[pv.Name]; ok {
+		return p
+	}
+	p := &pvPin{}
+	ix.pinCache[pv.Name] = p
+	if pv.Spec.NodeAffinity == nil || pv.Spec.NodeAffinity.Required == nil || len(pv.Spec.NodeAffinity.Required.NodeSelectorTerms) == 0 {
+		p.unconstrained = true
+		return p
+	}
+	req := pv.Spec.NodeAffinity.Required
+	p.desc = describeNodeSelector(req)
+	for _, t := range req.NodeSelectorTerms {
+		for _, e := range t.MatchExpressions {
+			if e.Operator == corev1.NodeSelectorOpIn && len(e.Values) == 1 && p.key == "" {
+				p.key, p.value = e.Key, e.Values[0]
+			}
+		}
+	}
+	sel, err := nodeaffinity.NewNodeSelector(req)
+	if err != nil {
+		// An invalid selector matches nothing, as in the scheduler.
+		return p
+	}
+	seen := map[int]bool{}
+	scanAll := false
+	var cands []int
+	for _, t := range req.NodeSelectorTerms {
+		var best []int
+		found := false
+		for _, e := range t.MatchExpressions {
+			if e.Operator != corev1.NodeSelectorOpIn {
+				continue
+			}
+			var c []int
+			for _, v := range e.Values {
+				c = append(c, ix.byLabel[e.Key][v]...)
+			}
+			if !found || len(c) < len(best) {
+				best, found = c, true
+			}
+		}
+		if !found {
+			scanAll = true
+			break
+		}
+		cands = append(cands, best...)
+	}
+	if scanAll {
+		cands = cands[:0]
+		for i := range ix.nodes {
+			cands = append(cands, i)
+		}
+	}
+	for _, i := range cands {
+		if seen[i] {
+			continue
+		}
+		seen[i] = true
+		if sel.Match(ix.nodes[i]) {
+			p.nodes = append(p.nodes, i)
+		}
+	}
+	sort.Ints(p.nodes)
+	return p
+}
+
+// PinnedNode returns the node a PV is pinned to: the single node its required
+// node affinity admits, or the value of its single-valued In term when no
+// such node exists any more. "" when the PV is not pinned to one node.
+func (ix *Index) PinnedNode(pv *corev1.PersistentVolume) string {
+	if pv == nil {
+		return ""
+	}
+	p := ix.pin(pv)
+	if p.unconstrained {
+		return ""
+	}
+	if len(p.nodes) == 1 {
+		return ix.nodes[p.nodes[0]].Name
+	}
+	if len(p.nodes) == 0 {
+		return p.value
+	}
+	return ""
+}
+
+// storageClassFor returns the class a claim uses (explicit or default).
+func (ix *Index) storageClassFor(name *string) string {
+	if name != nil {
+		return *name
+	}
+	return ix.defaultSC
+}
+
+// capacity returns how much a node can provision for a storage class:
+// CSIStorageCapacity objects when the class has any (as the scheduler's
+// volume binding does with storageCapacity: true), else TopoLVM's node
+// annotation for the class's device class, else unlimited.
+func (ix *Index) capacity(node int, sc string) capInfo {
+	k := capKey{node, sc}
+	if c, ok := ix.capCache[k]; ok {
+		return c
+	}
+	c := ix.computeCapacity(node, sc)
+	ix.capCache[k] = c
+	return c
+}
+
+func (ix *Index) computeCapacity(node int, sc string) capInfo {
+	n := ix.nodes[node]
+	if objs := ix.caps[sc]; len(objs) > 0 {
+		c := capInfo{limited: true, maxVol: -1, source: "CSIStorageCapacity for storage class " + sc}
+		for _, o := range objs {
+			if o.NodeTopology == nil {
+				continue
+			}
+			sel, err := metav1.LabelSelectorAsSelector(o.NodeTopology)
+			if err != nil || !sel.Matches(labels.Set(n.Labels)) {
+				continue
+			}
+			if o.Capacity != nil && o.Capacity.Value() > c.bytes {
+				c.bytes = o.Capacity.Value()
+			}
+			if o.MaximumVolumeSize != nil && o.MaximumVolumeSize.Value() > c.maxVol {
+				c.maxVol = o.MaximumVolumeSize.Value()
+			}
+		}
+		return c
+	}
+	cls := ix.scs[sc]
+	if cls == nil || (cls.Provisioner != provisionerTopoLVM && cls.Provisioner != provisionerTopoLVMLegacy) {
+		return capInfo{maxVol: -1}
+	}
+	dc := cls.Parameters[ParamDeviceClass]
+	if dc == "" {
+		dc = DefaultDeviceClassKey
+	}
+	key := AnnotationCapacityPrefix + dc
+	c := capInfo{limited: true, maxVol: -1, source: "node annotation " + key}
+	if v, ok := n.Annotations[key]; ok {
+		if q, err := resource.ParseQuantity(v); err == nil {
+			c.bytes = q.Value()
+		}
+	}
+	return c
+}
+
+func describeNodeSelector(ns *corev1.NodeSelector) string {
+	var terms []string
+	for _, t := range ns.NodeSelectorTerms {
+		var parts []string
+		for _, e := range t.MatchExpressions {
+			parts = append(parts, describeRequirement(e))
+		}
+		for _, e := range t.MatchFields {
+			parts = append(parts, "field "+describeRequirement(e))
+		}
+		terms = append(terms, strings.Join(parts, ", "))
+	}
+	return strings.Join(terms, " or ")
+}
+
+func describeRequirement(e corev1.NodeSelectorRequirement) string {
+	switch e.Operator {
+	case corev1.NodeSelectorOpExists, corev1.NodeSelectorOpDoesNotExist:
+		return e.Key + " " + string(e.Operator)
+	}
+	return e.Key + " " + string(e.Operator) + " [" + strings.Join(e.Values, ", ") + "]"
+}
+
+func formatBytes(b int64) string {
+	return resource.NewQuantity(b, resource.BinarySI).String()
+}

@@ -1,0 +1,140 @@
+package planner
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
+	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
+)
+
+// LabelNodePool is the GKE node pool label.
+const LabelNodePool = "cloud.google.com/gke-nodepool"
+
+// podPlacement is the placement a Pod of a template asks for. Matching is
+// component-helpers' (nodeaffinity for nodeSelector + required affinity,
+// FindMatchingUntoleratedTaint for taints), as in the scheduler.
+type podPlacement struct {
+	tmpl *corev1.PodTemplateSpec
+	req  nodeaffinity.RequiredNodeAffinity
+}
+
+func newPodPlacement(t *corev1.PodTemplateSpec) podPlacement {
+	pod := &corev1.Pod{Spec: t.Spec}
+	return podPlacement{tmpl: t, req: nodeaffinity.GetRequiredNodeAffinity(pod)}
+}
+
+// matches reports whether the node satisfies the required placement
+// (nodeSelector and required node affinity); why says which part fails.
+func (p podPlacement) matches(n *corev1.Node) (bool, string) {
+	if p.tmpl == nil {
+		return true, ""
+	}
+	ok, err := p.req.Match(n)
+	if err != nil {
+		return false, "cannot be matched against the template's node affinity: " + err.Error()
+	}
+	if !ok {
+		return false, "fails the template placement " + p.describe()
+	}
+	return true, ""
+}
+
+// admits reports whether a new Pod of the template can be placed on the
+// node: matches, not cordoned, every NoSchedule/NoExecute taint tolerated.
+func (p podPlacement) admits(n *corev1.Node) (bool, string) {
+	if ok, why := p.matches(n); !ok {
+		return false, why
+	}
+	if n.Spec.Unschedulable {
+		return false, "are cordoned (unschedulable)"
+	}
+	filter := func(t *corev1.Taint) bool {
+		return t.Effect == corev1.TaintEffectNoSchedule || t.Effect == corev1.TaintEffectNoExecute
+	}
+	if t, bad := corev1helpers.FindMatchingUntoleratedTaint(logr.Discard(), n.Spec.Taints, p.tmpl.Spec.Tolerations, filter, true); bad {
+		return false, fmt.Sprintf("have the untolerated taint %s=%s:%s", t.Key, t.Value, t.Effect)
+	}
+	return true, ""
+}
+
+// describe names the target: the node pool(s) when the template selects by
+// cloud.google.com/gke-nodepool, otherwise its node selector and required
+// node affinity terms.
+func (p podPlacement) describe() string {
+	if p.tmpl == nil {
+		return "any node"
+	}
+	spec := &p.tmpl.Spec
+	if pool := spec.NodeSelector[LabelNodePool]; pool != "" {
+		return pool
+	}
+	var req *corev1.NodeSelector
+	if spec.Affinity != nil && spec.Affinity.NodeAffinity != nil {
+		req = spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution
+	}
+	if req != nil && len(spec.NodeSelector) == 0 {
+		var pools []string
+		onlyPools := true
+		for _, t := range req.NodeSelectorTerms {
+			if len(t.MatchExpressions) != 1 || len(t.MatchFields) != 0 || t.MatchExpressions[0].Key != LabelNodePool ||
+				t.MatchExpressions[0].Operator != corev1.NodeSelectorOpIn {
+				onlyPools = false
+				break
+			}
+			pools = append(pools, t.MatchExpressions[0].Values...)
+		}
+		if onlyPools && len(pools) > 0 {
+			return strings.Join(pools, ",")
+		}
+	}
+	var parts []string
+	keys := make([]string, 0, len(spec.NodeSelector))
+	for k := range spec.NodeSelector {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		parts = append(parts, k+"="+spec.NodeSelector[k])
+	}
+	if req != nil {
+		parts = append(parts, "affinity "+describeNodeSelector(req))
+	}
+	if len(parts) == 0 {
+		return "any node"
+	}
+	return strings.Join(parts, "; ")
+}
+
+// placementEqual reports whether two templates ask for the same placement.
+func placementEqual(a, b *corev1.PodTemplateSpec) bool {
+	var na, nb *corev1.NodeAffinity
+	if a.Spec.Affinity != nil {
+		na = a.Spec.Affinity.NodeAffinity
+	}
+	if b.Spec.Affinity != nil {
+		nb = b.Spec.Affinity.NodeAffinity
+	}
+	var ra, rb *corev1.NodeSelector
+	if na != nil {
+		ra = na.RequiredDuringSchedulingIgnoredDuringExecution
+	}
+	if nb != nil {
+		rb = nb.RequiredDuringSchedulingIgnoredDuringExecution
+	}
+	return apiequality.Semantic.DeepEqual(a.Spec.NodeSelector, b.Spec.NodeSelector) &&
+		apiequality.Semantic.DeepEqual(ra, rb) &&
+		apiequality.Semantic.DeepEqual(a.Spec.Tolerations, b.Spec.Tolerations)
+}
+
+// PlacementEqual reports whether two pod templates ask for the same node
+// placement (nodeSelector, required node affinity, tolerations).
+func PlacementEqual(a, b *corev1.PodTemplateSpec) bool { return placementEqual(a, b) }
+
+// DescribePlacement names where Pods of the template go (a node pool or the
+// selector), for messages and the `moves` target.
+func DescribePlacement(t *corev1.PodTemplateSpec) string { return newPodPlacement(t).describe() }

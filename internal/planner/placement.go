@@ -1,0 +1,364 @@
+package planner
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
+	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
+)
+
+// taintComparisonOperators mirrors the TaintTolerationComparisonOperators
+// feature gate, alpha and off in Kubernetes 1.37.
+const taintComparisonOperators = false
+
+// placement is a Pod's compiled placement constraints plus a per-node cache
+// of verdicts, shared by every Pod with the same constraints.
+type placement struct {
+	key          string
+	required     nodeaffinity.RequiredNodeAffinity
+	nodeSelector []string // sorted keys
+	selector     map[string]string
+	terms        [][]singleReq
+	tolerations  []corev1.Toleration
+	fails        []string // per node: "" unknown, "-" ok, else reason
+}
+
+type singleReq struct {
+	sel  *nodeaffinity.NodeSelector
+	desc string
+}
+
+func (ix *Index) placementFor(pod *corev1.Pod) *placement {
+	var required *corev1.NodeSelector
+	if a := pod.Spec.Affinity; a != nil && a.NodeAffinity != nil {
+		required = a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution
+	}
+	keyBytes, _ := json.Marshal([]interface{}{pod.Spec.NodeSelector, required, pod.Spec.Tolerations})
+	key := string(keyBytes)
+	if p, ok := ix.placeCache[key]; ok {
+		return p
+	}
+	p := &placement{
+		key:         key,
+		required:    nodeaffinity.GetRequiredNodeAffinity(pod),
+		selector:    pod.Spec.NodeSelector,
+		tolerations: pod.Spec.Tolerations,
+		fails:       make([]string, len(ix.nodes)),
+	}
+	for k := range pod.Spec.NodeSelector {
+		p.nodeSelector = append(p.nodeSelector, k)
+	}
+	sort.Strings(p.nodeSelector)
+	if required != nil {
+		for _, t := range required.NodeSelectorTerms {
+			var reqs []singleReq
+			for _, e := range t.MatchExpressions {
+				sel, err := nodeaffinity.NewNodeSelector(&corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{e}}}})
+				if err == nil {
+					reqs = append(reqs, singleReq{sel: sel, desc: describeRequirement(e)})
+				}
+			}
+			for _, e := range t.MatchFields {
+				sel, err := nodeaffinity.NewNodeSelector(&corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchFields: []corev1.NodeSelectorRequirement{e}}}})
+				if err == nil {
+					reqs = append(reqs, singleReq{sel: sel, desc: "field " + describeRequirement(e)})
+				}
+			}
+			p.terms = append(p.terms, reqs)
+		}
+	}
+	ix.placeCache[key] = p
+	return p
+}
+
+func noScheduleOrExecute(t *corev1.Taint) bool {
+	return t.Effect == corev1.TaintEffectNoSchedule || t.Effect == corev1.TaintEffectNoExecute
+}
+
+// nodeFails returns "" when the Pod's own constraints admit node i, else a
+// verb phrase naming the failing term ("fails the pod's ...", "is cordoned").
+func (ix *Index) nodeFails(p *placement, i int) string {
+	if r := p.fails[i]; r != "" {
+		if r == "-" {
+			return ""
+		}
+		return r
+	}
+	r := ix.explainNode(p, ix.nodes[i])
+	if r == "" {
+		p.fails[i] = "-"
+	} else {
+		p.fails[i] = r
+	}
+	return r
+}
+
+func (ix *Index) explainNode(p *placement, n *corev1.Node) string {
+	if n.Spec.Unschedulable {
+		return "is cordoned (spec.unschedulable)"
+	}
+	if ok, err := p.required.Match(n); err != nil || !ok {
+		for _, k := range p.nodeSelector {
+			if v, has := n.Labels[k]; !has || v != p.selector[k] {
+				return fmt.Sprintf("fails the pod's nodeSelector %s=%s", k, p.selector[k])
+			}
+		}
+		var failing []string
+		for _, term := range p.terms {
+			for _, r := range term {
+				if !r.sel.Match(n) {
+					failing = append(failing, r.desc)
+					break
+				}
+			}
+		}
+		if len(failing) == 0 {
+			failing = []string{"(invalid term)"}
+		}
+		return "fails the pod's required node affinity " + strings.Join(failing, " and ")
+	}
+	if t, bad := corev1helpers.FindMatchingUntoleratedTaint(logr.Discard(), n.Spec.Taints, p.tolerations, noScheduleOrExecute, taintComparisonOperators); bad {
+		return fmt.Sprintf("has taint %s the pod does not tolerate", t.ToString())
+	}
+	return ""
+}
+
+type need struct {
+	sc        string
+	total     int64
+	maxSingle int64
+	pvcs      []string
+}
+
+func (ix *Index) needs(claims []ClaimState) []need {
+	by := map[string]*need{}
+	var order []string
+	for _, c := range claims {
+		if c.PV != nil {
+			continue
+		}
+		n := by[c.StorageClass]
+		if n == nil {
+			n = &need{sc: c.StorageClass}
+			by[c.StorageClass] = n
+			order = append(order, c.StorageClass)
+		}
+		n.total += c.RequestBytes
+		if c.RequestBytes > n.maxSingle {
+			n.maxSingle = c.RequestBytes
+		}
+		n.pvcs = append(n.pvcs, c.PVC)
+	}
+	sort.Strings(order)
+	out := make([]need, 0, len(order))
+	for _, sc := range order {
+		out = append(out, *by[sc])
+	}
+	return out
+}
+
+func needsKey(ns []need) string {
+	var b strings.Builder
+	for _, n := range ns {
+		fmt.Fprintf(&b, "%s=%d/%d;", n.sc, n.total, n.maxSingle)
+	}
+	return b.String()
+}
+
+// capacityFails checks that node i can provision every new claim together.
+func (ix *Index) capacityFails(i int, ns []need) string {
+	for _, n := range ns {
+		c := ix.capacity(i, n.sc)
+		if !c.limited {
+			continue
+		}
+		if c.bytes < n.total || (c.maxVol >= 0 && c.maxVol < n.maxSingle) {
+			return fmt.Sprintf("has only %s free for storage class %s (%s) but new PVC(s) %s need %s",
+				formatBytes(c.bytes), n.sc, c.source, strings.Join(n.pvcs, ", "), formatBytes(n.total))
+		}
+	}
+	return ""
+}
+
+// OrdinalOf parses the ordinal from a StatefulSet Pod name (<set>-<ordinal>),
+// -1 when the name has none.
+func OrdinalOf(podName string) int32 {
+	i := strings.LastIndexByte(podName, '-')
+	if i < 0 {
+		return -1
+	}
+	v, err := strconv.ParseInt(podName[i+1:], 10, 32)
+	if err != nil || v < 0 {
+		return -1
+	}
+	return int32(v)
+}
+
+type freeResult struct {
+	node   int
+	reason string
+}
+
+// PodCanSchedule says whether the scheduler can place pod (spec from the
+// template it will be created from) given the claims it mounts: every bound
+// PV's required node affinity must admit a node that also satisfies the Pod's
+// nodeSelector and required node affinity, whose NoSchedule/NoExecute taints
+// the Pod tolerates, that is not cordoned, and that has enough capacity for
+// the claims still to be provisioned (all of them together). Preferred
+// affinity and PreferNoSchedule never block; a PV without node affinity never
+// blocks. Reasons name the ordinal, Pod, PVC, PV, pinned node and failing term.
+func PodCanSchedule(pod *corev1.Pod, claims []ClaimState, ix *Index) Verdict {
+	prefix := pod.Name + ": "
+	if o := OrdinalOf(pod.Name); o >= 0 {
+		prefix = fmt.Sprintf("ordinal %d: ", o)
+	}
+	p := ix.placementFor(pod)
+	ns := ix.needs(claims)
+
+	type pinned struct {
+		c   ClaimState
+		pin *pvPin
+	}
+	var pins []pinned
+	for _, c := range claims {
+		if c.PV == nil {
+			continue
+		}
+		pin := ix.pin(c.PV)
+		if pin.unconstrained {
+			continue
+		}
+		if len(pin.nodes) == 0 {
+			what := fmt.Sprintf("PV %s has node affinity %s that matches no node", c.PV.Name, pin.desc)
+			if pin.value != "" {
+				what = fmt.Sprintf("PV %s is pinned to node %s (%s), which does not exist", c.PV.Name, pin.value, pin.key)
+			}
+			return Verdict{Node: pin.value, Reason: fmt.Sprintf("%s%s; the Pod cannot run anywhere while it keeps this volume (Pod %s, PVC %s)", prefix, what, pod.Name, c.PVC)}
+		}
+		pins = append(pins, pinned{c, pin})
+	}
+
+	if len(pins) > 0 {
+		cands := pins[0].pin.nodes
+		for _, pn := range pins[1:] {
+			in := make(map[int]bool, len(pn.pin.nodes))
+			for _, i := range pn.pin.nodes {
+				in[i] = true
+			}
+			var keep []int
+			for _, i := range cands {
+				if in[i] {
+					keep = append(keep, i)
+				}
+			}
+			cands = keep
+		}
+		if len(cands) == 0 {
+			var parts []string
+			for _, pn := range pins {
+				parts = append(parts, fmt.Sprintf("PV %s (PVC %s) admits %s", pn.c.PV.Name, pn.c.PVC, ix.nodeList(pn.pin.nodes)))
+			}
+			return Verdict{Reason: fmt.Sprintf("%sthe Pod's PVs are pinned to different nodes, no node satisfies them all: %s (Pod %s)", prefix, strings.Join(parts, "; "), pod.Name)}
+		}
+		var fails []string
+		for _, i := range cands {
+			r := ix.nodeFails(p, i)
+			if r == "" {
+				r = ix.capacityFails(i, ns)
+			}
+			if r == "" {
+				return Verdict{OK: true, Node: ix.nodes[i].Name}
+			}
+			if len(fails) < 3 {
+				fails = append(fails, ix.nodes[i].Name+" "+r)
+			}
+		}
+		first := pins[0]
+		if len(cands) == 1 {
+			n := ix.nodes[cands[0]].Name
+			key := first.pin.key
+			if key == "" {
+				key = first.pin.desc
+			}
+			return Verdict{Node: n, Reason: fmt.Sprintf("%sPV %s is pinned to node %s (%s); that node %s (Pod %s, PVC %s)",
+				prefix, first.c.PV.Name, n, key, strings.TrimPrefix(fails[0], n+" "), pod.Name, first.c.PVC)}
+		}
+		return Verdict{Reason: fmt.Sprintf("%sPV %s (PVC %s) admits nodes %s; none can run Pod %s: %s",
+			prefix, first.c.PV.Name, first.c.PVC, first.pin.desc, pod.Name, strings.Join(fails, "; "))}
+	}
+
+	fk := p.key + "|" + needsKey(ns)
+	fr, ok := ix.freeCache[fk]
+	if !ok {
+		fr = ix.findFree(p, ns)
+		ix.freeCache[fk] = fr
+	}
+	if fr.node >= 0 {
+		return Verdict{OK: true, Node: ix.nodes[fr.node].Name}
+	}
+	what := "Pod " + pod.Name
+	var newPVCs []string
+	for _, n := range ns {
+		newPVCs = append(newPVCs, n.pvcs...)
+	}
+	if len(newPVCs) > 0 {
+		what += " with new PVC(s) " + strings.Join(newPVCs, ", ")
+	}
+	return Verdict{Reason: fmt.Sprintf("%sno node can run %s: %s", prefix, what, fr.reason)}
+}
+
+func (ix *Index) findFree(p *placement, ns []need) *freeResult {
+	counts := map[string]int{}
+	for i := range ix.nodes {
+		r := ix.nodeFails(p, i)
+		if r == "" {
+			r = ix.capacityFails(i, ns)
+		}
+		if r == "" {
+			return &freeResult{node: i}
+		}
+		// Group capacity failures without node-specific amounts.
+		if strings.HasPrefix(r, "has only ") {
+			if j := strings.Index(r, " free for storage class "); j >= 0 {
+				r = "lacks free storage for storage class " + strings.SplitN(r[j+len(" free for storage class "):], " ", 2)[0]
+			}
+		}
+		counts[r]++
+	}
+	if len(ix.nodes) == 0 {
+		return &freeResult{node: -1, reason: "the cluster has no nodes"}
+	}
+	keys := make([]string, 0, len(counts))
+	for k := range counts {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(a, b int) bool {
+		if counts[keys[a]] != counts[keys[b]] {
+			return counts[keys[a]] > counts[keys[b]]
+		}
+		return keys[a] < keys[b]
+	})
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%d node(s) %s", counts[k], k))
+	}
+	return &freeResult{node: -1, reason: fmt.Sprintf("0/%d nodes are available: %s", len(ix.nodes), strings.Join(parts, ", "))}
+}
+
+func (ix *Index) nodeList(idx []int) string {
+	var names []string
+	for i, n := range idx {
+		if i == 3 {
+			names = append(names, fmt.Sprintf("and %d more", len(idx)-3))
+			break
+		}
+		names = append(names, ix.nodes[n].Name)
+	}
+	return "[" + strings.Join(names, ", ") + "]"
+}

@@ -1,0 +1,178 @@
+// Package planner holds the pure decisions of olapgke: given a snapshot of the
+// cluster (Kubernetes API objects as data) it predicts, per StatefulSet
+// ordinal, what the StatefulSet controller and the scheduler will do after an
+// apply, and whether each Pod can come back on the nodes its local PVs are
+// pinned to.
+//
+// The package has no clients, no Terraform types, no logging and no clock.
+package planner
+
+import (
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	storagev1 "k8s.io/api/storage/v1"
+)
+
+// Snapshot is everything the planner looks at. The snapshot package fills it
+// with LIST calls; tests build it by hand.
+type Snapshot struct {
+	// Desired is the StatefulSet as defaulted by a server-side dry run; nil
+	// when the set is being destroyed.
+	Desired *appsv1.StatefulSet
+	// Live is the StatefulSet as stored today; nil when it does not exist yet.
+	Live *appsv1.StatefulSet
+	// Revisions are the ControllerRevisions in the namespace (the planner
+	// keeps those owned by Live).
+	Revisions      []appsv1.ControllerRevision
+	Pods           []corev1.Pod
+	PVCs           []corev1.PersistentVolumeClaim
+	PVs            []corev1.PersistentVolume
+	Nodes          []corev1.Node
+	StorageClasses []storagev1.StorageClass
+	// Capacities are CSIStorageCapacity objects; TopoLVM's node annotations
+	// capacity.topolvm.io/<device-class> are read from Nodes.
+	Capacities []storagev1.CSIStorageCapacity
+	PDBs       []policyv1.PodDisruptionBudget
+	// Immutable is set by the caller when the API server's dry run rejected
+	// an in-place update of Live (immutable fields).
+	Immutable *ImmutableChange
+}
+
+// ImmutableChange is the API server's answer to an in-place update it refuses.
+type ImmutableChange struct {
+	// Fields are the field paths the server named (e.g. "spec").
+	Fields []string
+	// Message is the server's message, verbatim.
+	Message string
+}
+
+// Action is what an apply does to one ordinal.
+type Action string
+
+const (
+	ActionCreate    Action = "create"
+	ActionDelete    Action = "delete"
+	ActionRecreate  Action = "recreate"
+	ActionStale     Action = "stale"
+	ActionUnchanged Action = "unchanged"
+)
+
+// PVC fates for deleted ordinals.
+const (
+	PVCsRetained = "retained"
+	PVCsDeleted  = "deleted"
+)
+
+// Volume is one volumeClaimTemplate of one ordinal.
+type Volume struct {
+	Claim      string // volumeClaimTemplate name
+	PVC        string // <claim>-<set>-<ordinal>
+	PV         string // bound PV, "" when not bound (yet)
+	PinnedNode string // node the PV's required node affinity pins it to, "" when none
+}
+
+// OrdinalPlan is the prediction for one ordinal.
+type OrdinalPlan struct {
+	Ordinal int32
+	Pod     string
+	// Node is the node the Pod runs on today, "" when none.
+	Node   string
+	Action Action
+	// Wave is the order the controller acts in: 0 = it does not act on this
+	// ordinal in this apply; 1 = as soon as the apply lands; k+1 = once wave
+	// k is Running and Ready (or, for deletions, gone). For Blocked ordinals
+	// it is the wave they would have had without the stall.
+	Wave int
+	// Schedulable and Reason describe the Pod the ordinal runs after this
+	// apply (for stale: the Pod it would get if deleted, keeping its PVCs).
+	Schedulable bool
+	Reason      string
+	// Blocked is true when an earlier wave stalls, so the controller never
+	// reaches this ordinal.
+	Blocked bool
+	// NoPod is true when the controller deletes this ordinal's Pod but never
+	// recreates it because a lower ordinal never becomes Ready
+	// (OrderedReady with maxUnavailable > 1).
+	NoPod   bool
+	Revision string // revision the ordinal's Pod has after the apply ("" for delete)
+	Volumes  []Volume
+	// PVCsAfter is, for delete, "retained" or "deleted" (retention policy).
+	PVCsAfter string
+}
+
+// Stall says where a rollout stops for good.
+type Stall struct {
+	Wave     int
+	Ordinals []int32
+	Reason   string
+}
+
+// Disruption summarises availability during the apply.
+type Disruption struct {
+	// MaxUnavailable is the number of ordinals in the desired range that are
+	// not Running and Ready at the worst moment (Pods Pending today count).
+	MaxUnavailable int32
+	// Unbounded is true when the rollout stalls: the worst moment lasts
+	// until someone intervenes.
+	Unbounded bool
+	// Waves is the number of waves the controller goes through.
+	Waves int
+	// PDBsExceeded names PodDisruptionBudgets selecting the Pods whose
+	// allowed disruptions the worst moment exceeds (the controller does not
+	// honour PDBs when it recreates Pods).
+	PDBsExceeded []string
+}
+
+// Replacement explains an immutable change that replaces the StatefulSet.
+type Replacement struct {
+	Fields  []string
+	Message string
+	// WhenDeleted is the live retention policy applied when the old object is
+	// deleted: "Retain" or "Delete".
+	WhenDeleted string
+	// Readopted are existing PVCs the new StatefulSet adopts by name.
+	Readopted []string
+	// Deleted are PVCs deleted with the old object (whenDeleted: Delete).
+	Deleted []string
+	// Orphaned are PVCs kept but no longer named by any claim template.
+	Orphaned []string
+	// Explanation is a sentence for diagnostics.
+	Explanation string
+}
+
+// Plan is the planner's answer.
+type Plan struct {
+	// Ordinals covers every ordinal in old ∪ new range and every existing
+	// Pod, ascending.
+	Ordinals []OrdinalPlan
+	// UpdateRevision is the ControllerRevision name (<set>-<hash>) the
+	// desired template resolves to, as the controller names it.
+	UpdateRevision string
+	// CurrentRevision is the live status.currentRevision ("" without Live).
+	CurrentRevision string
+	TemplateChanged bool
+	Stall           *Stall
+	Disruption      Disruption
+	Replace         *Replacement
+}
+
+// Verdict is the answer of a placement predicate.
+type Verdict struct {
+	OK     bool
+	Reason string
+	// Node is one node the Pod can run on (when OK), or the node its PVs pin
+	// it to (when not OK and pinned).
+	Node string
+}
+
+// ClaimState is one PVC the Pod will mount, as the scheduler will see it.
+type ClaimState struct {
+	Claim string // volumeClaimTemplate name ("" for plain volumes)
+	PVC   string // claim name
+	// PV is the bound PV; nil when the claim is still to be provisioned.
+	PV *corev1.PersistentVolume
+	// StorageClass and Request describe a claim still to be provisioned.
+	StorageClass string
+	RequestBytes int64
+}
