@@ -1,0 +1,213 @@
+package gkerules
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
+)
+
+// LossKind is why nodes go away.
+type LossKind string
+
+const (
+	LossDestroy   LossKind = "destroy"         // the pool is destroyed
+	LossReplace   LossKind = "replace"         // the pool is deleted and created again
+	LossRecreate  LossKind = "recreate"        // an update recreates every VM
+	LossShrink    LossKind = "shrink"          // fewer nodes; GKE picks which ones go
+	LossZones     LossKind = "zone-removal"    // node_locations lose zones; their nodes go
+	LossAutoscale LossKind = "autoscale-limit" // autoscaling max below the current size
+)
+
+// GuardInput is the cluster state the data-loss guard looks at.
+type GuardInput struct {
+	Kind LossKind
+	// Nodes are the nodes that may go away (for a shrink: every node of the pool, since GKE
+	// picks the victims).
+	Nodes []corev1.Node
+	// Removed is how many of Nodes go away (a shrink: old size - new size); 0 means all of them.
+	Removed      int
+	PVs          []corev1.PersistentVolume
+	PVCs         []corev1.PersistentVolumeClaim
+	Pods         []corev1.Pod
+	StatefulSets []appsv1.StatefulSet
+}
+
+// AtRisk is one volume whose data lives on a node that may go away.
+type AtRisk struct {
+	Node string
+	PV   string
+	// PVC is namespace/name.
+	PVC string
+	// StatefulSet is namespace/name, empty when the PVC does not belong to one.
+	StatefulSet string
+	// Ordinal is the StatefulSet ordinal, -1 when unknown.
+	Ordinal int
+	// Pod is namespace/name of a Pod using the PVC, if any.
+	Pod string
+}
+
+func (a AtRisk) String() string {
+	who := "PVC " + a.PVC
+	if a.StatefulSet != "" && a.Ordinal >= 0 {
+		who = fmt.Sprintf("StatefulSet %s ordinal %d (PVC %s)", a.StatefulSet, a.Ordinal, a.PVC)
+	}
+	return fmt.Sprintf("%s: PV %s on node %s", who, a.PV, a.Node)
+}
+
+// Verdict is the guard's answer.
+type Verdict struct {
+	Kind   LossKind
+	AtRisk []AtRisk
+	// Certain is true when every listed volume is lost (destroy, replace, recreate, zone removal);
+	// false for a shrink, where GKE picks Removed of the nodes and any listed volume may be lost.
+	Certain bool
+	Removed int
+	Nodes   int
+}
+
+// Loses reports whether anything lives on the nodes.
+func (v Verdict) Loses() bool { return len(v.AtRisk) > 0 }
+
+// Ordinals summarises the StatefulSet ordinals at risk: "olap/cache-hist: 0, 2".
+func (v Verdict) Ordinals() string {
+	by := map[string][]int{}
+	var other []string
+	for _, a := range v.AtRisk {
+		if a.StatefulSet != "" && a.Ordinal >= 0 {
+			if !containsInt(by[a.StatefulSet], a.Ordinal) {
+				by[a.StatefulSet] = append(by[a.StatefulSet], a.Ordinal)
+			}
+		} else {
+			other = append(other, "PVC "+a.PVC)
+		}
+	}
+	var parts []string
+	for s, ords := range by {
+		sort.Ints(ords)
+		o := make([]string, len(ords))
+		for i, n := range ords {
+			o[i] = strconv.Itoa(n)
+		}
+		parts = append(parts, fmt.Sprintf("StatefulSet %s ordinal(s) %s", s, strings.Join(o, ", ")))
+	}
+	sort.Strings(parts)
+	sort.Strings(other)
+	return strings.Join(append(parts, other...), "; ")
+}
+
+// Guard lists the volumes pinned (by PV node affinity, e.g. topology.topolvm.io/node) to nodes
+// that may go away, with the PVCs bound to them and the StatefulSet ordinals owning those PVCs.
+// PVs not bound to an existing, non-terminating PVC hold nothing anyone uses and are skipped.
+func Guard(in GuardInput) Verdict {
+	v := Verdict{Kind: in.Kind, Certain: in.Kind != LossShrink && in.Kind != LossAutoscale, Removed: in.Removed, Nodes: len(in.Nodes)}
+	pvcs := map[string]*corev1.PersistentVolumeClaim{}
+	for i := range in.PVCs {
+		c := &in.PVCs[i]
+		pvcs[c.Namespace+"/"+c.Name] = c
+	}
+	users := map[string]string{} // ns/pvc -> ns/pod
+	podOwner := map[string]string{}
+	for i := range in.Pods {
+		p := &in.Pods[i]
+		for _, vol := range p.Spec.Volumes {
+			if vol.PersistentVolumeClaim != nil {
+				key := p.Namespace + "/" + vol.PersistentVolumeClaim.ClaimName
+				users[key] = p.Namespace + "/" + p.Name
+				if ref := ownerStatefulSet(p.OwnerReferences); ref != "" {
+					podOwner[key] = p.Namespace + "/" + ref
+				}
+			}
+		}
+	}
+	for i := range in.PVs {
+		pv := &in.PVs[i]
+		if pv.Spec.ClaimRef == nil || pv.Spec.NodeAffinity == nil || pv.Spec.NodeAffinity.Required == nil {
+			continue
+		}
+		key := pv.Spec.ClaimRef.Namespace + "/" + pv.Spec.ClaimRef.Name
+		pvc, ok := pvcs[key]
+		if !ok || pvc.DeletionTimestamp != nil || pvc.Spec.VolumeName != pv.Name {
+			continue
+		}
+		sel := nodeaffinity.NewLazyErrorNodeSelector(pv.Spec.NodeAffinity.Required)
+		for j := range in.Nodes {
+			n := &in.Nodes[j]
+			if ok, _ := sel.Match(n); !ok {
+				continue
+			}
+			set, ord := statefulSetOrdinal(pvc, in.StatefulSets)
+			if set == "" && podOwner[key] != "" {
+				set, ord = podOwner[key], ordinalFromPodName(users[key])
+			}
+			v.AtRisk = append(v.AtRisk, AtRisk{Node: n.Name, PV: pv.Name, PVC: key, StatefulSet: set, Ordinal: ord, Pod: users[key]})
+			break
+		}
+	}
+	sort.Slice(v.AtRisk, func(i, j int) bool {
+		a, b := v.AtRisk[i], v.AtRisk[j]
+		if a.StatefulSet != b.StatefulSet {
+			return a.StatefulSet < b.StatefulSet
+		}
+		if a.Ordinal != b.Ordinal {
+			return a.Ordinal < b.Ordinal
+		}
+		return a.PVC < b.PVC
+	})
+	return v
+}
+
+// statefulSetOrdinal finds the StatefulSet whose volumeClaimTemplates produce the PVC's name
+// (<claim>-<set>-<ordinal>, the StatefulSet controller's naming).
+func statefulSetOrdinal(pvc *corev1.PersistentVolumeClaim, sets []appsv1.StatefulSet) (string, int) {
+	for i := range sets {
+		s := &sets[i]
+		if s.Namespace != pvc.Namespace {
+			continue
+		}
+		for _, t := range s.Spec.VolumeClaimTemplates {
+			prefix := t.Name + "-" + s.Name + "-"
+			if rest, ok := strings.CutPrefix(pvc.Name, prefix); ok {
+				if n, err := strconv.Atoi(rest); err == nil && n >= 0 {
+					return s.Namespace + "/" + s.Name, n
+				}
+			}
+		}
+	}
+	return "", -1
+}
+
+func ownerStatefulSet(refs []metav1.OwnerReference) string {
+	for _, r := range refs {
+		if r.Kind == "StatefulSet" && r.Controller != nil && *r.Controller {
+			return r.Name
+		}
+	}
+	return ""
+}
+
+func ordinalFromPodName(nsName string) int {
+	i := strings.LastIndexByte(nsName, '-')
+	if i < 0 {
+		return -1
+	}
+	n, err := strconv.Atoi(nsName[i+1:])
+	if err != nil {
+		return -1
+	}
+	return n
+}
+
+func containsInt(s []int, n int) bool {
+	for _, x := range s {
+		if x == n {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,311 @@
+package gkerules
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+func TestCheckLocalSSD(t *testing.T) {
+	t.Parallel()
+	tests := map[string]struct {
+		machine        string
+		raw, ephemeral int64
+		known          bool
+		errContains    string
+	}{
+		"n2-8 two raw":               {machine: "n2-standard-8", raw: 2, known: true},
+		"n2-8 three raw":             {machine: "n2-standard-8", raw: 3, known: true, errContains: "accepts 1, 2, 4, 8, 16, 24"},
+		"n2-8 two raw two ephemeral": {machine: "n2-standard-8", raw: 2, ephemeral: 2, known: true},
+		"n2-8 two raw one ephemeral": {machine: "n2-standard-8", raw: 2, ephemeral: 1, known: true, errContains: "requested 3"},
+		"n2-32 one raw":              {machine: "n2-standard-32", raw: 1, known: true, errContains: "accepts 4, 8, 16, 24"},
+		"n2d-16 one":                 {machine: "n2d-standard-16", raw: 1, known: true},
+		"n1 five":                    {machine: "n1-standard-4", raw: 5, known: true},
+		"c2-30 two":                  {machine: "c2-standard-30", raw: 2, known: true, errContains: "accepts 4, 8"},
+		"e2 takes none":              {machine: "e2-standard-8", raw: 1, known: true, errContains: "takes no Local SSD"},
+		"e2 zero ok":                 {machine: "e2-standard-8", known: true},
+		"lssd zero means fixed":      {machine: "c3-standard-8-lssd", known: true},
+		"lssd fixed count":           {machine: "c3-standard-8-lssd", raw: 2, known: true},
+		"lssd wrong count":           {machine: "c3-standard-8-lssd", raw: 4, known: true, errContains: "exactly 2"},
+		"c3d-16-lssd one":            {machine: "c3d-standard-16-lssd", raw: 1, known: true},
+		"lssd both uses":             {machine: "c3-standard-8-lssd", raw: 2, ephemeral: 2, known: true, errContains: "not both"},
+		"lssd ephemeral only":        {machine: "c3-standard-8-lssd", ephemeral: 2, known: true},
+		"plain c3 takes none":        {machine: "c3-standard-8", raw: 1, known: true, errContains: "takes no Local SSD"},
+		"unknown family":             {machine: "z9-mega-4", raw: 3, known: false},
+		"unknown size in family":     {machine: "n2-standard-6", raw: 1, known: false},
+		"negative":                   {machine: "n2-standard-8", raw: -1, known: true, errContains: "negative"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			known, err := CheckLocalSSD(tc.machine, tc.raw, tc.ephemeral)
+			if known != tc.known {
+				t.Errorf("known = %v, want %v", known, tc.known)
+			}
+			switch {
+			case tc.errContains == "" && err != nil:
+				t.Errorf("unexpected error: %v", err)
+			case tc.errContains != "" && (err == nil || !strings.Contains(err.Error(), tc.errContains)):
+				t.Errorf("error = %v, want it to contain %q", err, tc.errContains)
+			}
+		})
+	}
+}
+
+func TestEffectiveLocalSSDCount(t *testing.T) {
+	t.Parallel()
+	tests := map[string]struct {
+		machine        string
+		n, e, want     int64
+		sameAsReported int64
+	}{
+		"lssd unset is fixed":           {machine: "c3-standard-8-lssd", n: 0, want: 2, sameAsReported: 2},
+		"lssd explicit":                 {machine: "c3-standard-8-lssd", n: 2, want: 2, sameAsReported: 0},
+		"lssd ephemeral keeps raw 0":    {machine: "c3-standard-8-lssd", n: 0, e: 2, want: 0, sameAsReported: 0},
+		"flexible stays":                {machine: "n2-standard-8", n: 2, want: 2, sameAsReported: 2},
+		"flexible zero is zero":         {machine: "n2-standard-8", n: 0, want: 0, sameAsReported: 0},
+		"unknown family passes through": {machine: "x9-standard-8-lssd", n: 0, want: 0, sameAsReported: 0},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			if got := EffectiveLocalSSDCount(tc.machine, tc.n, tc.e); got != tc.want {
+				t.Errorf("EffectiveLocalSSDCount = %d, want %d", got, tc.want)
+			}
+			if !SameLocalSSDCount(tc.machine, tc.n, tc.sameAsReported, tc.e) {
+				t.Errorf("SameLocalSSDCount(%d, %d) = false, want true", tc.n, tc.sameAsReported)
+			}
+		})
+	}
+	if SameLocalSSDCount("n2-standard-8", 0, 2, 0) {
+		t.Error("n2-standard-8: 0 and 2 must differ")
+	}
+}
+
+func TestCheckBootDisk(t *testing.T) {
+	t.Parallel()
+	tests := map[string]struct {
+		machine, typ string
+		size         int64
+		errContains  string
+	}{
+		"default ok":        {machine: "n2-standard-8", typ: "pd-balanced", size: 100},
+		"too small":         {machine: "n2-standard-8", typ: "pd-balanced", size: 9, errContains: "minimum of 10"},
+		"minimum":           {machine: "n2-standard-8", size: 10},
+		"bad type":          {machine: "n2-standard-8", typ: "pd-fast", size: 100, errContains: "not one of"},
+		"c3 no pd-standard": {machine: "c3-standard-8-lssd", typ: "pd-standard", size: 100, errContains: "does not take pd-standard"},
+		"unknown machine":   {machine: "z9-x-1", typ: "pd-standard", size: 100},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			err := CheckBootDisk(tc.machine, tc.typ, tc.size)
+			if tc.errContains == "" && err != nil || tc.errContains != "" && (err == nil || !strings.Contains(err.Error(), tc.errContains)) {
+				t.Errorf("CheckBootDisk = %v, want error containing %q", err, tc.errContains)
+			}
+		})
+	}
+}
+
+func TestCheckNodePoolName(t *testing.T) {
+	t.Parallel()
+	tests := map[string]bool{
+		"pool-a": true, "a": true, "olap-ssd-2": true, strings.Repeat("a", 40): true,
+		"": false, "Pool": false, "1pool": false, "pool-": false, "pool_a": false, strings.Repeat("a", 41): false,
+	}
+	for name, ok := range tests {
+		if err := CheckNodePoolName(name); (err == nil) != ok {
+			t.Errorf("CheckNodePoolName(%q) = %v, want ok=%v", name, err, ok)
+		}
+	}
+}
+
+func TestComputeEphemeral(t *testing.T) {
+	t.Parallel()
+	tests := map[string]struct {
+		in   EphemeralInput
+		want Ephemeral
+	}{
+		// The incident: n2-standard-8, both Local SSDs to TopoLVM, 100 GiB boot disk, 60 GiB per node.
+		"incident shape": {
+			in: EphemeralInput{BootDiskGiB: 100, DemandGiB: 60},
+			want: Ephemeral{Backing: "boot-disk", BootDiskGiB: 100, CapacityGiB: 94.25, ReservedGiB: 41,
+				EvictionThresholdGiB: 9.43, EvictionSignal: "nodefs.available<10%", AllocatableGiB: 43.83, DemandGiB: 60, HeadroomGiB: -16.17},
+		},
+		"larger boot disk fits": {
+			in: EphemeralInput{BootDiskGiB: 200, DemandGiB: 60},
+			want: Ephemeral{Backing: "boot-disk", BootDiskGiB: 200, CapacityGiB: 194.25, ReservedGiB: 76,
+				EvictionThresholdGiB: 19.43, EvictionSignal: "nodefs.available<10%", AllocatableGiB: 98.83, DemandGiB: 60, HeadroomGiB: 38.83},
+		},
+		"reservation capped at 100": {
+			in: EphemeralInput{BootDiskGiB: 500},
+			want: Ephemeral{Backing: "boot-disk", BootDiskGiB: 500, CapacityGiB: 494.25, ReservedGiB: 100,
+				EvictionThresholdGiB: 49.43, EvictionSignal: "nodefs.available<10%", AllocatableGiB: 344.83, HeadroomGiB: 344.83},
+		},
+		"small disk half reserved": {
+			in: EphemeralInput{BootDiskGiB: 20},
+			want: Ephemeral{Backing: "boot-disk", BootDiskGiB: 20, CapacityGiB: 14.25, ReservedGiB: 10,
+				EvictionThresholdGiB: 1.43, EvictionSignal: "nodefs.available<10%", AllocatableGiB: 2.83, HeadroomGiB: 2.83},
+		},
+		"soft eviction raises threshold": {
+			in: EphemeralInput{BootDiskGiB: 100, SoftNodefsAvailablePercent: 20, DemandGiB: 30},
+			want: Ephemeral{Backing: "boot-disk", BootDiskGiB: 100, CapacityGiB: 94.25, ReservedGiB: 41,
+				EvictionThresholdGiB: 18.85, EvictionSignal: "nodefs.available<20% (soft)", AllocatableGiB: 43.83, DemandGiB: 30, HeadroomGiB: 4.4},
+		},
+		"local ssd ephemeral": {
+			in: EphemeralInput{BootDiskGiB: 100, EphemeralLocalSSDs: 2, DemandGiB: 60},
+			want: Ephemeral{Backing: "local-ssd", BootDiskGiB: 100, CapacityGiB: 750, ReservedGiB: 75,
+				EvictionThresholdGiB: 75, EvictionSignal: "nodefs.available<10%", AllocatableGiB: 600, DemandGiB: 60, HeadroomGiB: 540},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			if diff := cmp.Diff(tc.want, ComputeEphemeral(tc.in)); diff != "" {
+				t.Errorf("ComputeEphemeral mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// The GKE documentation's example: a 100 GiB boot disk reports allocatable 47060071478 bytes.
+func TestComputeEphemeralMatchesGKEExample(t *testing.T) {
+	t.Parallel()
+	got := ComputeEphemeral(EphemeralInput{BootDiskGiB: 100}).AllocatableGiB * (1 << 30)
+	if d := got - 47060071478; d > 0.01*(1<<30) || d < -0.01*(1<<30) {
+		t.Errorf("allocatable = %.0f bytes, GKE documents 47060071478", got)
+	}
+}
+
+func TestMinBootDiskForDemand(t *testing.T) {
+	t.Parallel()
+	for demand, want := range map[float64]int64{60: 130, 0: 20, 43: 100, 500: 680} {
+		got := MinBootDiskForDemand(EphemeralInput{DemandGiB: demand})
+		if got != want {
+			t.Errorf("MinBootDiskForDemand(%g) = %d, want %d", demand, got, want)
+		}
+		if got > 0 && ComputeEphemeral(EphemeralInput{BootDiskGiB: got, DemandGiB: demand}).DiskPressure() {
+			t.Errorf("demand %g does not fit on the suggested %d GiB", demand, got)
+		}
+	}
+}
+
+func TestEffects(t *testing.T) {
+	t.Parallel()
+	tests := map[string]struct {
+		changed []string
+		want    Effect
+	}{
+		"labels only":        {changed: []string{"labels", "taints"}, want: InPlace},
+		"machine type":       {changed: []string{"labels", "machine_type"}, want: RecreatesNodes},
+		"local ssd":          {changed: []string{"machine_type", "local_nvme_ssd_count"}, want: Replace},
+		"provider only":      {changed: []string{"deletion_protection"}, want: NoEffect},
+		"boot disk and size": {changed: []string{"boot_disk", "node_count"}, want: RecreatesNodes},
+		"spot replaces":      {changed: []string{"spot"}, want: Replace},
+		"nothing":            {want: NoEffect},
+	}
+	for name, tc := range tests {
+		if got := Worst(tc.changed); got != tc.want {
+			t.Errorf("%s: Worst = %s, want %s", name, got, tc.want)
+		}
+	}
+	if diff := cmp.Diff([]string{"boot_disk", "image_type", "kubelet_config", "machine_type", "version"}, RecreatingAttributes()); diff != "" {
+		t.Errorf("RecreatingAttributes (-want +got):\n%s", diff)
+	}
+}
+
+func TestGuard(t *testing.T) {
+	t.Parallel()
+	node := func(name, pool string) corev1.Node {
+		return corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{
+			"cloud.google.com/gke-nodepool": pool, "topology.topolvm.io/node": name}}}
+	}
+	pv := func(name, node, ns, claim string) corev1.PersistentVolume {
+		return corev1.PersistentVolume{
+			ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: corev1.PersistentVolumeSpec{
+				ClaimRef: &corev1.ObjectReference{Namespace: ns, Name: claim},
+				NodeAffinity: &corev1.VolumeNodeAffinity{Required: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
+					MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "topology.topolvm.io/node", Operator: corev1.NodeSelectorOpIn, Values: []string{node}}},
+				}}}},
+			},
+		}
+	}
+	pvc := func(ns, name, volume string, terminating bool) corev1.PersistentVolumeClaim {
+		c := corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: corev1.PersistentVolumeClaimSpec{VolumeName: volume}}
+		if terminating {
+			now := metav1.Now()
+			c.DeletionTimestamp = &now
+		}
+		return c
+	}
+	set := appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: "olap", Name: "cache-hist"},
+		Spec: appsv1.StatefulSetSpec{VolumeClaimTemplates: []corev1.PersistentVolumeClaim{{ObjectMeta: metav1.ObjectMeta{Name: "data"}}}}}
+	yes := true
+	loosePod := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "olap", Name: "other-db-1",
+		OwnerReferences: []metav1.OwnerReference{{Kind: "StatefulSet", Name: "other-db", Controller: &yes}}},
+		Spec: corev1.PodSpec{Volumes: []corev1.Volume{{VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "scratch"}}}}}}
+
+	nodes := []corev1.Node{node("pool-a-0", "pool-a"), node("pool-a-1", "pool-a"), node("pool-a-2", "pool-a")}
+	base := GuardInput{
+		Nodes: nodes,
+		PVs: []corev1.PersistentVolume{
+			pv("pv-0", "pool-a-0", "olap", "data-cache-hist-0"),
+			pv("pv-1", "pool-b-0", "olap", "data-cache-hist-1"), // moved to another pool
+			pv("pv-2", "pool-a-2", "olap", "data-cache-hist-2"),
+			pv("pv-old", "pool-a-1", "olap", "data-cache-hist-9"), // released: no PVC
+			pv("pv-term", "pool-a-1", "olap", "data-cache-hist-3"),
+			pv("pv-x", "pool-a-1", "olap", "scratch"),
+		},
+		PVCs: []corev1.PersistentVolumeClaim{
+			pvc("olap", "data-cache-hist-0", "pv-0", false), pvc("olap", "data-cache-hist-1", "pv-1", false),
+			pvc("olap", "data-cache-hist-2", "pv-2", false), pvc("olap", "data-cache-hist-3", "pv-term", true),
+			pvc("olap", "scratch", "pv-x", false),
+		},
+		Pods:         []corev1.Pod{loosePod},
+		StatefulSets: []appsv1.StatefulSet{set},
+	}
+
+	t.Run("recreate lists ordinals on the nodes", func(t *testing.T) {
+		t.Parallel()
+		in := base
+		in.Kind = LossRecreate
+		v := Guard(in)
+		want := []AtRisk{
+			{Node: "pool-a-0", PV: "pv-0", PVC: "olap/data-cache-hist-0", StatefulSet: "olap/cache-hist", Ordinal: 0},
+			{Node: "pool-a-2", PV: "pv-2", PVC: "olap/data-cache-hist-2", StatefulSet: "olap/cache-hist", Ordinal: 2},
+			{Node: "pool-a-1", PV: "pv-x", PVC: "olap/scratch", StatefulSet: "olap/other-db", Ordinal: 1, Pod: "olap/other-db-1"},
+		}
+		if diff := cmp.Diff(want, v.AtRisk); diff != "" {
+			t.Errorf("AtRisk (-want +got):\n%s", diff)
+		}
+		if !v.Certain || !v.Loses() {
+			t.Errorf("Certain=%v Loses=%v, want both true", v.Certain, v.Loses())
+		}
+		if got, want := v.Ordinals(), "StatefulSet olap/cache-hist ordinal(s) 0, 2; StatefulSet olap/other-db ordinal(s) 1"; got != want {
+			t.Errorf("Ordinals = %q, want %q", got, want)
+		}
+	})
+	t.Run("nothing left after migration", func(t *testing.T) {
+		t.Parallel()
+		in := base
+		in.Kind = LossRecreate
+		in.PVs = []corev1.PersistentVolume{pv("pv-0", "pool-b-0", "olap", "data-cache-hist-0")}
+		if v := Guard(in); v.Loses() {
+			t.Errorf("Loses = true, AtRisk = %v", v.AtRisk)
+		}
+	})
+	t.Run("shrink is uncertain", func(t *testing.T) {
+		t.Parallel()
+		in := base
+		in.Kind, in.Removed = LossShrink, 1
+		v := Guard(in)
+		if v.Certain || len(v.AtRisk) != 3 || v.Removed != 1 || v.Nodes != 3 {
+			t.Errorf("got Certain=%v AtRisk=%d Removed=%d Nodes=%d", v.Certain, len(v.AtRisk), v.Removed, v.Nodes)
+		}
+	})
+}
