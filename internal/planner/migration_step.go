@@ -1,0 +1,337 @@
+package planner
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// StepKind is the next action for an ordinal being moved.
+type StepKind string
+
+const (
+	// StepDeletePVCs: delete Step.PVCs (UID preconditions) without waiting;
+	// pvc-protection keeps them until the Pod is gone.
+	StepDeletePVCs StepKind = "delete_pvcs"
+	// StepDeletePod: delete Step.Pod (UID precondition).
+	StepDeletePod StepKind = "delete_pod"
+	// StepWait: nothing to do but wait for the controllers (Step.Reason).
+	StepWait StepKind = "wait"
+	// StepSoak: the new Pod is Ready; wait Step.Remaining of min_ready_seconds.
+	StepSoak StepKind = "soak"
+	// StepDone: the ordinal runs Ready on a target node with new pinned PVs.
+	StepDone StepKind = "done"
+	// StepFail: the move cannot finish by waiting (Step.Reason says why).
+	StepFail StepKind = "fail"
+)
+
+// ObjectRef names an object and the UID an action is conditioned on.
+type ObjectRef struct {
+	Name string
+	UID  types.UID
+}
+
+// Step is NextStep's answer.
+type Step struct {
+	Kind    StepKind
+	Ordinal int32
+	PVCs    []ObjectRef // StepDeletePVCs
+	Pod     ObjectRef   // StepDeletePod; for wait/soak/done the current Pod
+	Reason  string
+	// Unschedulable is the scheduler's message while the new Pod cannot be
+	// scheduled (PodScheduled=False, reason Unschedulable).
+	Unschedulable string
+	// Node is the node of the current Pod ("" when none).
+	Node string
+	// ReadySince is when the new Pod became Ready (soak and done).
+	ReadySince time.Time
+	// Remaining is the rest of the soak.
+	Remaining time.Duration
+}
+
+// MoveProgress is what the executor remembers about an ordinal it started
+// moving: the UIDs of the Pod and PVCs it found before its first step. Zero
+// value when unknown (a resumed apply): NextStep then decides from the live
+// state alone.
+type MoveProgress struct {
+	OldPodUID  types.UID
+	OldPVCUIDs map[string]types.UID // by PVC name
+}
+
+// StartProgress records the Pod and PVCs of ordinal o that a move replaces:
+// those that are still old by the live state (see NextStep). Call it once
+// before the first step of a move.
+func StartProgress(s *Snapshot, o int32, claims []string) MoveProgress {
+	v := newMigrationView(s)
+	pr := MoveProgress{OldPVCUIDs: map[string]types.UID{}}
+	if v.set == nil {
+		return pr
+	}
+	pod := v.pods[PodName(v.set.Name, o)]
+	if pod != nil && pod.DeletionTimestamp == nil && v.podOld(pod) != "" {
+		pr.OldPodUID = pod.UID
+	}
+	for _, c := range claims {
+		name := ClaimPVCName(c, v.set.Name, o)
+		pvc := v.pvc(name)
+		if pvc != nil && pvc.DeletionTimestamp == nil && v.pvcOld(pvc, pod, MoveProgress{}) != "" {
+			pr.OldPVCUIDs[name] = pvc.UID
+		}
+	}
+	return pr
+}
+
+// NextStep decides the single next action for moving ordinal o, from the live
+// state in s (Live set; its template is the placement judged) and what the
+// executor remembers. Every step is idempotent, so a resumed apply that calls
+// NextStep again continues from any point: after the PVC deletion, after the
+// Pod deletion, while waiting, during the soak.
+//
+// Order (see DESIGN.md "Decisions"): old PVCs first, then the Pod. A PVC is
+// old when its PV is pinned to a node the template does not admit, when it
+// is the one remembered, or when the Pod using it is old. The Pod is old when
+// it runs on a node the template does not admit, is not at the update
+// revision, is the one remembered, or holds a PVC being deleted.
+func NextStep(s *Snapshot, o int32, claims []string, pr MoveProgress, minReady time.Duration, now time.Time) Step {
+	v := newMigrationView(s)
+	st := Step{Ordinal: o}
+	if v.live == nil {
+		st.Kind, st.Reason = StepFail, "the StatefulSet does not exist any more"
+		return st
+	}
+	set := v.set
+	podName := PodName(set.Name, o)
+	pod := v.pods[podName]
+	if pod != nil {
+		st.Pod = ObjectRef{Name: pod.Name, UID: pod.UID}
+		st.Node = pod.Spec.NodeName
+	}
+
+	// 1. Old PVCs still there and not being deleted.
+	var del []ObjectRef
+	var terminating []string
+	for _, c := range claims {
+		name := ClaimPVCName(c, set.Name, o)
+		pvc := v.pvc(name)
+		if pvc == nil {
+			continue
+		}
+		if pvc.DeletionTimestamp != nil {
+			terminating = append(terminating, name)
+			continue
+		}
+		if why := v.pvcOld(pvc, pod, pr); why != "" {
+			del = append(del, ObjectRef{Name: pvc.Name, UID: pvc.UID})
+		}
+	}
+	if len(del) > 0 {
+		st.Kind, st.PVCs = StepDeletePVCs, del
+		st.Reason = "old PVCs still exist"
+		return st
+	}
+
+	// 2. The Pod.
+	if pod != nil && pod.DeletionTimestamp != nil {
+		st.Kind, st.Reason = StepWait, "Pod "+pod.Name+" is terminating"
+		return st
+	}
+	if pod != nil {
+		why := v.podOld(pod)
+		if why == "" && pr.OldPodUID != "" && pod.UID == pr.OldPodUID {
+			why = "it is the Pod the move started with"
+		}
+		if why == "" && len(terminating) > 0 {
+			why = "it holds PVC " + strings.Join(terminating, ", ") + ", which is being deleted"
+		}
+		if why != "" {
+			// A Pod created by the controller after the move began that
+			// still lands on a node the template does not admit means the
+			// live template does not select the target: deleting it again
+			// would loop.
+			if pr.OldPodUID != "" && pod.UID != pr.OldPodUID && len(terminating) == 0 && pod.Spec.NodeName != "" {
+				st.Kind = StepFail
+				st.Reason = fmt.Sprintf("the recreated Pod %s (uid %s) is old too: %s. The live StatefulSet template does not move it", pod.Name, pod.UID, why)
+				return st
+			}
+			st.Kind, st.Reason = StepDeletePod, why
+			return st
+		}
+	}
+
+	// 3. Waiting for the controllers.
+	if len(terminating) > 0 {
+		st.Kind = StepWait
+		st.Reason = "waiting for PVC " + strings.Join(terminating, ", ") + " to be removed"
+		return st
+	}
+	if pod == nil {
+		st.Kind, st.Reason = StepWait, "waiting for the StatefulSet controller to create Pod "+podName
+		return st
+	}
+	if pod.Spec.NodeName == "" {
+		st.Kind, st.Unschedulable = StepWait, UnschedulableMessage(pod)
+		st.Reason = "waiting for Pod " + pod.Name + " to be scheduled"
+		return st
+	}
+	for _, c := range claims {
+		name := ClaimPVCName(c, set.Name, o)
+		pvc := v.pvc(name)
+		if pvc == nil {
+			st.Kind, st.Reason = StepWait, "waiting for PVC "+name+" to be created"
+			return st
+		}
+		pv := v.boundPV(pvc)
+		if pv == nil {
+			st.Kind, st.Reason = StepWait, "waiting for PVC "+name+" to be bound"
+			return st
+		}
+		if pin := v.ix.PinnedNode(pv); pin != pod.Spec.NodeName {
+			// A bound PV not pinned to the Pod's node: only possible for a
+			// PV that is not node-local.
+			st.Kind = StepFail
+			st.Reason = fmt.Sprintf("PV %s of PVC %s is pinned to %q, not to the Pod's node %s", pv.Name, name, pin, pod.Spec.NodeName)
+			return st
+		}
+	}
+	if !PodReady(pod) || pod.Status.Phase != corev1.PodRunning {
+		st.Kind = StepWait
+		st.Reason = fmt.Sprintf("waiting for Pod %s on node %s to be Running and Ready (phase %s)", pod.Name, pod.Spec.NodeName, pod.Status.Phase)
+		return st
+	}
+	st.ReadySince = readySince(pod)
+	if minReady > 0 {
+		if el := now.Sub(st.ReadySince); el < minReady {
+			st.Kind, st.Remaining = StepSoak, minReady-el
+			st.Reason = fmt.Sprintf("Pod %s Ready on node %s; soaking %s more", pod.Name, pod.Spec.NodeName, st.Remaining.Round(time.Second))
+			return st
+		}
+	}
+	st.Kind = StepDone
+	st.Reason = fmt.Sprintf("Pod %s Ready on node %s", pod.Name, pod.Spec.NodeName)
+	return st
+}
+
+// pvcOld returns why pvc must be recreated, "" when it stays.
+func (v *migrationView) pvcOld(pvc *corev1.PersistentVolumeClaim, pod *corev1.Pod, pr MoveProgress) string {
+	if uid, ok := pr.OldPVCUIDs[pvc.Name]; ok && uid == pvc.UID {
+		return "it is the PVC the move started with"
+	}
+	if pv := v.boundPV(pvc); pv != nil {
+		if ok, why := v.pvFits(pv); !ok {
+			return "PV " + pv.Name + " " + why
+		}
+	}
+	// The PVC of an old Pod goes with it (a Pod at the old revision is
+	// replaced together with its node-local volumes). Unbound PVCs are never
+	// an old Pod's: a Pod that ran has its claims bound.
+	if pod != nil && pod.DeletionTimestamp == nil && pvc.Spec.VolumeName != "" && usesClaim(pod, pvc.Name) && v.podOld(pod) != "" {
+		return "its Pod is old"
+	}
+	return ""
+}
+
+// podOld returns why the Pod must be replaced, "" when it stays.
+func (v *migrationView) podOld(pod *corev1.Pod) string {
+	if pod.Spec.NodeName != "" {
+		n := v.ix.Node(pod.Spec.NodeName)
+		if n == nil {
+			return "it is bound to node " + pod.Spec.NodeName + ", which does not exist"
+		}
+		if ok, why := v.affinity.matches(n); !ok {
+			return "it runs on node " + n.Name + ", which " + why
+		}
+	}
+	if v.updRev != "" && pod.Labels[LabelControllerRevision] != v.updRev {
+		return fmt.Sprintf("it is at revision %s, not the update revision %s", pod.Labels[LabelControllerRevision], v.updRev)
+	}
+	return ""
+}
+
+func usesClaim(pod *corev1.Pod, claim string) bool {
+	for _, vol := range pod.Spec.Volumes {
+		if vol.PersistentVolumeClaim != nil && vol.PersistentVolumeClaim.ClaimName == claim {
+			return true
+		}
+	}
+	return false
+}
+
+func readySince(p *corev1.Pod) time.Time {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
+			return c.LastTransitionTime.Time
+		}
+	}
+	return time.Time{}
+}
+
+// MigrationBatch returns the next ordinals to move together: the first
+// `parallelism` of remaining (in order) — but ordinals whose Pod is not Ready
+// today go first, since moving them costs no availability.
+func MigrationBatch(s *Snapshot, remaining []int32, parallelism int) []int32 {
+	if parallelism < 1 {
+		parallelism = 1
+	}
+	v := newMigrationView(s)
+	idx := make([]int, len(remaining))
+	for i := range idx {
+		idx[i] = i
+	}
+	if v.set != nil {
+		sort.SliceStable(idx, func(a, b int) bool {
+			ra, rb := v.notReady(remaining[idx[a]]) == "", v.notReady(remaining[idx[b]]) == ""
+			return !ra && rb
+		})
+	}
+	var out []int32
+	for _, i := range idx {
+		if len(out) == parallelism {
+			break
+		}
+		out = append(out, remaining[i])
+	}
+	return out
+}
+
+// OthersNotReady lists ordinals of the set outside `moving` and `queued`
+// whose Pod is not Running and Ready, with why.
+func OthersNotReady(s *Snapshot, moving, queued []int32) []string {
+	v := newMigrationView(s)
+	if v.set == nil {
+		return nil
+	}
+	skip := map[int32]bool{}
+	for _, o := range moving {
+		skip[o] = true
+	}
+	for _, o := range queued {
+		skip[o] = true
+	}
+	var out []string
+	for _, o := range OrdinalRange(v.set) {
+		if skip[o] {
+			continue
+		}
+		if why := v.notReady(o); why != "" {
+			out = append(out, fmt.Sprintf("ordinal %d: %s", o, why))
+		}
+	}
+	return out
+}
+
+// MigrationTargetProblem checks, at apply time, that the live template can
+// take moved Pods somewhere; "" when it can.
+func MigrationTargetProblem(s *Snapshot) string {
+	v := newMigrationView(s)
+	if v.set == nil {
+		return "the StatefulSet does not exist"
+	}
+	if len(v.targetNodes()) == 0 {
+		return "no node can take the moved Pods: " + v.noTargetReason()
+	}
+	return ""
+}

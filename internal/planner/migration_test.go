@@ -1,0 +1,501 @@
+package planner
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
+)
+
+func moveOrdinals(p MigrationPlan) []int32 {
+	out := []int32{}
+	for _, m := range p.Moves {
+		out = append(out, m.Ordinal)
+	}
+	return out
+}
+
+func problemKinds(p MigrationPlan) []MigrationProblemKind {
+	out := []MigrationProblemKind{}
+	for _, pr := range p.Problems {
+		out = append(out, pr.Kind)
+	}
+	return out
+}
+
+func TestPlanMigration(t *testing.T) {
+	t.Parallel()
+	defaults := MigrationOptions{Order: OrderDescending, MaxUnavailable: 1, RequireOthersReady: true}
+	cases := map[string]struct {
+		replicas    int32
+		setup       func(w *migWorld)
+		opt         *MigrationOptions
+		wantMoves   []int32
+		wantProbs   []MigrationProblemKind
+		wantPar     int
+		wantInProbs string // substring of the joined problem messages
+		wantReason  string // substring of the first move's reason
+	}{
+		"template on pool-b under OnDelete moves every ordinal, descending": {
+			replicas:   3,
+			setup:      func(w *migWorld) { w.switchTemplate("pool-b") },
+			wantMoves:  []int32{2, 1, 0},
+			wantProbs:  []MigrationProblemKind{},
+			wantPar:    1,
+			wantReason: "runs on node gke-olap-pool-a-2, which fails the template placement pool-b",
+		},
+		"ascending order": {
+			replicas: 3, setup: func(w *migWorld) { w.switchTemplate("pool-b") },
+			opt:       &MigrationOptions{Order: OrderAscending, MaxUnavailable: 1},
+			wantMoves: []int32{0, 1, 2}, wantProbs: []MigrationProblemKind{}, wantPar: 1,
+		},
+		"explicit order follows ordinals": {
+			replicas: 3, setup: func(w *migWorld) { w.switchTemplate("pool-b") },
+			opt:       &MigrationOptions{Order: OrderExplicit, Ordinals: []int32{1, 2, 0}, MaxUnavailable: 1},
+			wantMoves: []int32{1, 2, 0}, wantProbs: []MigrationProblemKind{}, wantPar: 1,
+		},
+		"subset moves only ordinal 1": {
+			replicas: 3, setup: func(w *migWorld) { w.switchTemplate("pool-b") },
+			opt:       &MigrationOptions{Ordinals: []int32{1}, MaxUnavailable: 1, RequireOthersReady: true},
+			wantMoves: []int32{1}, wantProbs: []MigrationProblemKind{}, wantPar: 1,
+		},
+		"nothing to move when everything is in place": {
+			replicas: 3, wantMoves: []int32{}, wantProbs: []MigrationProblemKind{}, wantPar: 1,
+		},
+		"planned template (Desired) is judged before it is live": {
+			replicas: 3,
+			setup: func(w *migWorld) {
+				d := w.s.Live.DeepCopy()
+				d.Spec.Template.Spec.NodeSelector = map[string]string{LabelNodePool: "pool-b"}
+				w.s.Desired = d
+			},
+			wantMoves: []int32{2, 1, 0}, wantProbs: []MigrationProblemKind{}, wantPar: 1,
+		},
+		"pod at an old revision on the right pool moves": {
+			replicas: 3,
+			setup: func(w *migWorld) {
+				w.s.Live.Status.UpdateRevision = migRevB
+				w.addPod(0, "gke-olap-pool-a-0", migRevB, "a0", true)
+				w.addPod(1, "gke-olap-pool-a-1", migRevB, "a1", true)
+			},
+			wantMoves: []int32{2}, wantProbs: []MigrationProblemKind{}, wantPar: 1,
+			wantReason: "is at revision hist-aaaa, the update revision is hist-bbbb",
+		},
+		"already moved ordinals are left alone (resume)": {
+			replicas: 3,
+			setup: func(w *migWorld) {
+				w.switchTemplate("pool-b")
+				w.addOrdinal(2, "gke-olap-pool-b-0", migRevB, "b2")
+			},
+			wantMoves: []int32{1, 0}, wantProbs: []MigrationProblemKind{}, wantPar: 1,
+		},
+		"a PVC being deleted is a move in progress": {
+			replicas: 3,
+			setup: func(w *migWorld) {
+				w.switchTemplate("pool-b")
+				w.addOrdinal(2, "gke-olap-pool-b-0", migRevB, "b2")
+				w.addOrdinal(1, "gke-olap-pool-b-1", migRevB, "b1")
+				w.terminate(&w.pvc(1).ObjectMeta)
+			},
+			wantMoves: []int32{1, 0}, wantProbs: []MigrationProblemKind{}, wantPar: 1,
+			wantReason: "is being deleted",
+		},
+		"a Pod moved back shows up again": {
+			replicas: 3,
+			setup: func(w *migWorld) {
+				w.switchTemplate("pool-b")
+				w.addOrdinal(2, "gke-olap-pool-b-0", migRevB, "b2")
+				w.addOrdinal(1, "gke-olap-pool-b-1", migRevB, "b1")
+				w.addOrdinal(0, "gke-olap-pool-b-2", migRevB, "b0")
+				w.addPVC(1, "gke-olap-pool-a-1", "back1")
+			},
+			wantMoves: []int32{1}, wantProbs: []MigrationProblemKind{}, wantPar: 1,
+			wantReason: "is pinned to node gke-olap-pool-a-1",
+		},
+		"target nodes missing": {
+			replicas: 3, setup: func(w *migWorld) { w.switchTemplate("pool-c") },
+			wantMoves: []int32{2, 1, 0}, wantProbs: []MigrationProblemKind{ProblemTargetNodesMissing}, wantPar: 1,
+			wantInProbs: "none of the 6 nodes matches the template placement (pool-c)",
+		},
+		"target nodes cordoned": {
+			replicas: 3,
+			setup: func(w *migWorld) {
+				w.switchTemplate("pool-b")
+				for _, n := range []string{"gke-olap-pool-b-0", "gke-olap-pool-b-1", "gke-olap-pool-b-2"} {
+					w.node(n).Spec.Unschedulable = true
+				}
+			},
+			wantMoves: []int32{2, 1, 0}, wantProbs: []MigrationProblemKind{ProblemTargetNodesMissing}, wantPar: 1,
+			wantInProbs: "3 node(s) are cordoned",
+		},
+		"untolerated taint on the target pool": {
+			replicas: 1,
+			setup: func(w *migWorld) {
+				w.switchTemplate("pool-b")
+				for _, n := range []string{"gke-olap-pool-b-0", "gke-olap-pool-b-1", "gke-olap-pool-b-2"} {
+					w.node(n).Spec.Taints = []corev1.Taint{{Key: "dedicated", Value: "olap", Effect: corev1.TaintEffectNoSchedule}}
+				}
+			},
+			wantMoves: []int32{0}, wantProbs: []MigrationProblemKind{ProblemTargetNodesMissing}, wantPar: 1,
+			wantInProbs: "untolerated taint dedicated=olap:NoSchedule",
+		},
+		"tolerated taint is fine": {
+			replicas: 1,
+			setup: func(w *migWorld) {
+				w.switchTemplate("pool-b")
+				for _, n := range []string{"gke-olap-pool-b-0", "gke-olap-pool-b-1", "gke-olap-pool-b-2"} {
+					w.node(n).Spec.Taints = []corev1.Taint{{Key: "dedicated", Value: "olap", Effect: corev1.TaintEffectNoSchedule}}
+				}
+				w.s.Live.Spec.Template.Spec.Tolerations = []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "olap", Effect: corev1.TaintEffectNoSchedule}}
+			},
+			wantMoves: []int32{0}, wantProbs: []MigrationProblemKind{}, wantPar: 1,
+		},
+		"capacity runs out after the first moves": {
+			replicas: 3,
+			setup: func(w *migWorld) {
+				w.switchTemplate("pool-b")
+				// 15Gi per node: each takes one 10Gi volume; two nodes gone.
+				for _, n := range []string{"gke-olap-pool-b-0", "gke-olap-pool-b-1", "gke-olap-pool-b-2"} {
+					w.node(n).Annotations[AnnotationCapacityPrefix+"ssd"] = "16106127360"
+				}
+				w.node("gke-olap-pool-b-2").Annotations[AnnotationCapacityPrefix+"ssd"] = "1073741824"
+			},
+			wantMoves: []int32{2, 1, 0}, wantProbs: []MigrationProblemKind{ProblemCapacity}, wantPar: 1,
+			wantInProbs: "ordinal 0: no target node has device-class capacity",
+		},
+		"capacity enough for all moves": {
+			replicas: 3,
+			setup: func(w *migWorld) {
+				w.switchTemplate("pool-b")
+				w.node("gke-olap-pool-b-0").Annotations[AnnotationCapacityPrefix+"ssd"] = "32212254720" // 30Gi
+				w.node("gke-olap-pool-b-1").Annotations[AnnotationCapacityPrefix+"ssd"] = "0"
+				w.node("gke-olap-pool-b-2").Annotations[AnnotationCapacityPrefix+"ssd"] = "0"
+			},
+			wantMoves: []int32{2, 1, 0}, wantProbs: []MigrationProblemKind{}, wantPar: 1,
+		},
+		"RollingUpdate without partition would roll other ordinals": {
+			replicas: 3,
+			setup: func(w *migWorld) {
+				w.switchTemplate("pool-b")
+				w.s.Live.Spec.UpdateStrategy = appsv1.StatefulSetUpdateStrategy{Type: appsv1.RollingUpdateStatefulSetStrategyType}
+			},
+			wantMoves: []int32{2, 1, 0}, wantProbs: []MigrationProblemKind{ProblemStrategy}, wantPar: 1,
+			wantInProbs: "RollingUpdate with partition 0",
+		},
+		"RollingUpdate with a partition above every ordinal and a pending template": {
+			replicas: 3,
+			setup: func(w *migWorld) {
+				w.switchTemplate("pool-b")
+				w.s.Live.Spec.UpdateStrategy = appsv1.StatefulSetUpdateStrategy{Type: appsv1.RollingUpdateStatefulSetStrategyType,
+					RollingUpdate: &appsv1.RollingUpdateStatefulSetStrategy{Partition: ptr.To[int32](3)}}
+			},
+			wantMoves: []int32{2, 1, 0}, wantProbs: []MigrationProblemKind{ProblemStrategy}, wantPar: 1,
+			wantInProbs: "recreated from the current revision",
+		},
+		"planned OnDelete (Desired) clears the strategy problem": {
+			replicas: 3,
+			setup: func(w *migWorld) {
+				w.s.Live.Spec.UpdateStrategy = appsv1.StatefulSetUpdateStrategy{Type: appsv1.RollingUpdateStatefulSetStrategyType}
+				d := w.s.Live.DeepCopy()
+				d.Spec.UpdateStrategy = appsv1.StatefulSetUpdateStrategy{Type: appsv1.OnDeleteStatefulSetStrategyType}
+				d.Spec.Template.Spec.NodeSelector = map[string]string{LabelNodePool: "pool-b"}
+				w.s.Desired = d
+			},
+			wantMoves: []int32{2, 1, 0}, wantProbs: []MigrationProblemKind{}, wantPar: 1,
+		},
+		"PDB with no disruptions allowed forbids": {
+			replicas: 3,
+			setup:    func(w *migWorld) { w.switchTemplate("pool-b"); w.addPDB(0) },
+			wantMoves: []int32{2, 1, 0}, wantProbs: []MigrationProblemKind{ProblemPDB}, wantPar: 1,
+			wantInProbs: "PodDisruptionBudget olap/hist",
+		},
+		"PDB lowers max_unavailable": {
+			replicas: 3,
+			setup:    func(w *migWorld) { w.switchTemplate("pool-b"); w.addPDB(2) },
+			opt:      &MigrationOptions{MaxUnavailable: 3},
+			wantMoves: []int32{2, 1, 0}, wantProbs: []MigrationProblemKind{}, wantPar: 2,
+		},
+		"PDB at zero does not block moving a Pod that is already down": {
+			replicas: 3,
+			setup: func(w *migWorld) {
+				w.switchTemplate("pool-b")
+				w.addOrdinal(0, "gke-olap-pool-b-0", migRevB, "b0")
+				w.addOrdinal(1, "gke-olap-pool-b-1", migRevB, "b1")
+				w.addPod(2, "", migRevB, "b2", false) // the incident: Pending
+				w.addPDB(0)
+			},
+			wantMoves: []int32{2}, wantProbs: []MigrationProblemKind{}, wantPar: 1,
+		},
+		"another ordinal unhealthy": {
+			replicas: 3,
+			setup: func(w *migWorld) {
+				w.switchTemplate("pool-b")
+				w.pod(0).Status.Conditions[0].Status = corev1.ConditionFalse
+			},
+			opt:       &MigrationOptions{Ordinals: []int32{2}, MaxUnavailable: 1, RequireOthersReady: true},
+			wantMoves: []int32{2}, wantProbs: []MigrationProblemKind{ProblemOthersUnhealthy}, wantPar: 1,
+			wantInProbs: "ordinal 0: Pod hist-0 is not Ready",
+		},
+		"another ordinal unhealthy but not required": {
+			replicas: 3,
+			setup: func(w *migWorld) {
+				w.switchTemplate("pool-b")
+				w.pod(0).Status.Conditions[0].Status = corev1.ConditionFalse
+			},
+			opt:       &MigrationOptions{Ordinals: []int32{2}, MaxUnavailable: 1},
+			wantMoves: []int32{2}, wantProbs: []MigrationProblemKind{}, wantPar: 1,
+		},
+		"unknown ordinal and claim": {
+			replicas: 3, setup: func(w *migWorld) { w.switchTemplate("pool-b") },
+			opt:       &MigrationOptions{Ordinals: []int32{7}, VolumeClaims: []string{"data"}, MaxUnavailable: 1},
+			wantMoves: []int32{}, wantProbs: []MigrationProblemKind{ProblemUnknownClaim, ProblemUnknownOrdinal}, wantPar: 1,
+			wantInProbs: "ordinal 7 is not an ordinal of StatefulSet olap/hist (it has ordinals 0..2)",
+		},
+		"ordinals.start is honoured": {
+			replicas: 2,
+			setup: func(w *migWorld) {
+				w.s.Live.Spec.Ordinals = &appsv1.StatefulSetOrdinals{Start: 5}
+				w.s.Pods, w.s.PVCs, w.s.PVs = nil, nil, nil
+				w.addOrdinal(5, "gke-olap-pool-a-0", migRevA, "a5")
+				w.addOrdinal(6, "gke-olap-pool-a-1", migRevA, "a6")
+				w.switchTemplate("pool-b")
+			},
+			wantMoves: []int32{6, 5}, wantProbs: []MigrationProblemKind{}, wantPar: 1,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			w := newMigWorld(tc.replicas, "pool-a")
+			if tc.setup != nil {
+				tc.setup(w)
+			}
+			opt := defaults
+			if tc.opt != nil {
+				opt = *tc.opt
+			}
+			got := PlanMigration(&w.s, opt)
+			if d := cmp.Diff(tc.wantMoves, moveOrdinals(got)); d != "" {
+				t.Errorf("moves (-want +got):\n%s", d)
+			}
+			if d := cmp.Diff(tc.wantProbs, problemKinds(got)); d != "" {
+				t.Errorf("problems (-want +got):\n%s\n%+v", d, got.Problems)
+			}
+			if got.Parallelism != tc.wantPar {
+				t.Errorf("parallelism = %d, want %d", got.Parallelism, tc.wantPar)
+			}
+			var msgs []string
+			for _, p := range got.Problems {
+				msgs = append(msgs, p.Message)
+			}
+			if tc.wantInProbs != "" && !strings.Contains(strings.Join(msgs, "\n"), tc.wantInProbs) {
+				t.Errorf("problems %q do not mention %q", msgs, tc.wantInProbs)
+			}
+			if tc.wantReason != "" && (len(got.Moves) == 0 || !strings.Contains(got.Moves[0].Reason, tc.wantReason)) {
+				t.Errorf("first move %+v: reason does not mention %q", got.Moves, tc.wantReason)
+			}
+		})
+	}
+}
+
+func TestPlanMigrationMoveDetails(t *testing.T) {
+	t.Parallel()
+	w := newMigWorld(3, "pool-a")
+	w.switchTemplate("pool-b")
+	got := PlanMigration(&w.s, MigrationOptions{MaxUnavailable: 1})
+	want := Move{
+		Ordinal: 2, Pod: "hist-2", FromNode: "gke-olap-pool-a-2", Target: "pool-b",
+		Volumes: []Volume{{Claim: "cache", PVC: "cache-hist-2", PV: "pvc-a2-2", PinnedNode: "gke-olap-pool-a-2"}},
+		Reason:  "Pod hist-2 runs on node gke-olap-pool-a-2, which fails the template placement pool-b",
+	}
+	if d := cmp.Diff(want, got.Moves[0], cmp.FilterPath(func(p cmp.Path) bool { return p.String() == "TargetNode" }, cmp.Ignore())); d != "" {
+		t.Errorf("move (-want +got):\n%s", d)
+	}
+	if got.Moves[0].TargetNode == "" || !strings.Contains(got.Moves[0].TargetNode, "pool-b") {
+		t.Errorf("target node %q is not on pool-b", got.Moves[0].TargetNode)
+	}
+	if d := cmp.Diff([]string{"cache"}, got.Claims); d != "" {
+		t.Errorf("claims (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff([]string{"gke-olap-pool-b-0", "gke-olap-pool-b-1", "gke-olap-pool-b-2"}, got.TargetNodes); d != "" {
+		t.Errorf("target nodes (-want +got):\n%s", d)
+	}
+}
+
+func TestDefaultMigrationClaims(t *testing.T) {
+	t.Parallel()
+	w := newMigWorld(1, "pool-a")
+	// A second claim on network storage: PV without node affinity.
+	w.s.Live.Spec.VolumeClaimTemplates = append(w.s.Live.Spec.VolumeClaimTemplates, corev1.PersistentVolumeClaim{})
+	w.s.Live.Spec.VolumeClaimTemplates[1].Name = "logs"
+	w.s.Live.Spec.VolumeClaimTemplates[1].Spec.StorageClassName = ptr.To("standard-rwo")
+	w.s.PVCs = append(w.s.PVCs, corev1.PersistentVolumeClaim{})
+	w.s.PVCs[1].Namespace, w.s.PVCs[1].Name, w.s.PVCs[1].Spec.VolumeName = migNS, "logs-hist-0", "pd-1"
+	w.s.PVs = append(w.s.PVs, corev1.PersistentVolume{})
+	w.s.PVs[1].Name = "pd-1"
+	// A third claim with no PV yet on TopoLVM.
+	w.s.Live.Spec.VolumeClaimTemplates = append(w.s.Live.Spec.VolumeClaimTemplates, corev1.PersistentVolumeClaim{})
+	w.s.Live.Spec.VolumeClaimTemplates[2].Name = "scratch"
+	w.s.Live.Spec.VolumeClaimTemplates[2].Spec.StorageClassName = ptr.To(migSC)
+	if d := cmp.Diff([]string{"cache", "scratch"}, DefaultMigrationClaims(&w.s)); d != "" {
+		t.Errorf("claims (-want +got):\n%s", d)
+	}
+}
+
+// TestNextStep walks one move through every phase, as the executor and the
+// real controllers would change the world, and resumes from each phase with
+// and without the executor's memory.
+func TestNextStep(t *testing.T) {
+	t.Parallel()
+	const minReady = 30 * time.Second
+	oldUIDs := MoveProgress{OldPodUID: "pod-uid-a2", OldPVCUIDs: map[string]typesUID{"cache-hist-2": "pvc-uid-a2"}}
+	phases := map[string]struct {
+		setup func(w *migWorld)
+		want  Step
+	}{
+		"start: delete the old PVC first": {
+			setup: func(w *migWorld) {},
+			want: Step{Kind: StepDeletePVCs, PVCs: []ObjectRef{{Name: "cache-hist-2", UID: "pvc-uid-a2"}},
+				Pod: ObjectRef{Name: "hist-2", UID: "pod-uid-a2"}, Node: "gke-olap-pool-a-2"},
+		},
+		"after PVC delete: delete the Pod": {
+			setup: func(w *migWorld) { w.terminate(&w.pvc(2).ObjectMeta) },
+			want:  Step{Kind: StepDeletePod, Pod: ObjectRef{Name: "hist-2", UID: "pod-uid-a2"}, Node: "gke-olap-pool-a-2"},
+		},
+		"Pod terminating: wait": {
+			setup: func(w *migWorld) { w.terminate(&w.pvc(2).ObjectMeta); w.terminate(&w.pod(2).ObjectMeta) },
+			want:  Step{Kind: StepWait, Pod: ObjectRef{Name: "hist-2", UID: "pod-uid-a2"}, Node: "gke-olap-pool-a-2"},
+		},
+		"Pod gone, old PVC still terminating: wait": {
+			setup: func(w *migWorld) { w.terminate(&w.pvc(2).ObjectMeta); w.removePod(2) },
+			want:  Step{Kind: StepWait},
+		},
+		"both gone: wait for the controller": {
+			setup: func(w *migWorld) { w.removePVC(2); w.removePod(2) },
+			want:  Step{Kind: StepWait},
+		},
+		"controller raced: new Pod on the old terminating PVC is deleted": {
+			setup: func(w *migWorld) {
+				w.terminate(&w.pvc(2).ObjectMeta)
+				w.addPod(2, "", migRevB, "race", false)
+			},
+			want: Step{Kind: StepDeletePod, Pod: ObjectRef{Name: "hist-2", UID: "pod-uid-race"}},
+		},
+		"controller raced: new Pod bound the old PVC (pod-first order)": {
+			setup: func(w *migWorld) { w.addPod(2, "", migRevB, "race", false) },
+			want: Step{Kind: StepDeletePVCs, PVCs: []ObjectRef{{Name: "cache-hist-2", UID: "pvc-uid-a2"}},
+				Pod: ObjectRef{Name: "hist-2", UID: "pod-uid-race"}},
+		},
+		"new Pod Pending unschedulable: wait, quoting the scheduler": {
+			setup: func(w *migWorld) {
+				w.addPVC(2, "", "b2")
+				w.addPod(2, "", migRevB, "b2", false)
+				w.pod(2).Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse,
+					Reason: corev1.PodReasonUnschedulable, Message: "0/6 nodes are available: 3 node(s) were unschedulable."}}
+			},
+			want: Step{Kind: StepWait, Pod: ObjectRef{Name: "hist-2", UID: "pod-uid-b2"},
+				Unschedulable: "0/6 nodes are available: 3 node(s) were unschedulable."},
+		},
+		"new Pod scheduled, PVC not bound yet: wait": {
+			setup: func(w *migWorld) {
+				w.addPVC(2, "", "b2")
+				w.addPod(2, "gke-olap-pool-b-0", migRevB, "b2", false)
+			},
+			want: Step{Kind: StepWait, Pod: ObjectRef{Name: "hist-2", UID: "pod-uid-b2"}, Node: "gke-olap-pool-b-0"},
+		},
+		"new Pod not Ready yet: wait": {
+			setup: func(w *migWorld) {
+				w.addPVC(2, "gke-olap-pool-b-0", "b2")
+				w.addPod(2, "gke-olap-pool-b-0", migRevB, "b2", false)
+			},
+			want: Step{Kind: StepWait, Pod: ObjectRef{Name: "hist-2", UID: "pod-uid-b2"}, Node: "gke-olap-pool-b-0"},
+		},
+		"new Pod Ready 1m ago with 30s soak: done": {
+			setup: func(w *migWorld) { w.addOrdinal(2, "gke-olap-pool-b-0", migRevB, "b2") },
+			want: Step{Kind: StepDone, Pod: ObjectRef{Name: "hist-2", UID: "pod-uid-b2"}, Node: "gke-olap-pool-b-0",
+				ReadySince: migT0.Add(-time.Minute)},
+		},
+		"new Pod Ready 10s ago: soak": {
+			setup: func(w *migWorld) {
+				w.addOrdinal(2, "gke-olap-pool-b-0", migRevB, "b2")
+				w.pod(2).Status.Conditions[0].LastTransitionTime.Time = migT0.Add(-10 * time.Second)
+			},
+			want: Step{Kind: StepSoak, Pod: ObjectRef{Name: "hist-2", UID: "pod-uid-b2"}, Node: "gke-olap-pool-b-0",
+				ReadySince: migT0.Add(-10 * time.Second), Remaining: 20 * time.Second},
+		},
+	}
+	for name, tc := range phases {
+		for _, memory := range []bool{true, false} {
+			t.Run(name+map[bool]string{true: " (in run)", false: " (resumed)"}[memory], func(t *testing.T) {
+				t.Parallel()
+				w := newMigWorld(3, "pool-a")
+				w.switchTemplate("pool-b")
+				tc.setup(w)
+				pr := MoveProgress{}
+				if memory {
+					pr = oldUIDs
+				}
+				got := NextStep(&w.s, 2, []string{"cache"}, pr, minReady, migT0)
+				want := tc.want
+				want.Ordinal = 2
+				if d := cmp.Diff(want, got, cmp.FilterPath(func(p cmp.Path) bool { return p.String() == "Reason" }, cmp.Ignore())); d != "" {
+					t.Errorf("step (-want +got):\n%s\nreason: %s", d, got.Reason)
+				}
+				if got.Reason == "" {
+					t.Error("step has no reason")
+				}
+			})
+		}
+	}
+}
+
+func TestNextStepRevisionOnlyMove(t *testing.T) {
+	t.Parallel()
+	// Same pool, new revision: the PVC goes with the old Pod.
+	w := newMigWorld(1, "pool-a")
+	w.s.Live.Status.UpdateRevision = migRevB
+	got := NextStep(&w.s, 0, []string{"cache"}, MoveProgress{}, 0, migT0)
+	if got.Kind != StepDeletePVCs {
+		t.Fatalf("got %+v, want delete_pvcs", got)
+	}
+	// The recreated Pod at the update revision with a new PVC on the same node is done.
+	w.addOrdinal(0, "gke-olap-pool-a-0", migRevB, "new0")
+	pr := MoveProgress{OldPodUID: "pod-uid-a0", OldPVCUIDs: map[string]typesUID{"cache-hist-0": "pvc-uid-a0"}}
+	if got := NextStep(&w.s, 0, []string{"cache"}, pr, 0, migT0); got.Kind != StepDone {
+		t.Fatalf("got %+v, want done", got)
+	}
+}
+
+func TestNextStepFailsWhenRecreatedPodIsOld(t *testing.T) {
+	t.Parallel()
+	// The live template still selects pool-a: the recreated Pod lands there again.
+	w := newMigWorld(1, "pool-b")
+	w.addOrdinal(0, "gke-olap-pool-a-0", migRevA, "again")
+	w.s.Live.Spec.Template.Spec.NodeSelector = map[string]string{LabelNodePool: "pool-b"}
+	pr := MoveProgress{OldPodUID: "pod-uid-a0", OldPVCUIDs: map[string]typesUID{"cache-hist-0": "pvc-uid-a0"}}
+	w.addPVC(0, "", "new") // new PVC, unbound: not old
+	got := NextStep(&w.s, 0, []string{"cache"}, pr, 0, migT0)
+	if got.Kind != StepFail || !strings.Contains(got.Reason, "does not move it") {
+		t.Fatalf("got %+v, want fail", got)
+	}
+}
+
+func TestMigrationBatch(t *testing.T) {
+	t.Parallel()
+	w := newMigWorld(4, "pool-a")
+	w.addPod(1, "", migRevA, "p1", false)
+	got := MigrationBatch(&w.s, []int32{3, 2, 1, 0}, 2)
+	if d := cmp.Diff([]int32{1, 3}, got); d != "" {
+		t.Errorf("batch (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff([]string{"ordinal 1: Pod hist-1 is Pending"}, OthersNotReady(&w.s, []int32{3}, []int32{2})); d != "" {
+		t.Errorf("others (-want +got):\n%s", d)
+	}
+	if got := OthersNotReady(&w.s, []int32{3}, []int32{1}); len(got) != 0 {
+		t.Errorf("queued ordinal counted as other: %q", got)
+	}
+}
