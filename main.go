@@ -1,21 +1,31 @@
+// Command terraform-provider-olapgke is the olapgke Terraform provider: GKE node pools, TopoLVM
+// device classes and an OLAP StatefulSet on Local SSDs, planned per ordinal.
 package main
 
 import (
-	_ "cloud.google.com/go/container/apiv1"
-	_ "github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
-	_ "github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
-	_ "github.com/hashicorp/terraform-plugin-framework/providerserver"
-	_ "github.com/hashicorp/terraform-plugin-go/tfprotov6"
-	_ "github.com/hashicorp/terraform-plugin-log/tflog"
-	_ "github.com/hashicorp/terraform-plugin-testing/helper/resource"
-	_ "github.com/google/go-cmp/cmp"
-	_ "golang.org/x/oauth2/google"
-	_ "google.golang.org/api/option"
-	_ "k8s.io/client-go/kubernetes"
-	_ "k8s.io/client-go/tools/clientcmd"
-	_ "k8s.io/component-helpers/scheduling/corev1"
-	_ "k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
-	_ "sigs.k8s.io/yaml"
+	"context"
+	"flag"
+	"log"
+
+	"github.com/hashicorp/terraform-plugin-framework/providerserver"
+
+	"github.com/olapgke/terraform-provider-olapgke/internal/provider"
 )
 
-func main() {}
+// version is set by the release build (goreleaser ldflags: -X main.version=...).
+var version = "dev"
+
+func main() {
+	var debug bool
+	flag.BoolVar(&debug, "debug", false, "run the provider with support for debuggers like delve")
+	flag.Parse()
+
+	err := providerserver.Serve(context.Background(), provider.New(version), providerserver.ServeOpts{
+		Address:         "registry.terraform.io/olapgke/olapgke",
+		Debug:           debug,
+		ProtocolVersion: 6,
+	})
+	if err != nil {
+		log.Fatal(err.Error())
+	}
+}
