@@ -175,6 +175,10 @@ func (b *builder) build() (*Plan, error) {
 		return b.existingVerdict(o, p).OK
 	}
 
+	cfg.counted = map[int]bool{}
+	for o := range b.podsByOrdinal {
+		cfg.counted[o] = true
+	}
 	initial := map[int]*simPod{}
 	if !b.replace {
 		for o, p := range b.podsByOrdinal {

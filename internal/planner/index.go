@@ -14,15 +14,15 @@ import (
 
 // Well-known names.
 const (
-	LabelTopoLVMNode          = "topology.topolvm.io/node"
-	AnnotationCapacityPrefix  = "capacity.topolvm.io/"
-	DefaultDeviceClassKey     = "00default"
-	ParamDeviceClass          = "topolvm.io/device-class"
-	AnnotationDefaultClass    = "storageclass.kubernetes.io/is-default-class"
-	LabelControllerRevision   = appsRevisionLabel
-	appsRevisionLabel         = "controller-revision-hash"
-	provisionerTopoLVM        = "topolvm.io"
-	provisionerTopoLVMLegacy  = "topolvm.cybozu.com"
+	LabelTopoLVMNode         = "topology.topolvm.io/node"
+	AnnotationCapacityPrefix = "capacity.topolvm.io/"
+	DefaultDeviceClassKey    = "00default"
+	ParamDeviceClass         = "topolvm.io/device-class"
+	AnnotationDefaultClass   = "storageclass.kubernetes.io/is-default-class"
+	LabelControllerRevision  = appsRevisionLabel
+	appsRevisionLabel        = "controller-revision-hash"
+	provisionerTopoLVM       = "topolvm.io"
+	provisionerTopoLVMLegacy = "topolvm.cybozu.com"
 )
 
 // Index is a read-only view of a Snapshot with lookups by name and by node

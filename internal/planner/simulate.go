@@ -1,7 +1,5 @@
 package planner
 
-import "sort"
-
 // simPod is the state of one ordinal's Pod in the controller simulation.
 type simPod struct {
 	exists      bool
@@ -24,12 +22,15 @@ type simConfig struct {
 	// that exists and is not Ready today.
 	canReady         func(o int, rev string) bool
 	existingCanReady func(o int) bool
+	// counted are the ordinals whose unavailability is disruption (they
+	// have a Pod before the apply); new ordinals are not.
+	counted map[int]bool
 }
 
 type simResult struct {
-	touched   map[int]int // ordinal -> instant of the controller's first action
-	createdAt map[int]string
-	final     map[int]*simPod
+	touched    map[int]int // ordinal -> instant of the controller's first action
+	createdAt  map[int]string
+	final      map[int]*simPod
 	maxUnavail int
 	stalled    bool
 	stuck      []int // ordinals that never become Ready
@@ -47,47 +48,44 @@ type simResult struct {
 // when every lower ordinal is Ready, Parallel spends the budget on
 // already-unavailable Pods first) are what decide waves and stall points.
 func simulate(cfg simConfig, initial map[int]*simPod, optimistic bool) simResult {
-	pods := make(map[int]*simPod, len(initial))
-	for o, p := range initial {
-		c := *p
-		pods[o] = &c
+	// Pods live in a slice indexed by ordinal-base, covering the desired
+	// range and every existing Pod.
+	lo, hi := cfg.start, cfg.start+cfg.replicas
+	for o := range initial {
+		lo, hi = min(lo, o), max(hi, o+1)
 	}
+	base := lo
+	pods := make([]simPod, hi-lo)
+	for o, p := range initial {
+		pods[o-base] = *p
+	}
+	createdRev := make([]string, len(pods))
 	res := simResult{touched: map[int]int{}, createdAt: map[int]string{}}
-	// canBecomeReady memoises per ordinal whether its current Pod can become
-	// Ready; reset when the Pod is replaced.
-	createdRev := map[int]string{}
 	t := 0
 	touch := func(o int) {
 		if _, ok := res.touched[o]; !ok {
 			res.touched[o] = t
 		}
 	}
-	get := func(o int) *simPod {
-		p := pods[o]
-		if p == nil {
-			p = &simPod{}
-			pods[o] = p
-		}
-		return p
-	}
 	unavailable := func(p *simPod) bool { return !p.exists || !p.ready || p.terminating }
+	rs, re := cfg.start-base, cfg.start-base+cfg.replicas // replica slice bounds
+	monotonic := !cfg.parallel
+	condemned := make([]int, 0)
 
 	sync := func() bool {
 		acted := false
-		monotonic := !cfg.parallel
-		// replicas
-		for i := 0; i < cfg.replicas; i++ {
-			o := cfg.start + i
-			p := get(o)
+		// replicas, ascending
+		for k := rs; k < re; k++ {
+			p := &pods[k]
 			if !p.exists {
 				rev := cfg.updateRev
-				if !cfg.onDelete && i < cfg.partition {
+				if !cfg.onDelete && k-rs < cfg.partition {
 					rev = cfg.currentRev
 				}
 				*p = simPod{exists: true, rev: rev}
-				createdRev[o] = rev
-				res.createdAt[o] = rev
-				touch(o)
+				createdRev[k] = rev
+				res.createdAt[k+base] = rev
+				touch(k + base)
 				acted = true
 				if monotonic {
 					return true
@@ -99,53 +97,54 @@ func simulate(cfg simConfig, initial map[int]*simPod, optimistic bool) simResult
 			}
 		}
 		// condemned, descending
-		var condemned []int
-		for o, p := range pods {
-			if p.exists && (o < cfg.start || o >= cfg.start+cfg.replicas) {
-				condemned = append(condemned, o)
+		condemned = condemned[:0]
+		for k := len(pods) - 1; k >= 0; k-- {
+			if pods[k].exists && (k < rs || k >= re) {
+				condemned = append(condemned, k)
 			}
 		}
-		sort.Sort(sort.Reverse(sort.IntSlice(condemned)))
-		first := -1
-		for i := 0; i < cfg.replicas; i++ {
-			if unavailable(get(cfg.start + i)) {
-				first = cfg.start + i
-				break
-			}
-		}
-		if first < 0 {
-			for i := len(condemned) - 1; i >= 0; i-- {
-				if unavailable(pods[condemned[i]]) {
-					first = condemned[i]
+		if len(condemned) > 0 {
+			first := -1
+			for k := rs; k < re; k++ {
+				if unavailable(&pods[k]) {
+					first = k
 					break
 				}
 			}
-		}
-		for _, o := range condemned {
-			p := pods[o]
-			if p.terminating {
-				if monotonic {
+			if first < 0 {
+				for i := len(condemned) - 1; i >= 0; i-- {
+					if unavailable(&pods[condemned[i]]) {
+						first = condemned[i]
+						break
+					}
+				}
+			}
+			for _, k := range condemned {
+				p := &pods[k]
+				if p.terminating {
+					if monotonic {
+						return acted
+					}
+					continue
+				}
+				if monotonic && !p.ready && k != first {
 					return acted
 				}
-				continue
-			}
-			if monotonic && !p.ready && o != first {
-				return acted
-			}
-			p.terminating = true
-			touch(o)
-			acted = true
-			if monotonic {
-				return true
+				p.terminating = true
+				touch(k + base)
+				acted = true
+				if monotonic {
+					return true
+				}
 			}
 		}
 		if cfg.onDelete {
 			return acted
 		}
-		// rolling update
+		// rolling update (updateStatefulSetAfterInvariantEstablished)
 		unav, needing := 0, 0
-		for i := cfg.replicas - 1; i >= 0; i-- {
-			p := get(cfg.start + i)
+		for k := re - 1; k >= rs; k-- {
+			p := &pods[k]
 			if unavailable(p) {
 				unav++
 				if cfg.parallel && p.rev != cfg.updateRev && !p.terminating {
@@ -156,71 +155,70 @@ func simulate(cfg simConfig, initial map[int]*simPod, optimistic bool) simResult
 		if unav >= cfg.maxUnavailable && needing == 0 {
 			return acted
 		}
-		del := func(o int) {
-			p := get(o)
-			p.terminating = true
-			touch(o)
+		del := func(k int) {
+			pods[k].terminating = true
+			touch(k + base)
 			acted = true
 		}
+		low := rs + cfg.partition
 		if cfg.parallel {
-			for i := cfg.replicas - 1; i >= cfg.partition; i-- {
-				p := get(cfg.start + i)
+			for k := re - 1; k >= low; k-- {
+				p := &pods[k]
 				if p.exists && p.rev != cfg.updateRev && !p.ready && !p.terminating {
-					del(cfg.start + i)
+					del(k)
 				}
 			}
 			budget := cfg.maxUnavailable - unav
-			for i := cfg.replicas - 1; i >= cfg.partition && budget > 0; i-- {
-				p := get(cfg.start + i)
+			for k := re - 1; k >= low && budget > 0; k-- {
+				p := &pods[k]
 				if p.exists && p.rev != cfg.updateRev && !unavailable(p) {
-					del(cfg.start + i)
+					del(k)
 					budget--
 				}
 			}
 			return acted
 		}
 		toDelete := cfg.maxUnavailable - unav
-		for i := cfg.replicas - 1; i >= cfg.partition && toDelete > 0; i-- {
-			p := get(cfg.start + i)
+		for k := re - 1; k >= low && toDelete > 0; k-- {
+			p := &pods[k]
 			if p.exists && p.rev != cfg.updateRev && !p.terminating {
-				del(cfg.start + i)
+				del(k)
 				toDelete--
 			}
 		}
 		return acted
 	}
 
-	canReady := func(o int, p *simPod) bool {
+	canReady := func(k int) bool {
 		if optimistic {
 			return true
 		}
-		if rev, ok := createdRev[o]; ok {
-			return cfg.canReady(o, rev)
+		if rev := createdRev[k]; rev != "" {
+			return cfg.canReady(k+base, rev)
 		}
-		return cfg.existingCanReady(o)
+		return cfg.existingCanReady(k + base)
 	}
 
-	limit := 4*(cfg.replicas+len(initial)) + 16
+	limit := 4*(len(pods)) + 16
 	for t = 1; t <= limit; t++ {
 		for i := 0; i < limit && sync(); i++ {
 		}
 		n := 0
-		for i := 0; i < cfg.replicas; i++ {
-			if unavailable(get(cfg.start + i)) {
+		for k := rs; k < re; k++ {
+			if cfg.counted[k+base] && unavailable(&pods[k]) {
 				n++
 			}
 		}
-		if n > res.maxUnavail {
-			res.maxUnavail = n
-		}
+		res.maxUnavail = max(res.maxUnavail, n)
 		progressed := false
-		for o, p := range pods {
+		for k := range pods {
+			p := &pods[k]
 			switch {
 			case p.exists && p.terminating:
 				*p = simPod{}
-				delete(createdRev, o)
+				createdRev[k] = ""
 				progressed = true
-			case p.exists && !p.ready && canReady(o, p):
+			case p.exists && !p.ready && canReady(k):
 				p.ready = true
 				progressed = true
 			}
@@ -230,21 +228,18 @@ func simulate(cfg simConfig, initial map[int]*simPod, optimistic bool) simResult
 		}
 	}
 	res.instants = t
-	res.final = pods
-	for o, p := range pods {
+	res.final = make(map[int]*simPod, len(pods))
+	for k := range pods {
+		p := &pods[k]
+		res.final[k+base] = p
 		if p.exists && !p.ready {
-			res.stuck = append(res.stuck, o)
+			res.stuck = append(res.stuck, k+base)
 		}
-	}
-	sort.Ints(res.stuck)
-	for i := 0; i < cfg.replicas; i++ {
-		p := get(cfg.start + i)
-		if unavailable(p) || (!cfg.onDelete && i >= cfg.partition && p.rev != cfg.updateRev) {
+		inRange := k >= rs && k < re
+		if inRange && (unavailable(p) || (!cfg.onDelete && k-rs >= cfg.partition && p.rev != cfg.updateRev)) {
 			res.stalled = true
 		}
-	}
-	for o, p := range pods {
-		if p.exists && (o < cfg.start || o >= cfg.start+cfg.replicas) {
+		if !inRange && p.exists {
 			res.stalled = true
 		}
 	}

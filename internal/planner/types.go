@@ -94,7 +94,7 @@ type OrdinalPlan struct {
 	// NoPod is true when the controller deletes this ordinal's Pod but never
 	// recreates it because a lower ordinal never becomes Ready
 	// (OrderedReady with maxUnavailable > 1).
-	NoPod   bool
+	NoPod    bool
 	Revision string // revision the ordinal's Pod has after the apply ("" for delete)
 	Volumes  []Volume
 	// PVCsAfter is, for delete, "retained" or "deleted" (retention policy).

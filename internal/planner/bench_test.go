@@ -1,0 +1,64 @@
+package planner
+
+import (
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+)
+
+// bigWorld: 1,000 ordinals on a 5,000-node cluster (2,500 per pool), PVs
+// pinned to pool-a, template moved to pool-b: the incident at scale.
+func bigWorld(b testing.TB, strategy func(*appsv1.StatefulSet)) Snapshot {
+	nodes := append(mkPool("pool-a", 2500, 1000), mkPool("pool-b", 2500, 1000)...)
+	live := mkSet(1000)
+	if strategy != nil {
+		strategy(live)
+	}
+	w := newWorld(b, live, nodes)
+	return w.desire(toPoolB).snap
+}
+
+func BenchmarkBuild(b *testing.B) {
+	for name, strategy := range map[string]func(*appsv1.StatefulSet){
+		"RollingUpdate": nil,
+		"OnDelete":      onDelete,
+		"Parallel":      func(s *appsv1.StatefulSet) { parallel(s); newImage(s) },
+	} {
+		snap := bigWorld(b, strategy)
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := Build(snap); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// TestBuildLarge checks the answers at the benchmark's size (the timing is
+// BenchmarkBuild's job).
+func TestBuildLarge(t *testing.T) {
+	t.Parallel()
+	snap := bigWorld(t, onDelete)
+	p, err := Build(snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Ordinals) != 1000 || p.Stall != nil {
+		t.Fatalf("%d ordinals, stall %+v", len(p.Ordinals), p.Stall)
+	}
+	for _, o := range p.Ordinals {
+		if o.Action != ActionStale || o.Schedulable {
+			t.Fatalf("ordinal %d: %s schedulable=%v", o.Ordinal, o.Action, o.Schedulable)
+		}
+	}
+	// A node outside both pools must not be found for a free Pod either.
+	ix := NewIndex(&snap)
+	pod := &corev1.Pod{Spec: corev1.PodSpec{NodeSelector: map[string]string{poolKey: "pool-c"}}}
+	pod.Name = "olap-1000"
+	if v := PodCanSchedule(pod, nil, ix); v.OK || v.Reason != "ordinal 1000: no node can run Pod olap-1000: 0/5000 nodes are available: 5000 node(s) fails the pod's nodeSelector cloud.google.com/gke-nodepool=pool-c" {
+		t.Errorf("verdict %+v", v)
+	}
+}

@@ -1,0 +1,480 @@
+package planner
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+)
+
+func twoPools() []corev1.Node {
+	return append(mkPool("pool-a", 3, 1000), mkPool("pool-b", 3, 1000)...)
+}
+
+func maxUnavailable(n int32) func(*appsv1.StatefulSet) {
+	return func(s *appsv1.StatefulSet) {
+		s.Spec.UpdateStrategy.RollingUpdate.MaxUnavailable = ptr.To(intstr.FromInt32(n))
+	}
+}
+
+func partition(n int32) func(*appsv1.StatefulSet) {
+	return func(s *appsv1.StatefulSet) { s.Spec.UpdateStrategy.RollingUpdate.Partition = ptr.To(n) }
+}
+
+func parallel(s *appsv1.StatefulSet) { s.Spec.PodManagementPolicy = appsv1.ParallelPodManagement }
+
+func replicas(n int32) func(*appsv1.StatefulSet) {
+	return func(s *appsv1.StatefulSet) { s.Spec.Replicas = ptr.To(n) }
+}
+
+func whenScaledDelete(s *appsv1.StatefulSet) {
+	s.Spec.PersistentVolumeClaimRetentionPolicy.WhenScaled = appsv1.DeletePersistentVolumeClaimRetentionPolicyType
+}
+
+func requiredPool(pool string) func(*appsv1.StatefulSet) {
+	return func(s *appsv1.StatefulSet) {
+		s.Spec.Template.Spec.NodeSelector = nil
+		s.Spec.Template.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
+			RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
+				MatchExpressions: []corev1.NodeSelectorRequirement{{Key: poolKey, Operator: corev1.NodeSelectorOpIn, Values: []string{pool}}},
+			}}},
+		}}
+	}
+}
+
+func TestBuild(t *testing.T) {
+	t.Parallel()
+	tests := map[string]struct {
+		world func(t *testing.T) *world
+		want  []string
+		// wantStall is the stuck ordinals, nil when the rollout completes.
+		wantStall      []int32
+		wantStallWave  int
+		wantMaxUnavail int32
+		// wantReason: ordinal -> substrings of its Reason.
+		wantReason map[int32][]string
+		check      func(t *testing.T, w *world, p *Plan)
+	}{
+		"seed incident under RollingUpdate: highest ordinal recreated, Pending, rollout stalls": {
+			world:     func(t *testing.T) *world { return newWorld(t, mkSet(3), twoPools()).desire(toPoolB) },
+			want:      []string{"0 recreate w3 NO blocked", "1 recreate w2 NO blocked", "2 recreate w1 NO"},
+			wantStall: []int32{2}, wantStallWave: 1, wantMaxUnavail: 1,
+			wantReason: map[int32][]string{2: {"ordinal 2: PV pv-data-olap-2 is pinned to node gke-olap-pool-a-2 (topology.topolvm.io/node); that node fails the pod's nodeSelector cloud.google.com/gke-nodepool=pool-b", "Pod olap-2", "PVC data-olap-2"}},
+		},
+		"seed incident with required node affinity names the failing term": {
+			world:     func(t *testing.T) *world { return newWorld(t, mkSet(3), twoPools()).desire(requiredPool("pool-b")) },
+			want:      []string{"0 recreate w3 NO blocked", "1 recreate w2 NO blocked", "2 recreate w1 NO"},
+			wantStall: []int32{2}, wantStallWave: 1, wantMaxUnavail: 1,
+			wantReason: map[int32][]string{2: {"ordinal 2: PV pv-data-olap-2 is pinned to node gke-olap-pool-a-2 (topology.topolvm.io/node); that node fails the pod's required node affinity cloud.google.com/gke-nodepool In [pool-b]"}},
+		},
+		"seed incident under OnDelete: every ordinal stale and unschedulable if deleted": {
+			world: func(t *testing.T) *world {
+				w := newWorld(t, mkSet(3), twoPools())
+				onDelete(w.snap.Live)
+				return w.desire(toPoolB)
+			},
+			want: []string{"0 stale w0 NO", "1 stale w0 NO", "2 stale w0 NO"},
+			wantReason: map[int32][]string{
+				0: {"ordinal 0: PV pv-data-olap-0 is pinned to node gke-olap-pool-a-0"},
+				1: {"ordinal 1: PV pv-data-olap-1 is pinned to node gke-olap-pool-a-1"},
+			},
+		},
+		"RollingUpdate image change rolls high to low": {
+			world:          func(t *testing.T) *world { return newWorld(t, mkSet(3), twoPools()).desire(newImage) },
+			want:           []string{"0 recreate w3 ok", "1 recreate w2 ok", "2 recreate w1 ok"},
+			wantMaxUnavail: 1,
+			check: func(t *testing.T, w *world, p *Plan) {
+				if !p.TemplateChanged || p.UpdateRevision == w.snap.Live.Status.UpdateRevision {
+					t.Errorf("TemplateChanged=%v UpdateRevision=%s live=%s", p.TemplateChanged, p.UpdateRevision, w.snap.Live.Status.UpdateRevision)
+				}
+				if p.Disruption.Waves != 3 || p.Disruption.Unbounded {
+					t.Errorf("disruption %+v", p.Disruption)
+				}
+			},
+		},
+		"no change leaves everything unchanged": {
+			world: func(t *testing.T) *world { return newWorld(t, mkSet(3), twoPools()).desire() },
+			want:  []string{"0 unchanged w0 ok", "1 unchanged w0 ok", "2 unchanged w0 ok"},
+			check: func(t *testing.T, w *world, p *Plan) {
+				if p.TemplateChanged || p.UpdateRevision != w.snap.Live.Status.UpdateRevision {
+					t.Errorf("TemplateChanged=%v UpdateRevision=%s", p.TemplateChanged, p.UpdateRevision)
+				}
+			},
+		},
+		"partition 2 of 3 recreates exactly ordinal 2": {
+			world: func(t *testing.T) *world {
+				w := newWorld(t, mkSet(3), twoPools())
+				partition(2)(w.snap.Live)
+				return w.desire(newImage)
+			},
+			want:           []string{"0 stale w0 ok", "1 stale w0 ok", "2 recreate w1 ok"},
+			wantMaxUnavail: 1,
+		},
+		"partition protects the incident ordinals below it": {
+			world: func(t *testing.T) *world { return newWorld(t, mkSet(3), twoPools()).desire(toPoolB, partition(3)) },
+			want:  []string{"0 stale w0 ok", "1 stale w0 ok", "2 stale w0 ok"},
+		},
+		"maxUnavailable 2 OrderedReady: two deleted, only the lower recreated": {
+			world:     func(t *testing.T) *world { return newWorld(t, mkSet(3), twoPools()).desire(toPoolB, maxUnavailable(2)) },
+			want:      []string{"0 recreate w2 NO blocked", "1 recreate w1 NO", "2 recreate w1 NO nopod"},
+			wantStall: []int32{1}, wantStallWave: 1, wantMaxUnavail: 2,
+		},
+		"maxUnavailable 2 Parallel: two highest recreated together, both Pending": {
+			world: func(t *testing.T) *world {
+				w := newWorld(t, mkSet(3), twoPools())
+				parallel(w.snap.Live)
+				return w.desire(toPoolB, maxUnavailable(2))
+			},
+			want:      []string{"0 recreate w2 NO blocked", "1 recreate w1 NO", "2 recreate w1 NO"},
+			wantStall: []int32{1, 2}, wantStallWave: 1, wantMaxUnavail: 2,
+		},
+		"maxUnavailable 2 Parallel image change: pairs": {
+			world: func(t *testing.T) *world {
+				w := newWorld(t, mkSet(4), twoPools())
+				parallel(w.snap.Live)
+				return w.desire(newImage, maxUnavailable(2))
+			},
+			want:           []string{"0 recreate w2 ok", "1 recreate w2 ok", "2 recreate w1 ok", "3 recreate w1 ok"},
+			wantMaxUnavail: 2,
+		},
+		"ordinals.start 5": {
+			world: func(t *testing.T) *world {
+				s := mkSet(3)
+				s.Spec.Ordinals = &appsv1.StatefulSetOrdinals{Start: 5}
+				return newWorld(t, s, twoPools()).desire(newImage, replicas(4))
+			},
+			// OrderedReady: scale-up first (8), then the update from the top.
+			want:           []string{"5 recreate w4 ok", "6 recreate w3 ok", "7 recreate w2 ok", "8 create w1 ok"},
+			wantMaxUnavail: 1,
+		},
+		"ordinals.start moved: old ordinals deleted, new ones created": {
+			world: func(t *testing.T) *world {
+				return newWorld(t, mkSet(2), twoPools()).desire(func(s *appsv1.StatefulSet) {
+					s.Spec.Ordinals = &appsv1.StatefulSetOrdinals{Start: 1}
+				})
+			},
+			want: []string{"0 delete w2 pvcs=retained", "1 unchanged w0 ok", "2 create w1 ok"},
+		},
+		"scale up OrderedReady with image change: creates one by one, then rolls": {
+			world:          func(t *testing.T) *world { return newWorld(t, mkSet(3), twoPools()).desire(newImage, replicas(5)) },
+			want:           []string{"0 recreate w5 ok", "1 recreate w4 ok", "2 recreate w3 ok", "3 create w1 ok", "4 create w2 ok"},
+			wantMaxUnavail: 1,
+		},
+		"scale up Parallel: new ordinals together, then the roll": {
+			world: func(t *testing.T) *world {
+				w := newWorld(t, mkSet(3), twoPools())
+				parallel(w.snap.Live)
+				return w.desire(newImage, replicas(5))
+			},
+			want:           []string{"0 recreate w4 ok", "1 recreate w3 ok", "2 recreate w2 ok", "3 create w1 ok", "4 create w1 ok"},
+			wantMaxUnavail: 1,
+		},
+		"scale down OrderedReady retains PVCs, one at a time": {
+			world: func(t *testing.T) *world { return newWorld(t, mkSet(5), twoPools()).desire(replicas(3)) },
+			want:  []string{"0 unchanged w0 ok", "1 unchanged w0 ok", "2 unchanged w0 ok", "3 delete w2 pvcs=retained", "4 delete w1 pvcs=retained"},
+		},
+		"scale down Parallel with whenScaled Delete: together, PVCs deleted": {
+			world: func(t *testing.T) *world {
+				w := newWorld(t, mkSet(5), twoPools())
+				parallel(w.snap.Live)
+				return w.desire(replicas(3), whenScaledDelete)
+			},
+			want: []string{"0 unchanged w0 ok", "1 unchanged w0 ok", "2 unchanged w0 ok", "3 delete w1 pvcs=deleted", "4 delete w1 pvcs=deleted"},
+		},
+		"scale up onto retained PVCs pinned to a pool the template left": {
+			world: func(t *testing.T) *world {
+				w := newWorld(t, mkSet(3), twoPools())
+				w.addBoundClaim("data-olap-3", vct("data", 100), nodeName("pool-a", 0))
+				return w.desire(replicas(4))
+			},
+			want: []string{"0 unchanged w0 ok", "1 unchanged w0 ok", "2 unchanged w0 ok", "3 create w1 ok"},
+			check: func(t *testing.T, w *world, p *Plan) {
+				if diff := cmp.Diff([]Volume{{Claim: "data", PVC: "data-olap-3", PV: "pv-data-olap-3", PinnedNode: "gke-olap-pool-a-0"}}, p.Ordinals[3].Volumes); diff != "" {
+					t.Errorf("volumes (-want +got):\n%s", diff)
+				}
+			},
+		},
+		"OnDelete scale up creates at the new revision, no roll": {
+			world: func(t *testing.T) *world {
+				w := newWorld(t, mkSet(2), twoPools())
+				onDelete(w.snap.Live)
+				return w.desire(newImage, replicas(3))
+			},
+			want: []string{"0 stale w0 ok", "1 stale w0 ok", "2 create w1 ok"},
+		},
+		"cordoned pinned node stalls at that ordinal": {
+			world: func(t *testing.T) *world {
+				w := newWorld(t, mkSet(3), twoPools()).desire(newImage)
+				w.node(nodeName("pool-a", 1)).Spec.Unschedulable = true
+				return w
+			},
+			want:      []string{"0 recreate w3 ok blocked", "1 recreate w2 NO", "2 recreate w1 ok"},
+			wantStall: []int32{1}, wantStallWave: 2, wantMaxUnavail: 1,
+			wantReason: map[int32][]string{1: {"pinned to node gke-olap-pool-a-1", "is cordoned"}},
+		},
+		"NoExecute taint blocks, PreferNoSchedule does not": {
+			world: func(t *testing.T) *world {
+				w := newWorld(t, mkSet(3), twoPools()).desire(newImage)
+				w.node(nodeName("pool-a", 2)).Spec.Taints = []corev1.Taint{{Key: "maintenance", Value: "x", Effect: corev1.TaintEffectNoExecute}}
+				w.node(nodeName("pool-a", 1)).Spec.Taints = []corev1.Taint{{Key: "soft", Effect: corev1.TaintEffectPreferNoSchedule}}
+				return w
+			},
+			want:      []string{"0 recreate w3 ok blocked", "1 recreate w2 ok blocked", "2 recreate w1 NO"},
+			wantStall: []int32{2}, wantStallWave: 1, wantMaxUnavail: 1,
+			wantReason: map[int32][]string{2: {"has taint maintenance=x:NoExecute the pod does not tolerate"}},
+		},
+		"tolerated NoExecute taint does not block": {
+			world: func(t *testing.T) *world {
+				w := newWorld(t, mkSet(3), twoPools()).desire(newImage, func(s *appsv1.StatefulSet) {
+					s.Spec.Template.Spec.Tolerations = []corev1.Toleration{{Key: "maintenance", Operator: corev1.TolerationOpExists}}
+				})
+				w.node(nodeName("pool-a", 2)).Spec.Taints = []corev1.Taint{{Key: "maintenance", Value: "x", Effect: corev1.TaintEffectNoExecute}}
+				return w
+			},
+			want:           []string{"0 recreate w3 ok", "1 recreate w2 ok", "2 recreate w1 ok"},
+			wantMaxUnavail: 1,
+		},
+		"preferred affinity never blocks": {
+			world: func(t *testing.T) *world {
+				return newWorld(t, mkSet(3), twoPools()).desire(func(s *appsv1.StatefulSet) {
+					s.Spec.Template.Spec.NodeSelector = nil
+					s.Spec.Template.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
+						PreferredDuringSchedulingIgnoredDuringExecution: []corev1.PreferredSchedulingTerm{{Weight: 100, Preference: corev1.NodeSelectorTerm{
+							MatchExpressions: []corev1.NodeSelectorRequirement{{Key: poolKey, Operator: corev1.NodeSelectorOpIn, Values: []string{"pool-b"}}},
+						}}},
+					}}
+				})
+			},
+			want:           []string{"0 recreate w3 ok", "1 recreate w2 ok", "2 recreate w1 ok"},
+			wantMaxUnavail: 1,
+		},
+		"PV without node affinity never blocks": {
+			world: func(t *testing.T) *world {
+				w := newWorld(t, mkSet(3), twoPools()).desire(toPoolB)
+				for i := range w.snap.PVs {
+					w.snap.PVs[i].Spec.NodeAffinity = nil
+				}
+				return w
+			},
+			want:           []string{"0 recreate w3 ok", "1 recreate w2 ok", "2 recreate w1 ok"},
+			wantMaxUnavail: 1,
+		},
+		"PV pinned to a deleted node": {
+			world: func(t *testing.T) *world {
+				w := newWorld(t, mkSet(3), twoPools()).desire(newImage)
+				w.snap.Nodes = w.snap.Nodes[1:] // pool-a-0 is gone
+				return w
+			},
+			want:      []string{"0 recreate w3 NO", "1 recreate w2 ok", "2 recreate w1 ok"},
+			wantStall: []int32{0}, wantStallWave: 3, wantMaxUnavail: 1,
+			wantReason: map[int32][]string{0: {"PV pv-data-olap-0 is pinned to node gke-olap-pool-a-0 (topology.topolvm.io/node), which does not exist"}},
+		},
+		"multiple claim templates: new PVCs need capacity for all together": {
+			world: func(t *testing.T) *world {
+				s := mkSet(3)
+				s.Spec.VolumeClaimTemplates = append(s.Spec.VolumeClaimTemplates, vct("cache", 100))
+				nodes := append(mkPool("pool-a", 3, 150), mkPool("pool-b", 3, 150)...)
+				return newWorld(t, s, nodes).desire(replicas(4))
+			},
+			want:      []string{"0 unchanged w0 ok", "1 unchanged w0 ok", "2 unchanged w0 ok", "3 create w1 NO"},
+			wantStall: []int32{3}, wantStallWave: 1,
+			wantReason: map[int32][]string{3: {"ordinal 3: no node can run Pod olap-3 with new PVC(s) data-olap-3, cache-olap-3: 0/6 nodes are available:", "3 node(s) fails the pod's nodeSelector cloud.google.com/gke-nodepool=pool-a", "3 node(s) lacks free storage for storage class topolvm-ssd"}},
+		},
+		"multiple claim templates fit when capacity suffices": {
+			world: func(t *testing.T) *world {
+				s := mkSet(3)
+				s.Spec.VolumeClaimTemplates = append(s.Spec.VolumeClaimTemplates, vct("cache", 100))
+				return newWorld(t, s, twoPools()).desire(replicas(4))
+			},
+			want: []string{"0 unchanged w0 ok", "1 unchanged w0 ok", "2 unchanged w0 ok", "3 create w1 ok"},
+			check: func(t *testing.T, w *world, p *Plan) {
+				if got := len(p.Ordinals[0].Volumes); got != 2 {
+					t.Errorf("ordinal 0 has %d volumes, want 2", got)
+				}
+			},
+		},
+		"capacity shortage from CSIStorageCapacity": {
+			world: func(t *testing.T) *world {
+				w := newWorld(t, mkSet(3), twoPools()).desire(replicas(4))
+				for _, n := range w.snap.Nodes {
+					w.snap.Capacities = append(w.snap.Capacities, storagev1.CSIStorageCapacity{
+						ObjectMeta:       metav1.ObjectMeta{Name: "csisc-" + n.Name, Namespace: "topolvm-system"},
+						StorageClassName: scName,
+						NodeTopology:     &metav1.LabelSelector{MatchLabels: map[string]string{LabelTopoLVMNode: n.Name}},
+						Capacity:         resource.NewQuantity(10*gib, resource.BinarySI),
+					})
+				}
+				return w
+			},
+			want:      []string{"0 unchanged w0 ok", "1 unchanged w0 ok", "2 unchanged w0 ok", "3 create w1 NO"},
+			wantStall: []int32{3}, wantStallWave: 1,
+			wantReason: map[int32][]string{3: {"lacks free storage for storage class topolvm-ssd"}},
+		},
+		"Pod Pending today blocks an OrderedReady roll and counts as unavailable": {
+			world: func(t *testing.T) *world {
+				w := newWorld(t, mkSet(3), twoPools())
+				// ordinal 1 was left Pending by an earlier stalled edit: its Pod
+				// wants pool-b but its PV is pinned to pool-a-1.
+				w.snap.Pods = w.snap.Pods[:1]
+				w.snap.PVCs, w.snap.PVs = w.snap.PVCs[:1], w.snap.PVs[:1]
+				w.addBoundClaim("data-olap-1", vct("data", 100), nodeName("pool-a", 1))
+				w.addPod(w.snap.Live, 2, nodeName("pool-a", 2), w.snap.Live.Status.UpdateRevision, true)
+				pending := w.snap.Live.DeepCopy()
+				toPoolB(pending)
+				w.addPod(pending, 1, "", w.snap.Live.Status.UpdateRevision, false)
+				return w.desire(newImage)
+			},
+			want:      []string{"0 recreate w3 ok blocked", "1 recreate w2 ok blocked", "2 recreate w1 ok blocked"},
+			wantStall: []int32{1}, wantMaxUnavail: 1,
+			wantReason: nil,
+			check: func(t *testing.T, w *world, p *Plan) {
+				if !strings.Contains(p.Stall.Reason, "ordinal 1: Pod olap-1 is Pending today") || !strings.Contains(p.Stall.Reason, "pinned to node gke-olap-pool-a-1") {
+					t.Errorf("stall reason %q", p.Stall.Reason)
+				}
+			},
+		},
+		"revert to an earlier revision reuses its name": {
+			world: func(t *testing.T) *world {
+				old := mkSet(3)
+				w := newWorld(t, old.DeepCopy(), twoPools())
+				newImage(w.snap.Live)
+				cur := revisionFor(t, w.snap.Live, 2)
+				w.snap.Revisions = append(w.snap.Revisions, cur)
+				w.snap.Live.Status.CurrentRevision, w.snap.Live.Status.UpdateRevision = cur.Name, cur.Name
+				for i := range w.snap.Pods {
+					w.snap.Pods[i].Labels[LabelControllerRevision] = cur.Name
+				}
+				return w.desire(func(s *appsv1.StatefulSet) { s.Spec.Template = old.Spec.Template })
+			},
+			want:           []string{"0 recreate w3 ok", "1 recreate w2 ok", "2 recreate w1 ok"},
+			wantMaxUnavail: 1,
+			check: func(t *testing.T, w *world, p *Plan) {
+				if p.UpdateRevision != w.snap.Revisions[0].Name {
+					t.Errorf("UpdateRevision %s, want the first revision %s", p.UpdateRevision, w.snap.Revisions[0].Name)
+				}
+			},
+		},
+		"PDB exceeded by maxUnavailable 2": {
+			world: func(t *testing.T) *world {
+				w := newWorld(t, mkSet(4), twoPools()).desire(newImage, maxUnavailable(2))
+				w.snap.PDBs = []policyv1.PodDisruptionBudget{{
+					ObjectMeta: metav1.ObjectMeta{Name: "olap", Namespace: ns},
+					Spec:       policyv1.PodDisruptionBudgetSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "olap"}}},
+					Status:     policyv1.PodDisruptionBudgetStatus{DisruptionsAllowed: 1},
+				}}
+				return w
+			},
+			// OrderedReady: 3 and 2 deleted; 2 recreated first, then 3, then 1 and 0.
+			want:           []string{"0 recreate w2 ok", "1 recreate w2 ok", "2 recreate w1 ok", "3 recreate w1 ok"},
+			wantMaxUnavail: 2,
+			check: func(t *testing.T, w *world, p *Plan) {
+				if diff := cmp.Diff([]string{"olap"}, p.Disruption.PDBsExceeded); diff != "" {
+					t.Errorf("PDBsExceeded (-want +got):\n%s", diff)
+				}
+			},
+		},
+		"immutable change replaces the object and re-adopts PVCs": {
+			world: func(t *testing.T) *world {
+				w := newWorld(t, mkSet(3), twoPools()).desire(func(s *appsv1.StatefulSet) {
+					s.Spec.VolumeClaimTemplates[0].Spec.Resources.Requests[corev1.ResourceStorage] = *resource.NewQuantity(200*gib, resource.BinarySI)
+				})
+				w.snap.Immutable = &ImmutableChange{Fields: []string{"spec"}, Message: "spec: Forbidden: updates to statefulset spec for fields other than ..."}
+				return w
+			},
+			want:           []string{"0 recreate w1 ok", "1 recreate w2 ok", "2 recreate w3 ok"},
+			wantMaxUnavail: 3,
+			check: func(t *testing.T, w *world, p *Plan) {
+				if p.Replace == nil {
+					t.Fatal("no Replace")
+				}
+				if diff := cmp.Diff([]string{"data-olap-0", "data-olap-1", "data-olap-2"}, p.Replace.Readopted); diff != "" {
+					t.Errorf("Readopted (-want +got):\n%s", diff)
+				}
+				if !strings.Contains(p.Replace.Explanation, "adopted again by name") {
+					t.Errorf("explanation %q", p.Replace.Explanation)
+				}
+			},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			w := tc.world(t)
+			p, err := Build(w.snap)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkInvariants(t, w.snap, p)
+			if diff := cmp.Diff(tc.want, summary(p)); diff != "" {
+				t.Errorf("ordinals (-want +got):\n%s", diff)
+			}
+			var gotStall []int32
+			gotWave := 0
+			if p.Stall != nil {
+				gotStall, gotWave = p.Stall.Ordinals, p.Stall.Wave
+			}
+			if diff := cmp.Diff(tc.wantStall, gotStall); diff != "" {
+				t.Errorf("stall ordinals (-want +got):\n%s", diff)
+			}
+			if gotWave != tc.wantStallWave {
+				t.Errorf("stall wave %d, want %d", gotWave, tc.wantStallWave)
+			}
+			if p.Disruption.Unbounded != (tc.wantStall != nil) {
+				t.Errorf("Unbounded %v with stall %v", p.Disruption.Unbounded, tc.wantStall)
+			}
+			if p.Disruption.MaxUnavailable != tc.wantMaxUnavail {
+				t.Errorf("MaxUnavailable %d, want %d", p.Disruption.MaxUnavailable, tc.wantMaxUnavail)
+			}
+			for o, subs := range tc.wantReason {
+				var reason string
+				for _, op := range p.Ordinals {
+					if op.Ordinal == o {
+						reason = op.Reason
+					}
+				}
+				for _, sub := range subs {
+					if !strings.Contains(reason, sub) {
+						t.Errorf("ordinal %d reason %q lacks %q", o, reason, sub)
+					}
+				}
+			}
+			if tc.check != nil {
+				tc.check(t, w, p)
+			}
+		})
+	}
+}
+
+func TestBuildDestroy(t *testing.T) {
+	t.Parallel()
+	for name, tc := range map[string]struct {
+		policy appsv1.PersistentVolumeClaimRetentionPolicyType
+		want   []string
+	}{
+		"whenDeleted Retain": {appsv1.RetainPersistentVolumeClaimRetentionPolicyType, []string{"0 delete w1 pvcs=retained", "1 delete w1 pvcs=retained"}},
+		"whenDeleted Delete": {appsv1.DeletePersistentVolumeClaimRetentionPolicyType, []string{"0 delete w1 pvcs=deleted", "1 delete w1 pvcs=deleted"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			s := mkSet(2)
+			s.Spec.PersistentVolumeClaimRetentionPolicy.WhenDeleted = tc.policy
+			w := newWorld(t, s, twoPools())
+			p, err := Build(w.snap)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkInvariants(t, w.snap, p)
+			if diff := cmp.Diff(tc.want, summary(p)); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
