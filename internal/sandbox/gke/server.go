@@ -1,0 +1,333 @@
+// Package gke emulates the GKE ClusterManager gRPC API (cloud.google.com/go/container v1) for
+// the sandbox: clusters seeded at start, node pools that become Node objects in the sandbox API
+// server, and GKE-style operations (PENDING -> RUNNING -> DONE, failures reported in the
+// operation's Error). Only client-go and the container API types are imported so the package
+// builds and tests quickly.
+package gke
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"sort"
+	"sync"
+	"time"
+
+	"cloud.google.com/go/container/apiv1/containerpb"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+	"k8s.io/client-go/kubernetes"
+)
+
+// ClusterSeed is a cluster that exists when the emulator starts, with its node pools.
+type ClusterSeed struct {
+	Project, Location, Name string
+	Pools                   []*containerpb.NodePool
+}
+
+// Options configure the emulator.
+type Options struct {
+	Kube      kubernetes.Interface // client of the sandbox API server (system:masters)
+	Endpoint  string               // API server "127.0.0.1:PORT" returned by GetCluster (.Endpoint, no scheme)
+	CACertPEM []byte               // returned base64-encoded in GetCluster .MasterAuth.ClusterCaCertificate
+	Clusters  []ClusterSeed
+	// OperationDelay paces PENDING->RUNNING->DONE (default 50ms).
+	OperationDelay time.Duration
+	// VolumeGroup is the value of the node annotation sandbox.olapgke.io/volume-group (default "vg-ssd").
+	VolumeGroup string
+	// NodeDeleteTimeout bounds the wait for a deleted Node object to disappear (finalizers such as
+	// topolvm.io/node are removed by other sandbox components). Default 2m.
+	NodeDeleteTimeout time.Duration
+	// DrainTimeout bounds the eviction of Pods from a node before it is deleted, as GKE drains
+	// before removing a VM; Pods still there afterwards are deleted. Default 30s.
+	DrainTimeout time.Duration
+	// PollInterval is how often waits re-check the API server. Default 100ms.
+	PollInterval time.Duration
+	Logger       *slog.Logger
+}
+
+// Version is the Kubernetes version the emulated clusters and node pools report.
+const Version = "1.37.2-gke.1000"
+
+// Server is the emulator. Create it with New.
+type Server struct {
+	containerpb.UnimplementedClusterManagerServer
+
+	o      Options
+	log    *slog.Logger
+	ctx    context.Context // cancelled by Stop; bounds operation work
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu       sync.Mutex
+	clusters map[clusterKey]*cluster
+	ops      map[string]*operation // key: project/location/name
+	opOrder  []string
+	faults   map[string][]error // see InjectFault
+
+	gmu  sync.Mutex
+	grpc *grpc.Server
+}
+
+type cluster struct {
+	key   clusterKey
+	pb    *containerpb.Cluster
+	pools map[string]*pool
+	order []string // pool creation order
+}
+
+type pool struct {
+	key  poolKey
+	np   *containerpb.NodePool
+	busy *operation
+	// nodes in creation order; the newest are last.
+	nodes []nodeRec
+}
+
+type nodeRec struct{ Name, Zone string }
+
+type operation struct {
+	pb   *containerpb.Operation
+	verb string // "creating", "deleting", ... for the concurrent-operation message
+}
+
+// New validates the seeds and builds the emulator. Node objects are created by Seed.
+func New(o Options) (*Server, error) {
+	if o.Kube == nil {
+		return nil, errors.New("gke: Options.Kube is required")
+	}
+	if o.OperationDelay <= 0 {
+		o.OperationDelay = 50 * time.Millisecond
+	}
+	if o.VolumeGroup == "" {
+		o.VolumeGroup = "vg-ssd"
+	}
+	if o.NodeDeleteTimeout <= 0 {
+		o.NodeDeleteTimeout = 2 * time.Minute
+	}
+	if o.DrainTimeout <= 0 {
+		o.DrainTimeout = 30 * time.Second
+	}
+	if o.PollInterval <= 0 {
+		o.PollInterval = 100 * time.Millisecond
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &Server{o: o, log: o.Logger.With("component", "gke"), ctx: ctx, cancel: cancel,
+		clusters: map[clusterKey]*cluster{}, ops: map[string]*operation{}, faults: map[string][]error{}}
+	for _, cs := range o.Clusters {
+		k := clusterKey{cs.Project, cs.Location, cs.Name}
+		if cs.Project == "" || cs.Location == "" || cs.Name == "" {
+			cancel()
+			return nil, fmt.Errorf("gke: cluster seed %q needs project, location and name", k)
+		}
+		if _, dup := s.clusters[k]; dup {
+			cancel()
+			return nil, fmt.Errorf("gke: cluster %s seeded twice", k)
+		}
+		c := s.newCluster(k)
+		s.clusters[k] = c
+		for _, np := range cs.Pools {
+			np = proto.Clone(np).(*containerpb.NodePool)
+			if err := s.admitPool(c, np); err != nil {
+				cancel()
+				return nil, fmt.Errorf("gke: seed pool %q of %s: %w", np.GetName(), k, err)
+			}
+			np.Status = containerpb.NodePool_RUNNING
+			c.pools[np.Name] = &pool{key: poolKey{k, np.Name}, np: np}
+			c.order = append(c.order, np.Name)
+		}
+	}
+	return s, nil
+}
+
+func (s *Server) newCluster(k clusterKey) *cluster {
+	locs := []string{k.Location}
+	if !isZone(k.Location) {
+		locs = []string{k.Location + "-a", k.Location + "-b", k.Location + "-c"}
+	}
+	pb := &containerpb.Cluster{
+		Name:                  k.Cluster,
+		Location:              k.Location,
+		Zone:                  k.Location,
+		Locations:             locs,
+		Endpoint:              s.o.Endpoint,
+		MasterAuth:            &containerpb.MasterAuth{ClusterCaCertificate: base64.StdEncoding.EncodeToString(s.o.CACertPEM)},
+		InitialClusterVersion: Version,
+		CurrentMasterVersion:  Version,
+		CurrentNodeVersion:    Version,
+		Status:                containerpb.Cluster_RUNNING,
+		SelfLink:              selfLink(k.String()),
+		Network:               "default",
+		Subnetwork:            "default",
+		ClusterIpv4Cidr:       "10.92.0.0/14",
+		ServicesIpv4Cidr:      "10.96.0.0/20",
+		LoggingService:        "logging.googleapis.com/kubernetes",
+		MonitoringService:     "monitoring.googleapis.com/kubernetes",
+		CreateTime:            time.Now().UTC().Format(time.RFC3339),
+		Id:                    randHex(16),
+		ReleaseChannel:        &containerpb.ReleaseChannel{Channel: containerpb.ReleaseChannel_REGULAR},
+	}
+	return &cluster{key: k, pb: pb, pools: map[string]*pool{}}
+}
+
+// Seed creates the Node objects of the seeded node pools and returns once they exist.
+func (s *Server) Seed(ctx context.Context) error {
+	type job struct {
+		p  *pool
+		np *containerpb.NodePool
+		c  *containerpb.Cluster
+	}
+	var jobs []job
+	s.mu.Lock()
+	keys := make([]clusterKey, 0, len(s.clusters))
+	for k := range s.clusters {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return keys[i].String() < keys[j].String() })
+	for _, k := range keys {
+		c := s.clusters[k]
+		for _, name := range c.order {
+			p := c.pools[name]
+			if len(p.nodes) == 0 {
+				jobs = append(jobs, job{p, proto.Clone(p.np).(*containerpb.NodePool), c.pb})
+			}
+		}
+	}
+	s.mu.Unlock()
+	for _, j := range jobs {
+		for _, zone := range j.np.Locations {
+			for range j.np.InitialNodeCount {
+				if _, err := s.addNode(ctx, j.p, j.c, j.np, zone); err != nil {
+					return fmt.Errorf("gke: seed node pool %s: %w", j.p.key, err)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// Serve serves the plaintext gRPC ClusterManager API on l until Stop.
+func (s *Server) Serve(l net.Listener) error {
+	s.gmu.Lock()
+	if s.grpc == nil {
+		s.grpc = grpc.NewServer()
+		containerpb.RegisterClusterManagerServer(s.grpc, s)
+	}
+	g := s.grpc
+	s.gmu.Unlock()
+	return g.Serve(l)
+}
+
+// Stop stops serving, cancels running operations and waits for their goroutines.
+func (s *Server) Stop() {
+	s.gmu.Lock()
+	if s.grpc != nil {
+		s.grpc.Stop()
+	}
+	s.gmu.Unlock()
+	s.cancel()
+	s.wg.Wait()
+}
+
+// InjectFault makes the next calls of an RPC method (e.g. "CreateNodePool") fail: each queued
+// error is returned once, in order, before any other work. For reliability tests.
+func (s *Server) InjectFault(method string, errs ...error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.faults[method] = append(s.faults[method], errs...)
+}
+
+// faultLocked pops an injected fault for method. Call with s.mu held.
+func (s *Server) faultLocked(method string) error {
+	q := s.faults[method]
+	if len(q) == 0 {
+		return nil
+	}
+	s.faults[method] = q[1:]
+	return q[0]
+}
+
+func (s *Server) clusterLocked(k clusterKey) (*cluster, error) {
+	c, ok := s.clusters[k]
+	if !ok {
+		return nil, status.Errorf(codes.NotFound, "Not found: %s.", k)
+	}
+	return c, nil
+}
+
+func (s *Server) poolLocked(k poolKey) (*cluster, *pool, error) {
+	c, err := s.clusterLocked(k.clusterKey)
+	if err != nil {
+		return nil, nil, err
+	}
+	p, ok := c.pools[k.Pool]
+	if !ok {
+		return nil, nil, status.Errorf(codes.NotFound, "Not found: %s.", k)
+	}
+	return c, p, nil
+}
+
+// clusterView is the cluster as GetCluster returns it, with current node pools.
+func (s *Server) clusterView(c *cluster) *containerpb.Cluster {
+	out := proto.Clone(c.pb).(*containerpb.Cluster)
+	var n int32
+	for _, name := range c.order {
+		p := c.pools[name]
+		out.NodePools = append(out.NodePools, proto.Clone(p.np).(*containerpb.NodePool))
+		n += int32(len(p.nodes))
+	}
+	out.CurrentNodeCount = n //nolint:staticcheck // deprecated but still returned by GKE
+	return out
+}
+
+// GetCluster returns a seeded cluster with the sandbox API server endpoint and CA.
+func (s *Server) GetCluster(_ context.Context, req *containerpb.GetClusterRequest) (*containerpb.Cluster, error) {
+	k, err := parseCluster(req.GetName(), deprecated{Project: req.GetProjectId(), Zone: req.GetZone(), Cluster: req.GetClusterId()})
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.faultLocked("GetCluster"); err != nil {
+		return nil, err
+	}
+	c, err := s.clusterLocked(k)
+	if err != nil {
+		return nil, err
+	}
+	return s.clusterView(c), nil
+}
+
+// ListClusters lists the clusters of a project in a location ("-" for all locations).
+func (s *Server) ListClusters(_ context.Context, req *containerpb.ListClustersRequest) (*containerpb.ListClustersResponse, error) {
+	project, loc, err := parseLocation(req.GetParent(), req.GetProjectId(), req.GetZone())
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := &containerpb.ListClustersResponse{}
+	for k, c := range s.clusters {
+		if k.Project == project && (loc == "-" || loc == k.Location) {
+			out.Clusters = append(out.Clusters, s.clusterView(c))
+		}
+	}
+	sort.Slice(out.Clusters, func(i, j int) bool { return out.Clusters[i].SelfLink < out.Clusters[j].SelfLink })
+	return out, nil
+}
+
+func randHex(n int) string {
+	b := make([]byte, (n+1)/2)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)[:n]
+}

@@ -1,0 +1,572 @@
+package gke
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"net"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	container "cloud.google.com/go/container/apiv1"
+	"cloud.google.com/go/container/apiv1/containerpb"
+	"google.golang.org/api/option"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
+)
+
+const (
+	project  = "sandbox"
+	location = "us-central1-a"
+	clusterN = "olap"
+	parent   = "projects/sandbox/locations/us-central1-a/clusters/olap"
+)
+
+// defaultPool is the sandbox default world's pool: 3 n2-standard-8, 2 raw-block Local SSDs, 100 GiB boot disk.
+func defaultPool() *containerpb.NodePool {
+	return &containerpb.NodePool{
+		Name:             "pool-a",
+		InitialNodeCount: 3,
+		Config: &containerpb.NodeConfig{
+			MachineType:             "n2-standard-8",
+			DiskSizeGb:              100,
+			LocalNvmeSsdBlockConfig: &containerpb.LocalNvmeSsdBlockConfig{LocalSsdCount: 2},
+		},
+	}
+}
+
+type env struct {
+	s    *Server
+	kube *fake.Clientset
+	c    *container.ClusterManagerClient
+}
+
+func start(t *testing.T, mod func(*Options)) *env {
+	t.Helper()
+	kube := fake.NewClientset()
+	o := Options{
+		Kube: kube, Endpoint: "127.0.0.1:6443", CACertPEM: []byte("-----BEGIN CERTIFICATE-----\nX\n-----END CERTIFICATE-----\n"),
+		Clusters:       []ClusterSeed{{Project: project, Location: location, Name: clusterN, Pools: []*containerpb.NodePool{defaultPool()}}},
+		OperationDelay: 5 * time.Millisecond, PollInterval: 5 * time.Millisecond,
+		NodeDeleteTimeout: 2 * time.Second, DrainTimeout: time.Second,
+	}
+	if mod != nil {
+		mod(&o)
+	}
+	s, err := New(o)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	ctx := t.Context()
+	if err := s.Seed(ctx); err != nil {
+		t.Fatalf("Seed: %v", err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = s.Serve(l) }()
+	t.Cleanup(s.Stop)
+	c, err := container.NewClusterManagerClient(ctx, option.WithEndpoint(l.Addr().String()), option.WithoutAuthentication(),
+		option.WithGRPCDialOption(grpc.WithTransportCredentials(insecure.NewCredentials())))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return &env{s: s, kube: kube, c: c}
+}
+
+// wait polls the operation until DONE and returns it with every status seen.
+func (e *env) wait(t *testing.T, op *containerpb.Operation) (*containerpb.Operation, []containerpb.Operation_Status) {
+	t.Helper()
+	seen := []containerpb.Operation_Status{op.Status}
+	name := "projects/" + project + "/locations/" + op.Location + "/operations/" + op.Name
+	var last *containerpb.Operation
+	err := wait.PollUntilContextTimeout(t.Context(), 2*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
+		got, err := e.c.GetOperation(ctx, &containerpb.GetOperationRequest{Name: name})
+		if err != nil {
+			return false, err
+		}
+		if seen[len(seen)-1] != got.Status {
+			seen = append(seen, got.Status)
+		}
+		last = got
+		return got.Status == containerpb.Operation_DONE, nil
+	})
+	if err != nil {
+		t.Fatalf("operation %s: %v (seen %v)", op.Name, err, seen)
+	}
+	return last, seen
+}
+
+func (e *env) mustDone(t *testing.T, op *containerpb.Operation, err error) *containerpb.Operation {
+	t.Helper()
+	if err != nil {
+		t.Fatalf("call: %v", err)
+	}
+	done, _ := e.wait(t, op)
+	if done.Error != nil {
+		t.Fatalf("operation %s failed: %v", done.Name, done.Error)
+	}
+	return done
+}
+
+// ok returns mustDone bound to t, so a call's two results can be passed directly.
+func (e *env) ok(t *testing.T) func(*containerpb.Operation, error) *containerpb.Operation {
+	return func(op *containerpb.Operation, err error) *containerpb.Operation {
+		t.Helper()
+		return e.mustDone(t, op, err)
+	}
+}
+
+func (e *env) poolNodes(t *testing.T, pool string) []corev1.Node {
+	t.Helper()
+	l, err := e.kube.CoreV1().Nodes().List(t.Context(), metav1.ListOptions{LabelSelector: LabelNodePool + "=" + pool})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l.Items
+}
+
+func names(nodes []corev1.Node) []string {
+	var out []string
+	for _, n := range nodes {
+		out = append(out, n.Name)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func wantCode(t *testing.T, err error, code codes.Code, substr string) {
+	t.Helper()
+	if status.Code(err) != code {
+		t.Fatalf("want %v, got %v", code, err)
+	}
+	if !strings.Contains(strings.ToLower(status.Convert(err).Message()), strings.ToLower(substr)) {
+		t.Fatalf("message %q does not contain %q", status.Convert(err).Message(), substr)
+	}
+}
+
+var nodeNameRE = regexp.MustCompile(`^gke-olap-pool-a-[0-9a-f]{8}-[a-z0-9]{4}$`)
+
+func TestGetClusterAndSeededNodes(t *testing.T) {
+	e := start(t, nil)
+	ctx := t.Context()
+	cl, err := e.c.GetCluster(ctx, &containerpb.GetClusterRequest{Name: parent})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca, _ := base64.StdEncoding.DecodeString(cl.GetMasterAuth().GetClusterCaCertificate())
+	if cl.Endpoint != "127.0.0.1:6443" || !strings.Contains(string(ca), "BEGIN CERTIFICATE") || cl.Status != containerpb.Cluster_RUNNING {
+		t.Fatalf("cluster: endpoint %q ca %q status %v", cl.Endpoint, ca, cl.Status)
+	}
+	if len(cl.NodePools) != 1 || cl.NodePools[0].Name != "pool-a" {
+		t.Fatalf("node pools %v", cl.NodePools)
+	}
+	// Deprecated fields address the same cluster.
+	if _, err := e.c.GetCluster(ctx, &containerpb.GetClusterRequest{ProjectId: project, Zone: location, ClusterId: clusterN}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = e.c.GetCluster(ctx, &containerpb.GetClusterRequest{Name: "projects/sandbox/locations/us-central1-a/clusters/nope"})
+	wantCode(t, err, codes.NotFound, "clusters/nope")
+	_, err = e.c.GetCluster(ctx, &containerpb.GetClusterRequest{Name: "clusters/olap"})
+	wantCode(t, err, codes.InvalidArgument, "projects/*/locations/*/clusters/*")
+
+	nodes := e.poolNodes(t, "pool-a")
+	if len(nodes) != 3 {
+		t.Fatalf("want 3 nodes, got %d", len(nodes))
+	}
+	n := nodes[0]
+	if !nodeNameRE.MatchString(n.Name) {
+		t.Errorf("node name %q does not look like GKE's", n.Name)
+	}
+	for k, v := range map[string]string{
+		LabelNodePool: "pool-a", LabelMachineFamily: "n2", "node.kubernetes.io/instance-type": "n2-standard-8",
+		"topology.kubernetes.io/zone": "us-central1-a", "topology.kubernetes.io/region": "us-central1",
+		"kubernetes.io/hostname": n.Name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64",
+		LabelBootDisk: "pd-balanced", LabelLocalNVMeSSD: "true",
+	} {
+		if n.Labels[k] != v {
+			t.Errorf("label %s = %q, want %q", k, n.Labels[k], v)
+		}
+	}
+	for k, v := range map[string]string{AnnotationKwokNode: "fake", AnnotationSSDCount: "2", AnnotationVG: "vg-ssd"} {
+		if n.Annotations[k] != v {
+			t.Errorf("annotation %s = %q, want %q", k, n.Annotations[k], v)
+		}
+	}
+	if got := n.Status.Capacity.Cpu().Value(); got != 8 {
+		t.Errorf("cpu capacity %d", got)
+	}
+	if got := n.Status.Capacity.Memory().Value(); got != 32<<30 {
+		t.Errorf("memory capacity %d", got)
+	}
+	if got := n.Status.Capacity.Pods().Value(); got != 110 {
+		t.Errorf("pods %d", got)
+	}
+	if got := n.Status.Capacity.StorageEphemeral().Value(); got != 100<<30 {
+		t.Errorf("ephemeral capacity %d", got)
+	}
+	// 100 GiB - 10 GiB (eviction) - min(50 GiB, 6 GiB + 35 GiB, 100 GiB) = 49 GiB
+	if got := n.Status.Allocatable.StorageEphemeral().Value(); got != 49<<30 {
+		t.Errorf("ephemeral allocatable %d, want %d", got, int64(49<<30))
+	}
+}
+
+func TestCreateGetListDeletePool(t *testing.T) {
+	e := start(t, func(o *Options) { o.OperationDelay = 30 * time.Millisecond })
+	ctx := t.Context()
+	op, err := e.c.CreateNodePool(ctx, &containerpb.CreateNodePoolRequest{Parent: parent, NodePool: &containerpb.NodePool{
+		Name: "pool-b", InitialNodeCount: 2,
+		Config: &containerpb.NodeConfig{
+			MachineType: "c3-standard-8-lssd", LocalNvmeSsdBlockConfig: &containerpb.LocalNvmeSsdBlockConfig{},
+			Labels: map[string]string{"team": "olap"},
+			Taints: []*containerpb.NodeTaint{{Key: "dedicated", Value: "olap", Effect: containerpb.NodeTaint_NO_SCHEDULE}},
+			Spot:   true,
+		},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if op.Status != containerpb.Operation_PENDING || op.OperationType != containerpb.Operation_CREATE_NODE_POOL ||
+		!strings.HasSuffix(op.TargetLink, parent+"/nodePools/pool-b") || op.StartTime == "" || op.EndTime != "" {
+		t.Fatalf("create op: %v", op)
+	}
+	// While the operation runs, a second mutation on the pool is refused.
+	_, err = e.c.SetNodePoolSize(ctx, &containerpb.SetNodePoolSizeRequest{Name: parent + "/nodePools/pool-b", NodeCount: 1})
+	wantCode(t, err, codes.FailedPrecondition, "please wait")
+	done, seen := e.wait(t, op)
+	if !slices.Equal(seen, []containerpb.Operation_Status{containerpb.Operation_PENDING, containerpb.Operation_RUNNING, containerpb.Operation_DONE}) {
+		t.Errorf("statuses seen %v", seen)
+	}
+	if done.Error != nil || done.EndTime == "" || !strings.Contains(done.SelfLink, "/operations/"+op.Name) {
+		t.Fatalf("done op: %v", done)
+	}
+	np, err := e.c.GetNodePool(ctx, &containerpb.GetNodePoolRequest{Name: parent + "/nodePools/pool-b"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if np.Status != containerpb.NodePool_RUNNING || np.Config.DiskSizeGb != 100 || np.Config.DiskType != "pd-balanced" ||
+		np.Config.ImageType != "COS_CONTAINERD" || np.Config.ServiceAccount != "default" || np.Version != Version ||
+		np.UpgradeSettings.GetStrategy() != containerpb.NodePoolUpdateStrategy_SURGE || np.UpgradeSettings.MaxSurge != 1 ||
+		!np.Management.AutoRepair || np.PodIpv4CidrSize != 24 || len(np.InstanceGroupUrls) != 1 || np.SelfLink == "" {
+		t.Errorf("defaults not filled: %v", np)
+	}
+	if got := np.Config.LocalNvmeSsdBlockConfig.LocalSsdCount; got != 2 {
+		t.Errorf("c3-standard-8-lssd local SSD count filled as %d, want 2", got)
+	}
+	nodes := e.poolNodes(t, "pool-b")
+	if len(nodes) != 2 {
+		t.Fatalf("want 2 nodes, got %d", len(nodes))
+	}
+	n := nodes[0]
+	if n.Labels["team"] != "olap" || n.Labels[LabelSpot] != "true" || n.Labels[LabelMachineFamily] != "c3" || n.Annotations[AnnotationSSDCount] != "2" {
+		t.Errorf("labels %v annotations %v", n.Labels, n.Annotations)
+	}
+	if len(n.Spec.Taints) != 1 || n.Spec.Taints[0].Effect != corev1.TaintEffectNoSchedule || n.Spec.Taints[0].Key != "dedicated" {
+		t.Errorf("taints %v", n.Spec.Taints)
+	}
+
+	list, err := e.c.ListNodePools(ctx, &containerpb.ListNodePoolsRequest{ProjectId: project, Zone: location, ClusterId: clusterN})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list.NodePools) != 2 || list.NodePools[0].Name != "pool-a" || list.NodePools[1].Name != "pool-b" {
+		t.Fatalf("list %v", list.NodePools)
+	}
+	ops, err := e.c.ListOperations(ctx, &containerpb.ListOperationsRequest{Parent: "projects/sandbox/locations/-"})
+	if err != nil || len(ops.Operations) != 1 {
+		t.Fatalf("ListOperations: %v %v", ops, err)
+	}
+
+	dop, err := e.c.DeleteNodePool(ctx, &containerpb.DeleteNodePoolRequest{ProjectId: project, Zone: location, ClusterId: clusterN, NodePoolId: "pool-b"})
+	done = e.mustDone(t, dop, err)
+	if done.OperationType != containerpb.Operation_DELETE_NODE_POOL || !strings.Contains(done.Detail, n.Name) {
+		t.Errorf("delete op %v", done)
+	}
+	if got := e.poolNodes(t, "pool-b"); len(got) != 0 {
+		t.Errorf("nodes left: %v", names(got))
+	}
+	_, err = e.c.GetNodePool(ctx, &containerpb.GetNodePoolRequest{Name: parent + "/nodePools/pool-b"})
+	wantCode(t, err, codes.NotFound, "nodePools/pool-b")
+	if got := e.poolNodes(t, "pool-a"); len(got) != 3 {
+		t.Errorf("pool-a touched: %v", names(got))
+	}
+}
+
+func TestCreateValidation(t *testing.T) {
+	e := start(t, nil)
+	cfg := func(mt string, raw int32) *containerpb.NodeConfig {
+		c := &containerpb.NodeConfig{MachineType: mt}
+		if raw > 0 {
+			c.LocalNvmeSsdBlockConfig = &containerpb.LocalNvmeSsdBlockConfig{LocalSsdCount: raw}
+		}
+		return c
+	}
+	cases := map[string]struct {
+		parent string
+		np     *containerpb.NodePool
+		code   codes.Code
+		msg    string
+	}{
+		"unknown machine type":      {np: &containerpb.NodePool{Name: "p1", Config: cfg("n2-standard-7", 0)}, code: codes.InvalidArgument, msg: "machine type \"n2-standard-7\""},
+		"unknown family":            {np: &containerpb.NodePool{Name: "p1", Config: cfg("m3-megamem-64", 0)}, code: codes.InvalidArgument, msg: "machine_type"},
+		"n2 32 vCPU with 1 SSD":     {np: &containerpb.NodePool{Name: "p1", Config: cfg("n2-standard-32", 1)}, code: codes.InvalidArgument, msg: "[4 8 16 24]"},
+		"n2d 64 vCPU with 2 SSD":    {np: &containerpb.NodePool{Name: "p1", Config: cfg("n2d-standard-64", 2)}, code: codes.InvalidArgument, msg: "Local SSD"},
+		"e2 with SSD":               {np: &containerpb.NodePool{Name: "p1", Config: cfg("e2-standard-8", 1)}, code: codes.InvalidArgument, msg: "does not support Local SSD"},
+		"lssd wrong count":          {np: &containerpb.NodePool{Name: "p1", Config: cfg("c3d-standard-30-lssd", 4)}, code: codes.InvalidArgument, msg: "exactly 2"},
+		"tiny boot disk":            {np: &containerpb.NodePool{Name: "p1", Config: &containerpb.NodeConfig{MachineType: "n2-standard-8", DiskSizeGb: 9}}, code: codes.InvalidArgument, msg: "at least 10 GB"},
+		"bad disk type":             {np: &containerpb.NodePool{Name: "p1", Config: &containerpb.NodeConfig{MachineType: "n2-standard-8", DiskType: "pd-fast"}}, code: codes.InvalidArgument, msg: "disk_type"},
+		"bad image":                 {np: &containerpb.NodePool{Name: "p1", Config: &containerpb.NodeConfig{MachineType: "n2-standard-8", ImageType: "WINDOWS_LTSC"}}, code: codes.InvalidArgument, msg: "image_type"},
+		"uppercase name":            {np: &containerpb.NodePool{Name: "Pool", Config: cfg("n2-standard-8", 0)}, code: codes.InvalidArgument, msg: "RFC1035"},
+		"name over 40":              {np: &containerpb.NodePool{Name: strings.Repeat("a", 41), Config: cfg("n2-standard-8", 0)}, code: codes.InvalidArgument, msg: "1-40"},
+		"duplicate":                 {np: &containerpb.NodePool{Name: "pool-a", Config: cfg("n2-standard-8", 0)}, code: codes.AlreadyExists, msg: "nodePools/pool-a"},
+		"zone outside region":       {np: &containerpb.NodePool{Name: "p1", Locations: []string{"europe-west1-b"}, Config: cfg("n2-standard-8", 0)}, code: codes.InvalidArgument, msg: "region"},
+		"autoscaling min above max": {np: &containerpb.NodePool{Name: "p1", Config: cfg("n2-standard-8", 0), Autoscaling: &containerpb.NodePoolAutoscaling{Enabled: true, MinNodeCount: 5, MaxNodeCount: 2}}, code: codes.InvalidArgument, msg: "min 5, max 2"},
+		"missing cluster":           {parent: "projects/sandbox/locations/us-central1-a/clusters/other", np: &containerpb.NodePool{Name: "p1", Config: cfg("n2-standard-8", 0)}, code: codes.NotFound, msg: "clusters/other"},
+		"no node pool":              {code: codes.InvalidArgument, msg: "node_pool must be set"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			p := parent
+			if tc.parent != "" {
+				p = tc.parent
+			}
+			_, err := e.c.CreateNodePool(t.Context(), &containerpb.CreateNodePoolRequest{Parent: p, NodePool: tc.np})
+			wantCode(t, err, tc.code, tc.msg)
+		})
+	}
+	list, err := e.c.ListNodePools(t.Context(), &containerpb.ListNodePoolsRequest{Parent: parent})
+	if err != nil || len(list.NodePools) != 1 {
+		t.Fatalf("rejected pools must not be stored: %v %v", list, err)
+	}
+}
+
+func TestResizeGrowsAndShrinksNewestFirst(t *testing.T) {
+	e := start(t, nil)
+	ctx := t.Context()
+	before := names(e.poolNodes(t, "pool-a"))
+	e.ok(t)(e.c.SetNodePoolSize(ctx, &containerpb.SetNodePoolSizeRequest{Name: parent + "/nodePools/pool-a", NodeCount: 5}))
+	grown := names(e.poolNodes(t, "pool-a"))
+	if len(grown) != 5 {
+		t.Fatalf("want 5 nodes, got %v", grown)
+	}
+	var added []string
+	for _, n := range grown {
+		if !slices.Contains(before, n) {
+			added = append(added, n)
+		}
+	}
+	// Deprecated fields, shrink to 3: the two newest nodes go, and the operation says which.
+	done := e.ok(t)(e.c.SetNodePoolSize(ctx, &containerpb.SetNodePoolSizeRequest{
+		ProjectId: project, Zone: location, ClusterId: clusterN, NodePoolId: "pool-a", NodeCount: 3}))
+	if got := names(e.poolNodes(t, "pool-a")); !slices.Equal(got, before) {
+		t.Fatalf("after shrink %v, want the original %v", got, before)
+	}
+	for _, n := range added {
+		if !strings.Contains(done.Detail, n) {
+			t.Errorf("detail %q does not report removed node %s", done.Detail, n)
+		}
+	}
+	np, _ := e.c.GetNodePool(ctx, &containerpb.GetNodePoolRequest{Name: parent + "/nodePools/pool-a"})
+	if np.InitialNodeCount != 3 {
+		t.Errorf("node count %d", np.InitialNodeCount)
+	}
+	_, err := e.c.SetNodePoolSize(ctx, &containerpb.SetNodePoolSizeRequest{Name: parent + "/nodePools/pool-a", NodeCount: -1})
+	wantCode(t, err, codes.InvalidArgument, "non-negative")
+}
+
+func TestAutoscalingClampsAndManagement(t *testing.T) {
+	e := start(t, nil)
+	ctx := t.Context()
+	pn := parent + "/nodePools/pool-a"
+	done := e.ok(t)(e.c.SetNodePoolAutoscaling(ctx, &containerpb.SetNodePoolAutoscalingRequest{Name: pn,
+		Autoscaling: &containerpb.NodePoolAutoscaling{Enabled: true, MinNodeCount: 4, MaxNodeCount: 6}}))
+	if got := len(e.poolNodes(t, "pool-a")); got != 4 {
+		t.Fatalf("autoscaling min 4: %d nodes", got)
+	}
+	if !strings.Contains(done.Detail, "added nodes") {
+		t.Errorf("detail %q", done.Detail)
+	}
+	e.ok(t)(e.c.SetNodePoolSize(ctx, &containerpb.SetNodePoolSizeRequest{Name: pn, NodeCount: 9}))
+	if got := len(e.poolNodes(t, "pool-a")); got != 6 {
+		t.Fatalf("size 9 clamped to max 6: %d nodes", got)
+	}
+	_, err := e.c.SetNodePoolAutoscaling(ctx, &containerpb.SetNodePoolAutoscalingRequest{Name: pn,
+		Autoscaling: &containerpb.NodePoolAutoscaling{Enabled: true, MinNodeCount: 1, MaxNodeCount: 2, TotalMaxNodeCount: 3}})
+	wantCode(t, err, codes.InvalidArgument, "cannot be combined")
+
+	e.ok(t)(e.c.SetNodePoolManagement(ctx, &containerpb.SetNodePoolManagementRequest{Name: pn,
+		Management: &containerpb.NodeManagement{AutoRepair: false, AutoUpgrade: true}}))
+	np, _ := e.c.GetNodePool(ctx, &containerpb.GetNodePoolRequest{Name: pn})
+	if np.Management.AutoRepair || !np.Management.AutoUpgrade || np.Autoscaling.GetMaxNodeCount() != 6 {
+		t.Errorf("management %v autoscaling %v", np.Management, np.Autoscaling)
+	}
+}
+
+func TestUpdateRecreatesNodesOnMachineChange(t *testing.T) {
+	e := start(t, nil)
+	ctx := t.Context()
+	pn := parent + "/nodePools/pool-a"
+	before := names(e.poolNodes(t, "pool-a"))
+	done := e.ok(t)(e.c.UpdateNodePool(ctx, &containerpb.UpdateNodePoolRequest{Name: pn,
+		MachineType: "n2-standard-16", DiskSizeGb: 200, NodeVersion: "-", ImageType: "COS_CONTAINERD"}))
+	if done.OperationType != containerpb.Operation_UPGRADE_NODES {
+		t.Errorf("op type %v", done.OperationType)
+	}
+	after := e.poolNodes(t, "pool-a")
+	if len(after) != 3 {
+		t.Fatalf("want 3 nodes, got %v", names(after))
+	}
+	for _, n := range after {
+		if slices.Contains(before, n.Name) {
+			t.Errorf("node %s survived a machine type change", n.Name)
+		}
+		if !nodeNameRE.MatchString(n.Name) || n.Labels["node.kubernetes.io/instance-type"] != "n2-standard-16" ||
+			n.Status.Capacity.StorageEphemeral().Value() != 200<<30 || n.Annotations[AnnotationSSDCount] != "2" {
+			t.Errorf("node %s: labels %v capacity %v", n.Name, n.Labels, n.Status.Capacity)
+		}
+	}
+	for _, b := range before {
+		if !strings.Contains(done.Detail, b+" -> ") {
+			t.Errorf("detail %q does not report %s", done.Detail, b)
+		}
+	}
+	np, _ := e.c.GetNodePool(ctx, &containerpb.GetNodePoolRequest{Name: pn})
+	if np.Config.MachineType != "n2-standard-16" || np.Config.DiskSizeGb != 200 || np.Config.BootDisk.GetSizeGb() != 200 || np.Status != containerpb.NodePool_RUNNING {
+		t.Errorf("pool after update: %v", np)
+	}
+
+	// A machine type that cannot carry the pool's 2 Local SSDs is refused synchronously.
+	_, err := e.c.UpdateNodePool(ctx, &containerpb.UpdateNodePoolRequest{Name: pn, MachineType: "e2-standard-16"})
+	wantCode(t, err, codes.InvalidArgument, "does not support Local SSD")
+	_, err = e.c.UpdateNodePool(ctx, &containerpb.UpdateNodePoolRequest{Name: pn, DiskSizeGb: 5})
+	wantCode(t, err, codes.InvalidArgument, "at least 10 GB")
+	_, err = e.c.UpdateNodePool(ctx, &containerpb.UpdateNodePoolRequest{Name: pn, Etag: "stale", Labels: &containerpb.NodeLabels{}})
+	wantCode(t, err, codes.Aborted, "etag")
+}
+
+func TestUpdateLabelsAndTaintsInPlace(t *testing.T) {
+	e := start(t, func(o *Options) {
+		o.Clusters[0].Pools[0].Config.Labels = map[string]string{"old": "1", "keep": "a"}
+		o.Clusters[0].Pools[0].Config.Taints = []*containerpb.NodeTaint{{Key: "gone", Value: "x", Effect: containerpb.NodeTaint_NO_EXECUTE}}
+	})
+	ctx := t.Context()
+	before := e.poolNodes(t, "pool-a")
+	// Someone else's taint and label on one node must survive the update.
+	n0 := before[0].DeepCopy()
+	n0.Spec.Taints = append(n0.Spec.Taints, corev1.Taint{Key: "node.kubernetes.io/not-ready", Effect: corev1.TaintEffectNoSchedule})
+	n0.Labels["topology.topolvm.io/node"] = n0.Name
+	if _, err := e.kube.CoreV1().Nodes().Update(ctx, n0, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	done := e.ok(t)(e.c.UpdateNodePool(ctx, &containerpb.UpdateNodePoolRequest{Name: parent + "/nodePools/pool-a",
+		Labels: &containerpb.NodeLabels{Labels: map[string]string{"keep": "b", "new": "2"}},
+		Taints: &containerpb.NodeTaints{Taints: []*containerpb.NodeTaint{{Key: "dedicated", Value: "olap", Effect: containerpb.NodeTaint_NO_SCHEDULE}}},
+	}))
+	if !strings.Contains(done.Detail, "in place") {
+		t.Errorf("detail %q", done.Detail)
+	}
+	after := e.poolNodes(t, "pool-a")
+	if !slices.Equal(names(after), names(before)) {
+		t.Fatalf("label/taint update renamed nodes: %v -> %v", names(before), names(after))
+	}
+	for _, n := range after {
+		if _, ok := n.Labels["old"]; ok || n.Labels["keep"] != "b" || n.Labels["new"] != "2" || n.Labels[LabelNodePool] != "pool-a" {
+			t.Errorf("node %s labels %v", n.Name, n.Labels)
+		}
+		var keys []string
+		for _, tn := range n.Spec.Taints {
+			keys = append(keys, tn.Key)
+		}
+		slices.Sort(keys)
+		want := []string{"dedicated"}
+		if n.Name == n0.Name {
+			want = []string{"dedicated", "node.kubernetes.io/not-ready"}
+			if n.Labels["topology.topolvm.io/node"] != n.Name {
+				t.Errorf("foreign label lost on %s", n.Name)
+			}
+		}
+		if !slices.Equal(keys, want) {
+			t.Errorf("node %s taints %v, want %v", n.Name, keys, want)
+		}
+	}
+}
+
+func TestOperationFailureIsReportedInOperation(t *testing.T) {
+	e := start(t, func(o *Options) { o.NodeDeleteTimeout = 100 * time.Millisecond })
+	ctx := t.Context()
+	// The API server accepts the delete but the node never goes (a finalizer nobody removes).
+	e.kube.PrependReactor("delete", "nodes", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, nil
+	})
+	op, err := e.c.SetNodePoolSize(ctx, &containerpb.SetNodePoolSizeRequest{Name: parent + "/nodePools/pool-a", NodeCount: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done, _ := e.wait(t, op)
+	if done.Error == nil || done.Error.Code != int32(codes.Internal) || !strings.Contains(done.StatusMessage, "still exists") {
+		t.Fatalf("want a failed operation, got error %v message %q", done.Error, done.StatusMessage)
+	}
+	np, _ := e.c.GetNodePool(ctx, &containerpb.GetNodePoolRequest{Name: parent + "/nodePools/pool-a"})
+	if np.Status != containerpb.NodePool_RUNNING_WITH_ERROR || np.StatusMessage == "" {
+		t.Errorf("pool status %v %q", np.Status, np.StatusMessage)
+	}
+}
+
+func TestInjectFault(t *testing.T) {
+	e := start(t, nil)
+	e.s.InjectFault("GetNodePool", status.Error(codes.Unavailable, "injected"))
+	req := &containerpb.GetNodePoolRequest{Name: parent + "/nodePools/pool-a"}
+	_, err := e.s.GetNodePool(t.Context(), req)
+	wantCode(t, err, codes.Unavailable, "injected")
+	if _, err := e.s.GetNodePool(t.Context(), req); err != nil {
+		t.Fatalf("fault must fire once: %v", err)
+	}
+}
+
+func TestNewRejectsBadSeeds(t *testing.T) {
+	kube := fake.NewClientset()
+	bad := defaultPool()
+	bad.Config.MachineType = "n2-standard-3"
+	_, err := New(Options{Kube: kube, Clusters: []ClusterSeed{{Project: project, Location: location, Name: clusterN, Pools: []*containerpb.NodePool{bad}}}})
+	if status.Code(errors.Unwrap(err)) != codes.InvalidArgument {
+		t.Fatalf("want InvalidArgument, got %v", err)
+	}
+	if _, err := New(Options{}); err == nil {
+		t.Fatal("New without Kube must fail")
+	}
+}
+
+func TestRegionalClusterSpreadsNodesOverZones(t *testing.T) {
+	e := start(t, func(o *Options) {
+		o.Clusters = append(o.Clusters, ClusterSeed{Project: project, Location: "europe-west4", Name: "reg",
+			Pools: []*containerpb.NodePool{{Name: "p", InitialNodeCount: 2, Config: &containerpb.NodeConfig{MachineType: "n2d-standard-16"}}}})
+	})
+	nodes := e.poolNodes(t, "p")
+	zones := map[string]int{}
+	for _, n := range nodes {
+		zones[n.Labels["topology.kubernetes.io/zone"]]++
+		if n.Labels["topology.kubernetes.io/region"] != "europe-west4" || n.Labels[LabelLocalNVMeSSD] != "" || n.Annotations[AnnotationSSDCount] != "0" {
+			t.Errorf("node %s labels %v", n.Name, n.Labels)
+		}
+	}
+	if len(nodes) != 6 || len(zones) != 3 {
+		t.Fatalf("want 2 nodes in each of 3 zones, got %v", zones)
+	}
+	cls, err := e.c.ListClusters(t.Context(), &containerpb.ListClustersRequest{Parent: "projects/sandbox/locations/-"})
+	if err != nil || len(cls.Clusters) != 2 {
+		t.Fatalf("ListClusters: %v %v", cls, err)
+	}
+}

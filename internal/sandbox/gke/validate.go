@@ -1,0 +1,284 @@
+package gke
+
+import (
+	"regexp"
+	"slices"
+	"strings"
+
+	"cloud.google.com/go/container/apiv1/containerpb"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+var poolNameRE = regexp.MustCompile(`^[a-z]([-a-z0-9]*[a-z0-9])?$`)
+
+var diskTypes = []string{"pd-standard", "pd-balanced", "pd-ssd", "pd-extreme", "hyperdisk-balanced"}
+
+var imageTypes = []string{"COS_CONTAINERD", "UBUNTU_CONTAINERD"}
+
+var versionRE = regexp.MustCompile(`^1\.\d+(\.\d+(-gke\.\d+)?)?$`)
+
+const minBootDiskGB = 10
+
+func invalid(format string, a ...any) error {
+	return status.Errorf(codes.InvalidArgument, format, a...)
+}
+
+// admitPool fills GKE's defaults into a node pool about to be created in c and validates it.
+// Call with s.mu held (or before serving).
+func (s *Server) admitPool(c *cluster, np *containerpb.NodePool) error {
+	if np == nil {
+		return invalid("Invalid request: node_pool must be set.")
+	}
+	if np.Name == "" {
+		return invalid("Invalid request: node_pool.name must be set.")
+	}
+	if len(np.Name) > 40 || !poolNameRE.MatchString(np.Name) {
+		return invalid("Invalid value for field \"node_pool.name\": %q. Node pool name must be 1-40 characters long, start with a lowercase letter, and contain only lowercase letters, digits and hyphens, not ending with a hyphen (RFC1035).", np.Name)
+	}
+	if _, dup := c.pools[np.Name]; dup {
+		return status.Errorf(codes.AlreadyExists, "Already exists: %s/nodePools/%s.", c.key, np.Name)
+	}
+	k := poolKey{c.key, np.Name}
+	np.Status = containerpb.NodePool_PROVISIONING
+	np.StatusMessage = ""
+	np.SelfLink = selfLink(k.String())
+	if np.Version == "" || np.Version == "-" || np.Version == "latest" {
+		np.Version = c.pb.CurrentNodeVersion
+	} else if !versionRE.MatchString(np.Version) {
+		return invalid("Invalid value for field \"node_pool.version\": %q is not a supported version; use %q or \"-\".", np.Version, Version)
+	} else {
+		np.Version = Version
+	}
+	if np.Config == nil {
+		np.Config = &containerpb.NodeConfig{}
+	}
+	fillConfigDefaults(np.Config)
+	if len(np.Locations) == 0 {
+		np.Locations = slices.Clone(c.pb.Locations)
+	}
+	for _, z := range np.Locations {
+		if !isZone(z) || regionOf(z) != regionOf(c.key.Location) {
+			return invalid("Invalid value for field \"node_pool.locations\": zone %q is not in the cluster's region %q.", z, regionOf(c.key.Location))
+		}
+		if isZone(c.key.Location) && z != c.key.Location && !slices.Contains(c.pb.Locations, z) {
+			return invalid("Invalid value for field \"node_pool.locations\": zone %q is not a location of zonal cluster %s (%v).", z, c.key.Cluster, c.pb.Locations)
+		}
+	}
+	if np.InitialNodeCount < 0 {
+		return invalid("Invalid value for field \"node_pool.initial_node_count\": %d. Must be non-negative.", np.InitialNodeCount)
+	}
+	if np.Autoscaling != nil && np.Autoscaling.Enabled {
+		if err := checkAutoscaling(np.Autoscaling); err != nil {
+			return err
+		}
+		np.InitialNodeCount = clampCount(np.InitialNodeCount, np.Autoscaling, len(np.Locations))
+	} else if np.InitialNodeCount == 0 {
+		// GKE fills 1 when the request leaves initial_node_count unset (mockcontainer records).
+		np.InitialNodeCount = 1
+	}
+	if err := validateConfig(np.Config); err != nil {
+		return err
+	}
+	fillFixedLocalSSD(np.Config)
+	igm := "gke-" + nodePrefixCore(c.key.Cluster, np.Name) + "-" + poolHash(k, "") + "-grp"
+	np.InstanceGroupUrls = nil
+	for _, z := range np.Locations {
+		np.InstanceGroupUrls = append(np.InstanceGroupUrls, instanceGroupURL(c.key.Project, z, igm))
+	}
+	if np.Management == nil {
+		np.Management = &containerpb.NodeManagement{AutoUpgrade: true, AutoRepair: true}
+	}
+	if np.MaxPodsConstraint == nil || np.MaxPodsConstraint.MaxPodsPerNode == 0 {
+		np.MaxPodsConstraint = &containerpb.MaxPodsConstraint{MaxPodsPerNode: 110}
+	}
+	if np.PodIpv4CidrSize == 0 {
+		np.PodIpv4CidrSize = podCIDRSize(np.MaxPodsConstraint.MaxPodsPerNode)
+	}
+	if np.NetworkConfig == nil {
+		np.NetworkConfig = &containerpb.NodeNetworkConfig{}
+	}
+	if np.NetworkConfig.PodIpv4CidrBlock == "" {
+		np.NetworkConfig.PodIpv4CidrBlock = c.pb.ClusterIpv4Cidr
+	}
+	if np.NetworkConfig.PodRange == "" {
+		np.NetworkConfig.PodRange = "gke-" + c.key.Cluster + "-pods-" + poolHash(k, "range")
+	}
+	if np.UpgradeSettings == nil {
+		np.UpgradeSettings = &containerpb.NodePool_UpgradeSettings{MaxSurge: 1}
+	}
+	if np.UpgradeSettings.Strategy == nil {
+		st := containerpb.NodePoolUpdateStrategy_SURGE
+		np.UpgradeSettings.Strategy = &st
+	}
+	if np.UpgradeSettings.GetStrategy() == containerpb.NodePoolUpdateStrategy_SURGE &&
+		np.UpgradeSettings.MaxSurge == 0 && np.UpgradeSettings.MaxUnavailable == 0 {
+		return invalid("Invalid value for field \"node_pool.upgrade_settings\": max_surge and max_unavailable cannot both be 0.")
+	}
+	np.Etag = randHex(16)
+	return nil
+}
+
+// podCIDRSize is the per-node pod range size GKE derives from max pods per node (110 -> /24).
+func podCIDRSize(maxPods int64) int32 {
+	size := int32(32)
+	for need := maxPods * 2; need > 1 && size > 8; need = (need + 1) / 2 {
+		size--
+	}
+	return size
+}
+
+// fillConfigDefaults applies GKE's NodeConfig defaults (per mockcontainer records of real GKE).
+func fillConfigDefaults(cfg *containerpb.NodeConfig) {
+	if cfg.MachineType == "" {
+		cfg.MachineType = "e2-medium"
+	}
+	if cfg.BootDisk != nil && cfg.BootDisk.SizeGb != 0 && cfg.DiskSizeGb == 0 {
+		cfg.DiskSizeGb = int32(cfg.BootDisk.SizeGb)
+	}
+	if cfg.BootDisk != nil && cfg.BootDisk.DiskType != "" && cfg.DiskType == "" {
+		cfg.DiskType = cfg.BootDisk.DiskType
+	}
+	if cfg.DiskSizeGb == 0 {
+		cfg.DiskSizeGb = 100
+	}
+	if cfg.DiskType == "" {
+		cfg.DiskType = "pd-balanced"
+	}
+	cfg.BootDisk = &containerpb.BootDisk{DiskType: cfg.DiskType, SizeGb: int64(cfg.DiskSizeGb)}
+	if cfg.ImageType == "" {
+		cfg.ImageType = "COS_CONTAINERD"
+	}
+	cfg.ImageType = strings.ToUpper(cfg.ImageType)
+	if len(cfg.OauthScopes) == 0 {
+		cfg.OauthScopes = []string{
+			"https://www.googleapis.com/auth/devstorage.read_only",
+			"https://www.googleapis.com/auth/logging.write",
+			"https://www.googleapis.com/auth/monitoring",
+			"https://www.googleapis.com/auth/service.management.readonly",
+			"https://www.googleapis.com/auth/servicecontrol",
+			"https://www.googleapis.com/auth/trace.append",
+		}
+	}
+	if cfg.ServiceAccount == "" {
+		cfg.ServiceAccount = "default"
+	}
+	if cfg.Metadata == nil {
+		cfg.Metadata = map[string]string{}
+	}
+	if cfg.Metadata["disable-legacy-endpoints"] == "" {
+		cfg.Metadata["disable-legacy-endpoints"] = "true"
+	}
+	if cfg.ShieldedInstanceConfig == nil {
+		cfg.ShieldedInstanceConfig = &containerpb.ShieldedInstanceConfig{EnableIntegrityMonitoring: true}
+	}
+	if cfg.EffectiveCgroupMode == containerpb.NodeConfig_EFFECTIVE_CGROUP_MODE_UNSPECIFIED {
+		cfg.EffectiveCgroupMode = containerpb.NodeConfig_EFFECTIVE_CGROUP_MODE_V2
+	}
+	if cfg.ResourceLabels == nil {
+		cfg.ResourceLabels = map[string]string{}
+	}
+	prov := "on-demand"
+	if cfg.Spot {
+		prov = "spot"
+	} else if cfg.Preemptible {
+		prov = "preemptible"
+	}
+	cfg.ResourceLabels["goog-gke-node-pool-provisioning-model"] = prov
+}
+
+// fillFixedLocalSSD writes the fixed Local SSD count of a Gen3 -lssd machine type into a raw
+// block config that left it 0: GKE returns the filled count (the cause of
+// hashicorp/terraform-provider-google#17068).
+func fillFixedLocalSSD(cfg *containerpb.NodeConfig) {
+	mt, ok := lookupMachineType(cfg.MachineType)
+	if !ok || mt.FixedLocalSSD == 0 {
+		return
+	}
+	if b := cfg.LocalNvmeSsdBlockConfig; b != nil && b.LocalSsdCount == 0 {
+		b.LocalSsdCount = mt.FixedLocalSSD
+	}
+	if e := cfg.EphemeralStorageLocalSsdConfig; e != nil && e.LocalSsdCount == 0 && cfg.LocalNvmeSsdBlockConfig == nil {
+		e.LocalSsdCount = mt.FixedLocalSSD
+	}
+}
+
+// validateConfig checks a defaulted NodeConfig the way GKE does.
+func validateConfig(cfg *containerpb.NodeConfig) error {
+	mt, ok := lookupMachineType(cfg.MachineType)
+	if !ok {
+		return invalid("Invalid value for field \"node_pool.config.machine_type\": %q. Machine type %q does not exist or is not supported by this emulator (supported: %s).",
+			cfg.MachineType, cfg.MachineType, supportedMachineTypes())
+	}
+	if cfg.DiskSizeGb < minBootDiskGB {
+		return invalid("Invalid value for field \"node_pool.config.disk_size_gb\": %d. Disk size must be at least %d GB.", cfg.DiskSizeGb, minBootDiskGB)
+	}
+	if !slices.Contains(diskTypes, cfg.DiskType) {
+		return invalid("Invalid value for field \"node_pool.config.disk_type\": %q. Supported disk types: %s.", cfg.DiskType, strings.Join(diskTypes, ", "))
+	}
+	if !slices.Contains(imageTypes, cfg.ImageType) {
+		return invalid("Invalid value for field \"node_pool.config.image_type\": %q. Supported image types: %s.", cfg.ImageType, strings.Join(imageTypes, ", "))
+	}
+	raw := cfg.GetLocalNvmeSsdBlockConfig().GetLocalSsdCount()
+	eph := cfg.GetEphemeralStorageLocalSsdConfig().GetLocalSsdCount()
+	legacy := cfg.LocalSsdCount
+	for f, n := range map[string]int32{
+		"node_pool.config.local_nvme_ssd_block_config.local_ssd_count":        raw,
+		"node_pool.config.ephemeral_storage_local_ssd_config.local_ssd_count": eph,
+		"node_pool.config.local_ssd_count":                                    legacy,
+	} {
+		if n < 0 {
+			return invalid("Invalid value for field %q: %d. Must be non-negative.", f, n)
+		}
+	}
+	if raw > 0 && eph > 0 {
+		return invalid("Invalid request: local_nvme_ssd_block_config and ephemeral_storage_local_ssd_config cannot both set Local SSD disks on one node pool (raw block %d, ephemeral %d).", raw, eph)
+	}
+	if err := mt.checkLocalSSDCount(raw + eph + legacy); err != nil {
+		return invalid("Invalid value for Local SSD count: %v.", err)
+	}
+	for _, t := range cfg.Taints {
+		if t.Key == "" || t.Effect == containerpb.NodeTaint_EFFECT_UNSPECIFIED {
+			return invalid("Invalid value for field \"node_pool.config.taints\": taint %q=%q needs a key and an effect.", t.Key, t.Value)
+		}
+	}
+	for k := range cfg.Labels {
+		if strings.HasPrefix(k, "cloud.google.com/") || strings.HasPrefix(k, "kubernetes.io/") || strings.HasPrefix(k, "k8s.io/") {
+			return invalid("Invalid value for field \"node_pool.config.labels\": label key %q uses a reserved prefix.", k)
+		}
+	}
+	return nil
+}
+
+func checkAutoscaling(a *containerpb.NodePoolAutoscaling) error {
+	if !a.Enabled {
+		return nil
+	}
+	perZone := a.MinNodeCount != 0 || a.MaxNodeCount != 0
+	total := a.TotalMinNodeCount != 0 || a.TotalMaxNodeCount != 0
+	if perZone && total {
+		return invalid("Invalid request: autoscaling min_node_count/max_node_count cannot be combined with total_min_node_count/total_max_node_count.")
+	}
+	lo, hi := a.MinNodeCount, a.MaxNodeCount
+	if total {
+		lo, hi = a.TotalMinNodeCount, a.TotalMaxNodeCount
+	}
+	if lo < 0 || hi < 1 || lo > hi || hi > 1000 {
+		return invalid("Invalid value for autoscaling limits: min %d, max %d. Need 0 <= min <= max, 1 <= max <= 1000.", lo, hi)
+	}
+	return nil
+}
+
+// clampCount puts a per-zone node count within the autoscaling limits. Total limits are spread
+// over the pool's zones (min rounded up, max rounded down).
+func clampCount(n int32, a *containerpb.NodePoolAutoscaling, zones int) int32 {
+	if a == nil || !a.Enabled {
+		return n
+	}
+	lo, hi := a.MinNodeCount, a.MaxNodeCount
+	if a.TotalMinNodeCount != 0 || a.TotalMaxNodeCount != 0 {
+		z := int32(max(zones, 1))
+		lo, hi = (a.TotalMinNodeCount+z-1)/z, a.TotalMaxNodeCount/z
+	}
+	return min(max(n, lo), max(hi, lo))
+}
