@@ -13,11 +13,11 @@ const MinBootDiskGiB = 10
 
 // DefaultBootDiskGiB and DefaultBootDiskType are what GKE uses when they are not set
 // (NodeConfig: "If unspecified, the default disk size is 100GB", "If unspecified, the default
-// disk type is 'pd-standard'"; GKE has since moved the console default to pd-balanced, the API
+// disk type is ..."; the sandbox emulator and current GKE fill pd-balanced, the API
 // default stays as documented).
 const (
 	DefaultBootDiskGiB  = 100
-	DefaultBootDiskType = "pd-standard"
+	DefaultBootDiskType = "pd-balanced"
 )
 
 // BootDiskTypes are the boot disk types GKE node pools accept anywhere.

@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -308,4 +309,43 @@ func TestGuard(t *testing.T) {
 			t.Errorf("got Certain=%v AtRisk=%d Removed=%d Nodes=%d", v.Certain, len(v.AtRisk), v.Removed, v.Nodes)
 		}
 	})
+}
+
+func TestPoolDemand(t *testing.T) {
+	t.Parallel()
+	gi := func(n int64) corev1.ResourceList {
+		return corev1.ResourceList{corev1.ResourceEphemeralStorage: *resource.NewQuantity(n<<30, resource.BinarySI)}
+	}
+	pod := func(name, node string, sel map[string]string, req int64) corev1.Pod {
+		return corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: corev1.PodSpec{NodeName: node, NodeSelector: sel,
+			Containers: []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{Requests: gi(req)}}}}}
+	}
+	nodes := []corev1.Node{
+		{ObjectMeta: metav1.ObjectMeta{Name: "n0", Labels: map[string]string{NodePoolLabel: "pool-a"}}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "n1", Labels: map[string]string{NodePoolLabel: "pool-a"}}},
+	}
+	sel := map[string]string{NodePoolLabel: "pool-a"}
+	pods := []corev1.Pod{
+		pod("a", "n0", nil, 30), pod("b", "n0", nil, 20), pod("c", "n1", nil, 10),
+		pod("pending", "", sel, 40),
+		pod("other-pool", "x9", nil, 500),
+		pod("pending-elsewhere", "", map[string]string{NodePoolLabel: "pool-b"}, 500),
+		pod("anywhere", "", nil, 500),
+	}
+	done := pod("done", "n1", nil, 500)
+	done.Status.Phase = corev1.PodSucceeded
+	pods = append(pods, done)
+
+	d := PoolDemand("pool-a", nil, nodes, pods, 2)
+	// busiest node n0: 30+20 = 50; spread: (30+20+10+40)/2 = 50
+	if d.Pods != 4 || d.PerNodeGiB != 50 {
+		t.Errorf("PoolDemand = %+v, want 4 pods, 50 GiB per node", d)
+	}
+	if d := PoolDemand("pool-a", nil, nodes, pods, 1); d.PerNodeGiB != 100 {
+		t.Errorf("one planned node: PerNodeGiB = %g, want 100", d.PerNodeGiB)
+	}
+	if d := PoolDemand("pool-new", map[string]string{"role": "olap"}, nil,
+		[]corev1.Pod{pod("p", "", map[string]string{NodePoolLabel: "pool-new"}, 12)}, 3); d.Pods != 1 || d.PerNodeGiB != 4 {
+		t.Errorf("new pool: %+v, want 1 pod, 4 GiB per node", d)
+	}
 }
