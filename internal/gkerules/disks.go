@@ -11,10 +11,9 @@ import (
 // disk_size_gb: "The smallest allowed disk size is 10GB").
 const MinBootDiskGiB = 10
 
-// DefaultBootDiskGiB and DefaultBootDiskType are what GKE uses when they are not set
-// (NodeConfig: "If unspecified, the default disk size is 100GB", "If unspecified, the default
-// disk type is ..."; the sandbox emulator and current GKE fill pd-balanced, the API
-// default stays as documented).
+// DefaultBootDiskGiB and DefaultBootDiskType are what GKE fills when they are not set
+// (NodeConfig.disk_size_gb: "If unspecified, the default disk size is 100GB"; current GKE and
+// the sandbox emulator fill pd-balanced as the disk type).
 const (
 	DefaultBootDiskGiB  = 100
 	DefaultBootDiskType = "pd-balanced"
