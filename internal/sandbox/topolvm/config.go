@@ -33,18 +33,18 @@ import (
 
 // Names shared with the rest of the sandbox and with real TopoLVM.
 const (
-	DriverName          = "topolvm.io"
-	TopologyKey         = "topology.topolvm.io/node"
-	NodeFinalizer       = "topolvm.io/node"
-	CapacityAnnPrefix   = "capacity.topolvm.io/"
-	DefaultCapacityKey  = CapacityAnnPrefix + "00default"
-	DeviceClassParam    = "topolvm.io/device-class"
-	FSTypeParam         = "csi.storage.k8s.io/fstype"
-	AnnSSDCount         = "sandbox.olapgke.io/local-nvme-ssd-count"
-	AnnVolumeGroup      = "sandbox.olapgke.io/volume-group"
-	DefaultVolumeGroup  = "vg-ssd"
-	LocalSSDBytes int64 = 375 << 30
-	DefaultSpareGB      = 10
+	DriverName               = "topolvm.io"
+	TopologyKey              = "topology.topolvm.io/node"
+	NodeFinalizer            = "topolvm.io/node"
+	CapacityAnnPrefix        = "capacity.topolvm.io/"
+	DefaultCapacityKey       = CapacityAnnPrefix + "00default"
+	DeviceClassParam         = "topolvm.io/device-class"
+	FSTypeParam              = "csi.storage.k8s.io/fstype"
+	AnnSSDCount              = "sandbox.olapgke.io/local-nvme-ssd-count"
+	AnnVolumeGroup           = "sandbox.olapgke.io/volume-group"
+	DefaultVolumeGroup       = "vg-ssd"
+	LocalSSDBytes      int64 = 375 << 30
+	DefaultSpareGB           = 10
 
 	DefaultNamespace        = "topolvm-system"
 	DefaultConfigMapName    = "topolvm-lvmd-0"

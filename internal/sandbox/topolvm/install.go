@@ -17,7 +17,7 @@ import (
 
 // InstallOptions says what Install creates. Zero values take the defaults in the comments.
 type InstallOptions struct {
-	Namespace, ConfigMapName, Key string // defaults topolvm-system, topolvm-lvmd-0, lvmd.yaml
+	Namespace, ConfigMapName, Key string        // defaults topolvm-system, topolvm-lvmd-0, lvmd.yaml
 	DeviceClasses                 []DeviceClass // default: [{Name: ssd, VolumeGroup: vg-ssd, Default: true}]
 	StorageClassName              string        // default topolvm-provisioner (device class = the default class)
 }

@@ -132,7 +132,13 @@ func (s *simulator) finalizeNode(ctx context.Context, node *corev1.Node) error {
 	for _, sc := range scs {
 		isTopoSC[sc.Name] = true
 	}
-	pvs, err := s.pvs.List(labels.Everything())
+	// Live LISTs rather than the cache: a PVC created just before the node went away must not
+	// be missed, and this runs once per node deletion.
+	pvList, err := s.kube.CoreV1().PersistentVolumes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return err
+	}
+	pvcList, err := s.kube.CoreV1().PersistentVolumeClaims(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return err
 	}
@@ -142,7 +148,8 @@ func (s *simulator) finalizeNode(ctx context.Context, node *corev1.Node) error {
 	}
 	claims := map[string]claim{}
 	var pinned []*corev1.PersistentVolume
-	for _, pv := range pvs {
+	for i := range pvList.Items {
+		pv := &pvList.Items[i]
 		if !isTopoLVMPV(pv) || pinnedNode(pv) != node.Name {
 			continue
 		}
@@ -151,11 +158,8 @@ func (s *simulator) finalizeNode(ctx context.Context, node *corev1.Node) error {
 			claims[r.Namespace+"/"+r.Name] = claim{r.Namespace, r.Name, r.UID}
 		}
 	}
-	pvcs, err := s.pvcs.List(labels.Everything())
-	if err != nil {
-		return err
-	}
-	for _, c := range pvcs {
+	for i := range pvcList.Items {
+		c := &pvcList.Items[i]
 		if c.Annotations[AnnSelectedNode] == node.Name && c.Spec.StorageClassName != nil && isTopoSC[*c.Spec.StorageClassName] {
 			claims[c.Namespace+"/"+c.Name] = claim{c.Namespace, c.Name, c.UID}
 		}

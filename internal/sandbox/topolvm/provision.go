@@ -74,6 +74,10 @@ func (s *simulator) syncPVC(ctx context.Context, namespace, name string) error {
 
 	node, err := s.nodes.Get(nodeName)
 	if apierrors.IsNotFound(err) {
+		// The cache may lag behind a just-created node: ask the API server before giving up.
+		node, err = s.kube.CoreV1().Nodes().Get(ctx, nodeName, metav1.GetOptions{})
+	}
+	if apierrors.IsNotFound(err) {
 		s.recorder.Eventf(pvc, corev1.EventTypeWarning, "ProvisioningFailed", "failed to get target node: node %q not found", nodeName)
 		return s.reschedule(ctx, pvc, nodeName)
 	}

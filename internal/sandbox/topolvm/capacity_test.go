@@ -1,0 +1,158 @@
+package topolvm
+
+import (
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+const gib = int64(1) << 30
+
+func TestClassCapacity(t *testing.T) {
+	t.Parallel()
+	thick := DeviceClass{Name: "ssd", VolumeGroup: "vg", Default: true}
+	spare50 := DeviceClass{Name: "ssd", VolumeGroup: "vg", Default: true, SpareGB: new(uint64(50))}
+	thin := DeviceClass{Name: "thin", VolumeGroup: "vg", Type: TypeThin, SpareGB: new(uint64(0)), ThinPool: &ThinPool{Name: "pool", OverprovisionRatio: 5}}
+	thin2 := DeviceClass{Name: "thin2", VolumeGroup: "vg", Type: TypeThin, ThinPool: &ThinPool{Name: "other", OverprovisionRatio: 2}}
+	tests := map[string]struct {
+		dc      DeviceClass
+		classes []DeviceClass
+		vg      int64
+		vols    []volume
+		want    int64
+	}{
+		"thick empty, default spare 10 GiB": {thick, []DeviceClass{thick}, 750 * gib, nil, 740 * gib},
+		"thick spare-gb 50":                 {spare50, []DeviceClass{spare50}, 750 * gib, nil, 700 * gib},
+		"thick with usage":                  {thick, []DeviceClass{thick}, 750 * gib, []volume{{"n", "ssd", 100 * gib}, {"n", "ssd", 40 * gib}}, 600 * gib},
+		"thick never negative":              {thick, []DeviceClass{thick}, 375 * gib, []volume{{"n", "ssd", 370 * gib}}, 0},
+		"vg smaller than spare":             {thick, []DeviceClass{thick}, 5 * gib, nil, 0},
+		"unknown class counts as thick":     {thick, []DeviceClass{thick}, 750 * gib, []volume{{"n", "gone", 100 * gib}}, 640 * gib},
+		"thin overprovisioned":              {thin, []DeviceClass{thick, thin}, 750 * gib, nil, 3750 * gib},
+		"thin usage only from its pool":     {thin, []DeviceClass{thick, thin, thin2}, 750 * gib, []volume{{"n", "thin", 1000 * gib}, {"n", "ssd", 500 * gib}, {"n", "thin2", 7 * gib}}, 2750 * gib},
+		"thick ignores thin usage":          {thick, []DeviceClass{thick, thin}, 750 * gib, []volume{{"n", "thin", 1000 * gib}}, 740 * gib},
+		"thin default spare":                {thin2, []DeviceClass{thin2}, 375 * gib, nil, 730 * gib},
+		"thin never negative":               {thin, []DeviceClass{thin}, 10 * gib, []volume{{"n", "thin", 51 * gib}}, 0},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			if got := classCapacity(tc.dc, tc.classes, tc.vg, tc.vols); got != tc.want {
+				t.Errorf("classCapacity = %d (%d GiB), want %d (%d GiB)", got, got/gib, tc.want, tc.want/gib)
+			}
+		})
+	}
+}
+
+func TestNodeVolumeGroup(t *testing.T) {
+	t.Parallel()
+	tests := map[string]struct {
+		ann   map[string]string
+		vg    string
+		bytes int64
+	}{
+		"no annotation":   {nil, "", 0},
+		"zero":            {map[string]string{AnnSSDCount: "0"}, "", 0},
+		"garbage":         {map[string]string{AnnSSDCount: "two"}, "", 0},
+		"two, default vg": {map[string]string{AnnSSDCount: "2"}, "vg-ssd", 750 * gib},
+		"custom vg":       {map[string]string{AnnSSDCount: "4", AnnVolumeGroup: "vg-x"}, "vg-x", 1500 * gib},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			vg, b := nodeVolumeGroup(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Annotations: tc.ann}})
+			if vg != tc.vg || b != tc.bytes {
+				t.Errorf("nodeVolumeGroup = %q, %d; want %q, %d", vg, b, tc.vg, tc.bytes)
+			}
+		})
+	}
+}
+
+func TestRoundUpGiB(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[int64]int64{0: gib, 1: gib, gib: gib, gib + 1: 2 * gib, 10 * gib: 10 * gib} {
+		if got := roundUpGiB(in); got != want {
+			t.Errorf("roundUpGiB(%d) = %d, want %d", in, got, want)
+		}
+	}
+}
+
+func TestParseLVMDConfig(t *testing.T) {
+	t.Parallel()
+	tests := map[string]struct {
+		yaml    string
+		wantErr string
+		check   func(t *testing.T, c []DeviceClass)
+	}{
+		"full": {
+			yaml: `socket-name: /run/topolvm/lvmd.sock
+device-classes:
+- name: ssd
+  volume-group: vg-ssd
+  default: true
+  spare-gb: 20
+- name: thin
+  volume-group: vg-ssd
+  type: thin
+  thin-pool:
+    name: pool0
+    overprovision-ratio: 2.5
+lvcreate-option-classes:
+- name: raid1
+  options: ["--type=raid1"]
+`,
+			check: func(t *testing.T, c []DeviceClass) {
+				if len(c) != 2 || *c[0].SpareGB != 20 || !c[0].Default || c[1].ThinPool.Name != "pool0" || c[1].ThinPool.OverprovisionRatio != 2.5 || !c[1].IsThin() {
+					t.Errorf("parsed %+v", c)
+				}
+			},
+		},
+		"no classes":        {yaml: "socket-name: x\n", wantErr: "no device-classes"},
+		"no default":        {yaml: "device-classes:\n- {name: a, volume-group: v}\n", wantErr: "exactly one default"},
+		"two defaults":      {yaml: "device-classes:\n- {name: a, volume-group: v, default: true}\n- {name: b, volume-group: v, default: true}\n", wantErr: "exactly one default"},
+		"duplicate":         {yaml: "device-classes:\n- {name: a, volume-group: v, default: true}\n- {name: a, volume-group: w}\n", wantErr: "duplicate name"},
+		"thin without pool": {yaml: "device-classes:\n- {name: a, volume-group: v, default: true, type: thin}\n", wantErr: "thin-pool.name"},
+		"ratio below one":   {yaml: "device-classes:\n- {name: a, volume-group: v, default: true, type: thin, thin-pool: {name: p, overprovision-ratio: 0.5}}\n", wantErr: "overprovision-ratio"},
+		"bad type":          {yaml: "device-classes:\n- {name: a, volume-group: v, default: true, type: raid}\n", wantErr: "unknown type"},
+		"no vg":             {yaml: "device-classes:\n- {name: a, default: true}\n", wantErr: "volume-group is empty"},
+		"not yaml":          {yaml: "device-classes: [", wantErr: "parse lvmd config"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			c, err := ParseLVMDConfig(tc.yaml)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want it to contain %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			tc.check(t, c)
+		})
+	}
+}
+
+func TestMergeLVMDConfigKeepsOtherFields(t *testing.T) {
+	t.Parallel()
+	in := "socket-name: /custom.sock\nlvcreate-option-classes:\n- name: raid1\n  options: [\"--type=raid1\"]\ndevice-classes:\n- {name: old, volume-group: v, default: true}\n"
+	out, err := mergeLVMDConfig(in, []DeviceClass{{Name: "ssd", VolumeGroup: "vg-ssd", Default: true, SpareGB: new(uint64(0))}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"socket-name: /custom.sock", "--type=raid1", "name: ssd", "volume-group: vg-ssd", "spare-gb: 0"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("merged config lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "name: old") {
+		t.Errorf("merged config still has the old class:\n%s", out)
+	}
+	c, err := ParseLVMDConfig(out)
+	if err != nil || len(c) != 1 || c[0].Name != "ssd" {
+		t.Errorf("re-parse: %v %+v", err, c)
+	}
+}
