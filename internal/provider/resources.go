@@ -3,11 +3,15 @@ package provider
 import (
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
+
+	"github.com/olapgke/terraform-provider-olapgke/internal/resources/nodepool"
 )
 
 // resources lists every resource type. Append NewXResource constructors here (one line each).
 func resources() []func() resource.Resource {
-	return []func() resource.Resource{}
+	return []func() resource.Resource{
+		nodepool.NewLocalSSDNodePoolResource,
+	}
 }
 
 // dataSources lists every data source type. Append NewXDataSource constructors here.

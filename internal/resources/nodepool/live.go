@@ -1,0 +1,76 @@
+package nodepool
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/olapgke/terraform-provider-olapgke/internal/gkerules"
+)
+
+// clusterState is what the plan-time checks read from the Kubernetes API: one LIST per kind, so
+// the number of calls does not grow with the number of ordinals.
+type clusterState struct {
+	Nodes        []corev1.Node // nodes of this pool
+	PVs          []corev1.PersistentVolume
+	PVCs         []corev1.PersistentVolumeClaim
+	Pods         []corev1.Pod
+	StatefulSets []appsv1.StatefulSet
+}
+
+// poolNodes lists the Nodes of a pool (label cloud.google.com/gke-nodepool), sorted by name.
+func poolNodes(ctx context.Context, kc kubernetes.Interface, pool string) ([]corev1.Node, error) {
+	sel := labels.SelectorFromSet(labels.Set{gkerules.NodePoolLabel: pool}).String()
+	l, err := kc.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: sel})
+	if err != nil {
+		return nil, fmt.Errorf("listing Nodes with %s: %w", sel, err)
+	}
+	sort.Slice(l.Items, func(i, j int) bool { return l.Items[i].Name < l.Items[j].Name })
+	return l.Items, nil
+}
+
+func nodeNames(nodes []corev1.Node) []string {
+	out := make([]string, 0, len(nodes))
+	for _, n := range nodes {
+		out = append(out, n.Name)
+	}
+	return out
+}
+
+// readClusterState lists the pool's Nodes and, when withVolumes, every PV, PVC, Pod and
+// StatefulSet; Pods are always listed (ephemeral demand).
+func readClusterState(ctx context.Context, kc kubernetes.Interface, pool string, withVolumes bool) (*clusterState, error) {
+	s := &clusterState{}
+	var err error
+	if s.Nodes, err = poolNodes(ctx, kc, pool); err != nil {
+		return nil, err
+	}
+	pods, err := kc.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("listing Pods: %w", err)
+	}
+	s.Pods = pods.Items
+	if !withVolumes {
+		return s, nil
+	}
+	pvs, err := kc.CoreV1().PersistentVolumes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("listing PersistentVolumes: %w", err)
+	}
+	pvcs, err := kc.CoreV1().PersistentVolumeClaims(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("listing PersistentVolumeClaims: %w", err)
+	}
+	sets, err := kc.AppsV1().StatefulSets(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("listing StatefulSets: %w", err)
+	}
+	s.PVs, s.PVCs, s.StatefulSets = pvs.Items, pvcs.Items, sets.Items
+	return s, nil
+}

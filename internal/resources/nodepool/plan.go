@@ -1,0 +1,482 @@
+package nodepool
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/olapgke/terraform-provider-olapgke/internal/diagnostics"
+	"github.com/olapgke/terraform-provider-olapgke/internal/gkerules"
+)
+
+// ModifyPlan fills provider defaults, computes ephemeral_storage and local_ssd_gib_per_node, and
+// runs the data-loss guard for changes that delete or recreate nodes.
+func (r *nodePoolResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if req.Plan.Raw.IsNull() {
+		r.planDestroy(ctx, req, resp)
+		return
+	}
+	var plan model
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	var state *model
+	if !req.State.Raw.IsNull() {
+		state = &model{}
+		resp.Diagnostics.Append(req.State.Get(ctx, state)...)
+	}
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	r.fillProviderDefaults(&plan, &resp.Diagnostics)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if !plan.Name.IsUnknown() && !plan.Project.IsUnknown() && !plan.Location.IsUnknown() && !plan.Cluster.IsUnknown() {
+		plan.ID = types.StringValue(poolID(plan.ref(), plan.Name.ValueString()))
+	}
+
+	// Local SSD: an unset count on a known machine type is the type's count (0 or the -lssd count).
+	if !plan.MachineType.IsUnknown() && !plan.EphemeralLocalSSDCount.IsUnknown() {
+		mt := plan.MachineType.ValueString()
+		if _, known := gkerules.LookupMachineType(mt); known && plan.LocalNVMeSSDCount.IsUnknown() {
+			plan.LocalNVMeSSDCount = types.Int64Value(gkerules.EffectiveLocalSSDCount(mt, 0, plan.EphemeralLocalSSDCount.ValueInt64()))
+		}
+		if !plan.LocalNVMeSSDCount.IsUnknown() {
+			n := gkerules.EffectiveLocalSSDCount(mt, plan.LocalNVMeSSDCount.ValueInt64(), plan.EphemeralLocalSSDCount.ValueInt64())
+			plan.LocalSSDGiBPerNode = types.Int64Value(n * gkerules.LocalSSDGiB)
+		} else {
+			plan.LocalSSDGiBPerNode = types.Int64Unknown()
+		}
+	} else {
+		plan.LocalSSDGiBPerNode = types.Int64Unknown()
+	}
+
+	changed, effect := changes(ctx, state, &plan)
+	live := r.c != nil && !r.c.Deferred()
+	if !live {
+		resp.Diagnostics.Append(diagnostics.Deferred("node pool data-loss and ephemeral-storage demand checks"))
+	}
+	loss := lossOf(ctx, state, &plan, changed, effect)
+	if state != nil && (effect >= gkerules.RecreatesNodes || loss.kind == gkerules.LossShrink || loss.kind == gkerules.LossZones || loss.kind == gkerules.LossAutoscale) {
+		plan.Nodes = types.ListUnknown(types.StringType)
+		if effect == gkerules.Replace || changed["node_locations"] {
+			plan.InstanceGroupURLs = types.ListUnknown(types.StringType)
+		}
+	}
+	if state != nil && effect == gkerules.Replace && state.DeletionProtection.ValueBool() {
+		resp.Diagnostics.Append(deletionProtected(state, "replace", changedOf(changed, gkerules.Replace)))
+	}
+
+	var cs *clusterState
+	if live && !plan.Name.IsUnknown() {
+		kc, err := r.c.Kube(ctx)
+		if err == nil {
+			cs, err = readClusterState(ctx, kc, plan.Name.ValueString(), loss.kind != "")
+		}
+		if err != nil {
+			if loss.kind != "" && !plan.AllowLocalDataLoss.ValueBool() {
+				resp.Diagnostics.Append(diagnostics.Error("Data-Loss Check Failed", diagnostics.Detail{
+					Checked: fmt.Sprintf("Which PersistentVolumes live on the nodes of node pool %s that this change would %s.", plan.Name.ValueString(), loss.verb()),
+					Found:   "The Kubernetes API could not be read, so the provider cannot tell whether StatefulSet data would be lost.",
+					Do:      "Make the cluster's API server reachable and plan again, or set allow_local_data_loss = true to proceed without the check.",
+					Err:     err,
+				}))
+				return
+			}
+			resp.Diagnostics.Append(diagnostics.Warning("Cluster Not Readable", diagnostics.Detail{
+				Checked: "Pods targeting node pool " + plan.Name.ValueString() + " (ephemeral-storage demand).",
+				Found:   "The Kubernetes API could not be read; the demand is taken as 0 unless expected_ephemeral_gib is set.",
+				Err:     err,
+			}))
+		}
+	}
+
+	plan.EphemeralStorage = r.planEphemeral(ctx, &plan, state, cs, &resp.Diagnostics)
+
+	if loss.kind != "" && cs != nil {
+		in := gkerules.GuardInput{Kind: loss.kind, Nodes: loss.nodes(cs.Nodes), Removed: loss.removed,
+			PVs: cs.PVs, PVCs: cs.PVCs, Pods: cs.Pods, StatefulSets: cs.StatefulSets}
+		if v := gkerules.Guard(in); v.Loses() {
+			resp.Diagnostics.Append(dataLossDiag(plan.Name.ValueString(), loss, v, plan.AllowLocalDataLoss.ValueBool()))
+		}
+	}
+	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+}
+
+func (r *nodePoolResource) fillProviderDefaults(plan *model, diags *diag.Diagnostics) {
+	fill := func(v *types.String, def, attr string) {
+		if !v.IsUnknown() && !v.IsNull() {
+			return
+		}
+		if r.c != nil && def != "" {
+			*v = types.StringValue(def)
+			return
+		}
+		if r.c != nil && r.c.Deferred() {
+			*v = types.StringUnknown()
+			return
+		}
+		diags.Append(diagnostics.AttributeError(path.Root(attr), "Missing "+strings.ToUpper(attr[:1])+attr[1:], diagnostics.Detail{
+			Checked: "The resource's " + attr + " and the provider's " + attr + ".",
+			Found:   "Neither is set.",
+			Do:      "Set " + attr + " on the resource or on the provider (or its environment variable).",
+		}))
+	}
+	var p, l, c string
+	if r.c != nil {
+		p, l, c = r.c.Project, r.c.Location, r.c.Cluster
+	}
+	fill(&plan.Project, p, "project")
+	fill(&plan.Location, l, "location")
+	fill(&plan.Cluster, c, "cluster")
+}
+
+// changes lists the attributes whose planned value differs from the state, and the worst effect.
+func changes(ctx context.Context, state, plan *model) (map[string]bool, gkerules.Effect) {
+	if state == nil {
+		return nil, gkerules.NoEffect
+	}
+	c := map[string]bool{}
+	diff := func(name string, a, b attr.Value) {
+		if !a.Equal(b) {
+			c[name] = true
+		}
+	}
+	diff("name", state.Name, plan.Name)
+	diff("project", state.Project, plan.Project)
+	diff("location", state.Location, plan.Location)
+	diff("cluster", state.Cluster, plan.Cluster)
+	diff("machine_type", state.MachineType, plan.MachineType)
+	diff("image_type", state.ImageType, plan.ImageType)
+	diff("version", state.Version, plan.Version)
+	diff("kubelet_config", state.KubeletConfig, plan.KubeletConfig)
+	diff("node_locations", state.NodeLocations, plan.NodeLocations)
+	diff("node_count", state.NodeCount, plan.NodeCount)
+	diff("autoscaling", state.Autoscaling, plan.Autoscaling)
+	diff("labels", state.Labels, plan.Labels)
+	diff("taints", state.Taints, plan.Taints)
+	diff("resource_labels", state.ResourceLabels, plan.ResourceLabels)
+	diff("management", state.Management, plan.Management)
+	diff("upgrade_settings", state.UpgradeSettings, plan.UpgradeSettings)
+	diff("ephemeral_storage_local_ssd_count", state.EphemeralLocalSSDCount, plan.EphemeralLocalSSDCount)
+	diff("spot", state.Spot, plan.Spot)
+	diff("service_account", state.ServiceAccount, plan.ServiceAccount)
+	diff("oauth_scopes", state.OAuthScopes, plan.OAuthScopes)
+	if !plan.BootDisk.IsUnknown() {
+		diff("boot_disk", state.BootDisk, plan.BootDisk)
+	}
+	if !plan.LocalNVMeSSDCount.IsUnknown() && !plan.MachineType.IsUnknown() &&
+		!gkerules.SameLocalSSDCount(plan.MachineType.ValueString(), plan.LocalNVMeSSDCount.ValueInt64(), state.LocalNVMeSSDCount.ValueInt64(), plan.EphemeralLocalSSDCount.ValueInt64()) {
+		c["local_nvme_ssd_count"] = true
+	}
+	var names []string
+	for k := range c {
+		names = append(names, k)
+	}
+	return c, gkerules.Worst(names)
+}
+
+func changedOf(c map[string]bool, e gkerules.Effect) []string {
+	var out []string
+	for k := range c {
+		if gkerules.EffectOf(k) == e {
+			out = append(out, k)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// loss describes which nodes a planned change deletes or recreates.
+type loss struct {
+	kind    gkerules.LossKind
+	attrs   []string // attributes causing it
+	removed int
+	zones   []string // removed zones (LossZones)
+	detail  string
+}
+
+func (l loss) verb() string {
+	switch l.kind {
+	case gkerules.LossRecreate:
+		return "recreate"
+	default:
+		return "delete"
+	}
+}
+
+func (l loss) nodes(all []corev1.Node) []corev1.Node {
+	if l.kind != gkerules.LossZones {
+		return all
+	}
+	var out []corev1.Node
+	for _, n := range all {
+		if slices.Contains(l.zones, n.Labels[corev1.LabelTopologyZone]) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func lossOf(ctx context.Context, state, plan *model, changed map[string]bool, effect gkerules.Effect) loss {
+	if state == nil {
+		return loss{}
+	}
+	switch effect {
+	case gkerules.Replace:
+		a := changedOf(changed, gkerules.Replace)
+		return loss{kind: gkerules.LossReplace, attrs: a, detail: "changing " + strings.Join(a, ", ") + " replaces the node pool (GKE cannot update it), deleting every node"}
+	case gkerules.RecreatesNodes:
+		a := changedOf(changed, gkerules.RecreatesNodes)
+		return loss{kind: gkerules.LossRecreate, attrs: a, detail: describeRecreate(ctx, state, plan, a) + ", which GKE applies by recreating every VM of the pool"}
+	}
+	var diags diag.Diagnostics
+	zonesOld, zonesNew := stringSet(ctx, state.NodeLocations, &diags), stringSet(ctx, plan.NodeLocations, &diags)
+	if changed["node_locations"] && !plan.NodeLocations.IsUnknown() {
+		var gone []string
+		for _, z := range zonesOld {
+			if !slices.Contains(zonesNew, z) {
+				gone = append(gone, z)
+			}
+		}
+		if len(gone) > 0 {
+			return loss{kind: gkerules.LossZones, attrs: []string{"node_locations"}, zones: gone,
+				detail: "removing zone(s) " + strings.Join(gone, ", ") + " from node_locations deletes their nodes"}
+		}
+	}
+	zones := max(len(zonesNew), 1)
+	oldCount := state.NodeCount.ValueInt64()
+	if plan.Autoscaling.IsNull() && changed["node_count"] && !plan.NodeCount.IsUnknown() && plan.NodeCount.ValueInt64() < oldCount {
+		n := plan.NodeCount.ValueInt64()
+		return loss{kind: gkerules.LossShrink, attrs: []string{"node_count"}, removed: int(oldCount-n) * zones,
+			detail: fmt.Sprintf("node_count goes from %d to %d per zone", oldCount, n)}
+	}
+	if !plan.Autoscaling.IsNull() && !plan.Autoscaling.IsUnknown() && changed["autoscaling"] {
+		var a autoscalingModel
+		diags.Append(plan.Autoscaling.As(ctx, &a, objAs)...)
+		if mx := a.MaxNodeCount.ValueInt64(); !a.MaxNodeCount.IsUnknown() && mx < oldCount {
+			return loss{kind: gkerules.LossAutoscale, attrs: []string{"autoscaling"}, removed: int(oldCount-mx) * zones,
+				detail: fmt.Sprintf("autoscaling.max_node_count %d is below the current %d nodes per zone, so GKE shrinks the pool", mx, oldCount)}
+		}
+	}
+	return loss{}
+}
+
+func describeRecreate(ctx context.Context, state, plan *model, attrs []string) string {
+	var parts []string
+	for _, a := range attrs {
+		switch a {
+		case "machine_type":
+			parts = append(parts, fmt.Sprintf("machine_type changes from %s to %s", state.MachineType.ValueString(), plan.MachineType.ValueString()))
+		case "boot_disk":
+			var diags diag.Diagnostics
+			parts = append(parts, fmt.Sprintf("the boot disk changes (%s -> %s)", bootDiskText(ctx, state, &diags), bootDiskText(ctx, plan, &diags)))
+		case "image_type":
+			parts = append(parts, fmt.Sprintf("image_type changes from %s to %s", state.ImageType.ValueString(), plan.ImageType.ValueString()))
+		case "version":
+			parts = append(parts, fmt.Sprintf("version changes from %s to %s", state.Version.ValueString(), plan.Version.ValueString()))
+		default:
+			parts = append(parts, a+" changes")
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+func bootDiskText(ctx context.Context, m *model, diags *diag.Diagnostics) string {
+	bd := bootDisk(ctx, m, diags)
+	if bd == nil {
+		return "unknown"
+	}
+	return fmt.Sprintf("%s %d GiB", bd.Type.ValueString(), bd.SizeGB.ValueInt64())
+}
+
+func dataLossDiag(pool string, l loss, v gkerules.Verdict, allowed bool) diag.Diagnostic {
+	lines := make([]string, 0, len(v.AtRisk))
+	for _, a := range v.AtRisk {
+		lines = append(lines, "  - "+a.String())
+	}
+	found := fmt.Sprintf("Data on these nodes is lost (%s):\n%s", v.Ordinals(), strings.Join(lines, "\n"))
+	if !v.Certain {
+		found = fmt.Sprintf("GKE chooses which %d of the %d node(s) to delete, so any of these is at risk (%s):\n%s",
+			v.Removed, v.Nodes, v.Ordinals(), strings.Join(lines, "\n"))
+	}
+	d := diagnostics.Detail{
+		Checked: fmt.Sprintf("PersistentVolumes pinned by node affinity to the nodes of node pool %s, because %s; and the PVCs and StatefulSet ordinals bound to them.", pool, l.detail),
+		Found:   found,
+		Do: "Move these ordinals to another node pool first (olapgke_statefulset_migration deletes each ordinal's PVCs and Pod and waits until it is Ready on the target pool), " +
+			"then plan again; or set allow_local_data_loss = true to accept losing this data.",
+	}
+	p := path.Root("machine_type")
+	if len(l.attrs) > 0 {
+		p = path.Root(l.attrs[0])
+	}
+	if allowed {
+		d.Do = "allow_local_data_loss = true, so apply proceeds and this data is lost."
+		return diagnostics.AttributeWarning(p, "Local Data Will Be Lost", d)
+	}
+	return diagnostics.AttributeError(p, "Local Data Would Be Lost", d)
+}
+
+func deletionProtected(state *model, what string, attrs []string) diag.Diagnostic {
+	why := "Destroying it deletes every node and the Local SSD data on them."
+	if what == "replace" {
+		why = "Changing " + strings.Join(attrs, ", ") + " replaces it (GKE cannot update these), which deletes every node and the Local SSD data on them."
+	}
+	return diagnostics.Error("Deletion Protection Enabled", diagnostics.Detail{
+		Checked: "deletion_protection of node pool " + state.ID.ValueString() + ".",
+		Found:   "It is true. " + why,
+		Do:      "Set deletion_protection = false and apply that first, then run this plan again.",
+	})
+}
+
+func (r *nodePoolResource) planDestroy(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	var state model
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if state.DeletionProtection.ValueBool() {
+		resp.Diagnostics.Append(deletionProtected(&state, "destroy", nil))
+		return
+	}
+	if state.AllowLocalDataLoss.ValueBool() || r.c == nil || r.c.Deferred() {
+		return
+	}
+	kc, err := r.c.Kube(ctx)
+	var cs *clusterState
+	if err == nil {
+		cs, err = readClusterState(ctx, kc, state.Name.ValueString(), true)
+	}
+	if err != nil {
+		resp.Diagnostics.Append(diagnostics.Error("Data-Loss Check Failed", diagnostics.Detail{
+			Checked: "Which PersistentVolumes live on the nodes of node pool " + state.Name.ValueString() + ", which destroy would delete.",
+			Found:   "The Kubernetes API could not be read.",
+			Do:      "Make the cluster's API server reachable and plan again, or set allow_local_data_loss = true (and apply) before destroying.",
+			Err:     err,
+		}))
+		return
+	}
+	v := gkerules.Guard(gkerules.GuardInput{Kind: gkerules.LossDestroy, Nodes: cs.Nodes, PVs: cs.PVs, PVCs: cs.PVCs, Pods: cs.Pods, StatefulSets: cs.StatefulSets})
+	if v.Loses() {
+		d := dataLossDiag(state.Name.ValueString(), loss{kind: gkerules.LossDestroy, detail: "destroying the node pool deletes every node"}, v, false)
+		resp.Diagnostics.Append(diagnostics.Error(d.Summary(), diagnostics.Detail{Found: d.Detail()}))
+	}
+}
+
+// planEphemeral computes the ephemeral_storage block and warns when nodes will hit DiskPressure.
+func (r *nodePoolResource) planEphemeral(ctx context.Context, plan, state *model, cs *clusterState, diags *diag.Diagnostics) types.Object {
+	unknown := types.ObjectUnknown(ephemeralAttrTypes)
+	if plan.BootDisk.IsUnknown() && state != nil || plan.EphemeralLocalSSDCount.IsUnknown() || plan.KubeletConfig.IsUnknown() ||
+		plan.ExpectedEphemeralGiB.IsUnknown() || plan.MachineType.IsUnknown() {
+		return unknown
+	}
+	var bd *bootDiskModel
+	if !plan.BootDisk.IsUnknown() {
+		bd = bootDisk(ctx, plan, diags)
+	}
+	size := int64(gkerules.DefaultBootDiskGiB)
+	if bd != nil {
+		if bd.SizeGB.IsUnknown() {
+			if state == nil {
+				size = gkerules.DefaultBootDiskGiB
+			} else {
+				return unknown
+			}
+		} else if !bd.SizeGB.IsNull() {
+			size = bd.SizeGB.ValueInt64()
+		}
+	}
+	in := gkerules.EphemeralInput{BootDiskGiB: size, EphemeralLocalSSDs: plan.EphemeralLocalSSDCount.ValueInt64(), SoftNodefsAvailablePercent: softNodefs(ctx, plan, diags)}
+	source := "expected_ephemeral_gib"
+	switch {
+	case !plan.ExpectedEphemeralGiB.IsNull():
+		in.DemandGiB = plan.ExpectedEphemeralGiB.ValueFloat64()
+	case cs != nil:
+		d := gkerules.PoolDemand(plan.Name.ValueString(), stringMap(ctx, plan.Labels, diags), cs.Nodes, cs.Pods, plannedNodes(ctx, plan, cs, diags))
+		in.DemandGiB, source = d.PerNodeGiB, d.Source
+	default:
+		source = "none: expected_ephemeral_gib is unset and the cluster was not read"
+	}
+	e := gkerules.ComputeEphemeral(in)
+	if e.DiskPressure() {
+		diags.Append(diskPressureDiag(plan, e, in, source))
+	}
+	return objectOf(ephemeralAttrTypes, map[string]attr.Value{
+		"backing": types.StringValue(e.Backing), "boot_disk_gib": types.Float64Value(e.BootDiskGiB), "capacity_gib": types.Float64Value(e.CapacityGiB),
+		"reserved_gib": types.Float64Value(e.ReservedGiB), "eviction_threshold_gib": types.Float64Value(e.EvictionThresholdGiB),
+		"eviction_signal": types.StringValue(e.EvictionSignal), "allocatable_gib": types.Float64Value(e.AllocatableGiB),
+		"demand_gib": types.Float64Value(e.DemandGiB), "demand_source": types.StringValue(source), "headroom_gib": types.Float64Value(e.HeadroomGiB),
+	}, diags)
+}
+
+// plannedNodes is the node count the pool's demand is spread over: node_count (or the autoscaling
+// minimum, at least 1) per zone, or the current node count when neither is known.
+func plannedNodes(ctx context.Context, plan *model, cs *clusterState, diags *diag.Diagnostics) int {
+	zones := max(len(stringSet(ctx, plan.NodeLocations, diags)), 1)
+	if !plan.Autoscaling.IsNull() && !plan.Autoscaling.IsUnknown() {
+		var a autoscalingModel
+		diags.Append(plan.Autoscaling.As(ctx, &a, objAs)...)
+		return int(max(a.MinNodeCount.ValueInt64(), 1)) * zones
+	}
+	if !plan.NodeCount.IsNull() && !plan.NodeCount.IsUnknown() {
+		return int(plan.NodeCount.ValueInt64()) * zones
+	}
+	return len(cs.Nodes)
+}
+
+func softNodefs(ctx context.Context, plan *model, diags *diag.Diagnostics) float64 {
+	if plan.KubeletConfig.IsNull() {
+		return 0
+	}
+	var k kubeletConfigModel
+	diags.Append(plan.KubeletConfig.As(ctx, &k, objAs)...)
+	v := stringMap(ctx, k.EvictionSoft, diags)["nodefs.available"]
+	f, err := strconv.ParseFloat(strings.TrimSuffix(v, "%"), 64)
+	if err != nil || !strings.HasSuffix(v, "%") {
+		return 0
+	}
+	return f
+}
+
+func diskPressureDiag(plan *model, e gkerules.Ephemeral, in gkerules.EphemeralInput, source string) diag.Diagnostic {
+	mt := plan.MachineType.ValueString()
+	raw := plan.LocalNVMeSSDCount.ValueInt64()
+	var fixes []string
+	if e.Backing == "boot-disk" {
+		if need := gkerules.MinBootDiskForDemand(in); need > 0 {
+			fixes = append(fixes, fmt.Sprintf("Use a larger boot disk: boot_disk.size_gb = %d or more fits %g GiB per node (a boot disk change recreates the VMs; move ordinals off first).", need, e.DemandGiB))
+		}
+	}
+	fixes = append(fixes, fmt.Sprintf("Lower the ephemeral demand per node (image sizes, container log retention, emptyDir use, Pods per node), or correct it if %s overstates it.", source))
+	opts, known := gkerules.EphemeralLocalSSDOptions(mt, raw)
+	switch {
+	case e.Backing == "local-ssd":
+	case !known:
+		fixes = append(fixes, fmt.Sprintf("Move ephemeral storage to Local SSD (ephemeral_storage_local_ssd_count): whether machine type %s accepts that is GKE's decision, not in olapgke's table; GKE's answer at apply is final.", mt))
+	case len(opts) > 0:
+		fixes = append(fixes, fmt.Sprintf("Move ephemeral storage to Local SSD (ephemeral_storage_local_ssd_count): by Google's Local SSD table %s takes %s more Local SSD(s) next to the %d raw-block one(s); GKE decides at apply whether one pool may mix raw-block and ephemeral Local SSDs (if it refuses, its error names the reason; a separate pool then works).",
+			mt, joinCounts(opts), raw))
+	}
+	return diagnostics.AttributeWarning(path.Root("boot_disk"), "Nodes Will Hit DiskPressure", diagnostics.Detail{
+		Checked: fmt.Sprintf("The ephemeral storage of one node of pool %s (%s; demand from %s).", plan.Name.ValueString(), mt, source),
+		Found: fmt.Sprintf("nodes will hit DiskPressure: %s. Usable space is %g GiB short, so kubelet evicts Pods (and the scheduler cannot place Pods that request it).",
+			e.String(), -e.HeadroomGiB),
+		Do: "Any of:\n  - " + strings.Join(fixes, "\n  - "),
+	})
+}
+
+func joinCounts(v []int64) string {
+	s := make([]string, len(v))
+	for i, n := range v {
+		s[i] = strconv.FormatInt(n, 10)
+	}
+	return strings.Join(s, " or ")
+}
