@@ -1,0 +1,94 @@
+// Package snapshot reads what the planner needs from a cluster. Every read is
+// one LIST call per kind, so the number of API requests does not depend on the
+// number of ordinals; the planner gets plain objects and stays pure.
+package snapshot
+
+import (
+	"context"
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/olapgke/terraform-provider-olapgke/internal/planner"
+)
+
+// Read lists the live StatefulSet namespace/name, its Pods (by selector),
+// ControllerRevisions (by selector), PVCs in the namespace, every PV, Node,
+// StorageClass and CSIStorageCapacity, and the namespace's PDBs. desired is
+// the dry-run-defaulted object (nil on destroy); it is stored as is.
+func Read(ctx context.Context, kube kubernetes.Interface, desired *appsv1.StatefulSet, namespace, name string) (*planner.Snapshot, error) {
+	s := &planner.Snapshot{Desired: desired}
+
+	sets, err := kube.AppsV1().StatefulSets(namespace).List(ctx, metav1.ListOptions{
+		FieldSelector: fields.OneTermEqualSelector("metadata.name", name).String(),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("listing StatefulSet %s/%s: %w", namespace, name, err)
+	}
+	for i := range sets.Items {
+		if sets.Items[i].Name == name { // fake clients ignore field selectors
+			s.Live = &sets.Items[i]
+		}
+	}
+
+	selectorOf := desired
+	if s.Live != nil {
+		selectorOf = s.Live
+	}
+	podSelector := ""
+	if selectorOf != nil && selectorOf.Spec.Selector != nil {
+		sel, err := metav1.LabelSelectorAsSelector(selectorOf.Spec.Selector)
+		if err != nil {
+			return nil, fmt.Errorf("StatefulSet %s/%s has an invalid selector: %w", namespace, name, err)
+		}
+		podSelector = sel.String()
+	}
+
+	if selectorOf != nil && podSelector != "" {
+		pods, err := kube.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{LabelSelector: podSelector})
+		if err != nil {
+			return nil, fmt.Errorf("listing Pods of StatefulSet %s/%s (%s): %w", namespace, name, podSelector, err)
+		}
+		s.Pods = pods.Items
+		revs, err := kube.AppsV1().ControllerRevisions(namespace).List(ctx, metav1.ListOptions{LabelSelector: podSelector})
+		if err != nil {
+			return nil, fmt.Errorf("listing ControllerRevisions of StatefulSet %s/%s: %w", namespace, name, err)
+		}
+		s.Revisions = revs.Items
+	}
+
+	pvcs, err := kube.CoreV1().PersistentVolumeClaims(namespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("listing PersistentVolumeClaims in %s: %w", namespace, err)
+	}
+	s.PVCs = pvcs.Items
+	pvs, err := kube.CoreV1().PersistentVolumes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("listing PersistentVolumes: %w", err)
+	}
+	s.PVs = pvs.Items
+	nodes, err := kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("listing Nodes: %w", err)
+	}
+	s.Nodes = nodes.Items
+	scs, err := kube.StorageV1().StorageClasses().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("listing StorageClasses: %w", err)
+	}
+	s.StorageClasses = scs.Items
+	caps, err := kube.StorageV1().CSIStorageCapacities(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("listing CSIStorageCapacities: %w", err)
+	}
+	s.Capacities = caps.Items
+	pdbs, err := kube.PolicyV1().PodDisruptionBudgets(namespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("listing PodDisruptionBudgets in %s: %w", namespace, err)
+	}
+	s.PDBs = pdbs.Items
+	return s, nil
+}
