@@ -1,0 +1,122 @@
+package planner
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+)
+
+func TestRevisionPatchShape(t *testing.T) {
+	t.Parallel()
+	set := mkSet(3)
+	patch, err := RevisionPatch(set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The controller's getPatch output: only spec.template, "$patch":"replace"
+	// first (keys sorted by encoding/json), compact.
+	if want := `{"spec":{"template":{"$patch":"replace","metadata":{`; !strings.HasPrefix(string(patch), want) {
+		t.Errorf("patch %s does not start with %s", patch, want)
+	}
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, patch); err != nil || !bytes.Equal(compact.Bytes(), patch) {
+		t.Errorf("patch is not compact JSON: %s", patch)
+	}
+	other := set.DeepCopy()
+	other.Spec.Replicas = nil
+	other.Spec.UpdateStrategy = appsv1.StatefulSetUpdateStrategy{Type: appsv1.OnDeleteStatefulSetStrategyType}
+	if p2, _ := RevisionPatch(other); !bytes.Equal(p2, patch) {
+		t.Errorf("fields outside the template changed the revision data")
+	}
+	newImage(other)
+	if p3, _ := RevisionPatch(other); bytes.Equal(p3, patch) {
+		t.Errorf("an image change did not change the revision data")
+	}
+}
+
+func TestResolveUpdateRevision(t *testing.T) {
+	t.Parallel()
+	base := mkSet(3)
+	changed := base.DeepCopy()
+	newImage(changed)
+	basePatch, _ := RevisionPatch(base)
+	changedPatch, _ := RevisionPatch(changed)
+
+	tests := map[string]struct {
+		desired   *appsv1.StatefulSet
+		revisions func(t *testing.T) []appsv1.ControllerRevision
+		collision int32
+		want      string
+	}{
+		"no history: hash with collision count 0": {
+			desired: base, revisions: func(*testing.T) []appsv1.ControllerRevision { return nil },
+			want: RevisionName("olap", HashRevision(basePatch, 0)),
+		},
+		"collision count from status is hashed in": {
+			desired: base, revisions: func(*testing.T) []appsv1.ControllerRevision { return nil }, collision: 2,
+			want: RevisionName("olap", HashRevision(basePatch, 2)),
+		},
+		"name taken by different data bumps the collision count": {
+			desired: changed,
+			revisions: func(t *testing.T) []appsv1.ControllerRevision {
+				r := revisionFor(t, base, 1)
+				r.Name = RevisionName("olap", HashRevision(changedPatch, 0))
+				return []appsv1.ControllerRevision{r}
+			},
+			want: RevisionName("olap", HashRevision(changedPatch, 1)),
+		},
+		"latest revision semantically equal but different bytes is kept": {
+			desired: base,
+			revisions: func(t *testing.T) []appsv1.ControllerRevision {
+				r := revisionFor(t, base, 1)
+				var indented bytes.Buffer
+				_ = json.Indent(&indented, r.Data.Raw, "", "  ")
+				r.Data.Raw = indented.Bytes()
+				r.Name = "olap-kept"
+				return []appsv1.ControllerRevision{r}
+			},
+			want: "olap-kept",
+		},
+		"older equal revision is reused (revert)": {
+			desired: base,
+			revisions: func(t *testing.T) []appsv1.ControllerRevision {
+				old := revisionFor(t, base, 1)
+				old.Name = "olap-old"
+				return []appsv1.ControllerRevision{revisionFor(t, changed, 2), old}
+			},
+			want: "olap-old",
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			revs := tc.revisions(t)
+			live := base.DeepCopy()
+			got, err := ResolveUpdateRevision(tc.desired, ownedRevisions(live, revs), tc.collision)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tc.want {
+				t.Errorf("got %s, want %s", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestHashRevisionMatchesHistoryFormat(t *testing.T) {
+	t.Parallel()
+	h := HashRevision([]byte(`{"spec":{}}`), 0)
+	// rand.SafeEncodeString uses an alphabet without vowels and look-alikes.
+	if h == "" || strings.ContainsAny(h, "aeiou013") {
+		t.Errorf("hash %q is not safe-encoded", h)
+	}
+	if HashRevision([]byte(`{"spec":{}}`), 1) == h {
+		t.Errorf("collision count does not change the hash")
+	}
+	if got := RevisionName(strings.Repeat("x", 300), "abc"); len(got) != 223+4 {
+		t.Errorf("long prefix not truncated: %d", len(got))
+	}
+}
