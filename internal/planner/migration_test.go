@@ -208,15 +208,15 @@ func TestPlanMigration(t *testing.T) {
 			wantMoves: []int32{2, 1, 0}, wantProbs: []MigrationProblemKind{}, wantPar: 1,
 		},
 		"PDB with no disruptions allowed forbids": {
-			replicas: 3,
-			setup:    func(w *migWorld) { w.switchTemplate("pool-b"); w.addPDB(0) },
+			replicas:  3,
+			setup:     func(w *migWorld) { w.switchTemplate("pool-b"); w.addPDB(0) },
 			wantMoves: []int32{2, 1, 0}, wantProbs: []MigrationProblemKind{ProblemPDB}, wantPar: 1,
 			wantInProbs: "PodDisruptionBudget olap/hist",
 		},
 		"PDB lowers max_unavailable": {
-			replicas: 3,
-			setup:    func(w *migWorld) { w.switchTemplate("pool-b"); w.addPDB(2) },
-			opt:      &MigrationOptions{MaxUnavailable: 3},
+			replicas:  3,
+			setup:     func(w *migWorld) { w.switchTemplate("pool-b"); w.addPDB(2) },
+			opt:       &MigrationOptions{MaxUnavailable: 3},
 			wantMoves: []int32{2, 1, 0}, wantProbs: []MigrationProblemKind{}, wantPar: 2,
 		},
 		"PDB at zero does not block moving a Pod that is already down": {

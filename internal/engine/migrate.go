@@ -1,0 +1,585 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/utils/clock"
+
+	"github.com/olapgke/terraform-provider-olapgke/internal/planner"
+)
+
+// MigrationRun configures Migrate.
+type MigrationRun struct {
+	Namespace, Name string
+	// Ordinals to move, in order (the plan's moves).
+	Ordinals []int32
+	// Claims are the node-local volumeClaimTemplates whose PVCs are recreated.
+	Claims []string
+	// Parallelism is how many ordinals move at once (>= 1).
+	Parallelism        int
+	RequireOthersReady bool
+	// MinReady is the soak after each new Pod is Ready.
+	MinReady time.Duration
+	// OrdinalTimeout bounds each batch of ordinals (0: only ctx bounds it).
+	OrdinalTimeout time.Duration
+	// UnschedulableGrace is how long a new Pod may stay Unschedulable, or
+	// its new PVC keep failing provisioning, before the move fails quoting the
+	// cause (default 20s). A PV node affinity conflict fails at once.
+	UnschedulableGrace time.Duration
+	// Resync is the longest the loop waits without an informer event before
+	// re-reading its caches (default 5s); waits are event-driven.
+	Resync time.Duration
+	// Placement, when set, is the pod template placement the plan was made
+	// for; the live template must ask for the same placement.
+	Placement *corev1.PodTemplateSpec
+	// Clock is injected for tests (default: real clock).
+	Clock clock.Clock
+	// Log receives one line per step ("ordinal 2 (1/3): PVC cache-hist-2 deleted").
+	Log func(string)
+	// Done is called when an ordinal is finished, so the caller can save state.
+	Done func(MigratedOrdinal)
+}
+
+// MigratedOrdinal is one finished ordinal.
+type MigratedOrdinal struct {
+	Ordinal  int32
+	Pod      string
+	PodUID   types.UID
+	Node     string
+	PVs      []string
+	Duration time.Duration
+	Finished time.Time
+}
+
+// MigrationError is a move that stopped. Every other ordinal is untouched.
+type MigrationError struct {
+	Ordinal int32
+	Pod     string
+	// Phase is the NextStep kind the ordinal was in ("wait", "delete_pod", ...).
+	Phase string
+	// Source says where Quote comes from ("condition PodScheduled of Pod hist-2",
+	// "event ProvisioningFailed on PVC cache-hist-2", "timeout").
+	Source string
+	Quote  string
+	// Reason is what the ordinal was waiting for or why it failed.
+	Reason string
+	// Timeout is true when the per-ordinal timeout (or ctx) ended the wait.
+	Timeout bool
+	Err     error
+}
+
+func (e *MigrationError) Error() string {
+	s := fmt.Sprintf("ordinal %d (Pod %s): %s", e.Ordinal, e.Pod, e.Reason)
+	if e.Quote != "" {
+		s += fmt.Sprintf("; %s: %q", e.Source, e.Quote)
+	}
+	if e.Err != nil {
+		s += ": " + e.Err.Error()
+	}
+	return s
+}
+
+func (e *MigrationError) Unwrap() error { return e.Err }
+
+// PreconditionError is a check that failed before anything was deleted.
+type PreconditionError struct{ Msg string }
+
+func (e *PreconditionError) Error() string { return e.Msg }
+
+// Migrate moves run.Ordinals one batch at a time: per ordinal it deletes the
+// old node-local PVCs (without waiting: pvc-protection holds them while the
+// Pod exists), then the Pod (UID preconditions), and waits, driven by
+// informers, until the new Pod is Running and Ready at the update revision on
+// a node the template admits with new PVs pinned there; then it soaks and
+// reports the ordinal through run.Done. Decisions are planner.NextStep's:
+// this function only reads state, acts once, and waits for the next change.
+func Migrate(ctx context.Context, kube kubernetes.Interface, run MigrationRun) error {
+	if run.Clock == nil {
+		run.Clock = clock.RealClock{}
+	}
+	if run.Log == nil {
+		run.Log = func(string) {}
+	}
+	if run.Done == nil {
+		run.Done = func(MigratedOrdinal) {}
+	}
+	if run.UnschedulableGrace <= 0 {
+		run.UnschedulableGrace = 20 * time.Second
+	}
+	if run.Resync <= 0 {
+		run.Resync = 5 * time.Second
+	}
+	if run.Parallelism < 1 {
+		run.Parallelism = 1
+	}
+	if len(run.Ordinals) == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	set, err := kube.AppsV1().StatefulSets(run.Namespace).Get(ctx, run.Name, metav1.GetOptions{})
+	if err != nil {
+		return fmt.Errorf("reading StatefulSet %s/%s: %w", run.Namespace, run.Name, err)
+	}
+	sel, err := metav1.LabelSelectorAsSelector(set.Spec.Selector)
+	if err != nil {
+		return fmt.Errorf("StatefulSet %s/%s selector: %w", run.Namespace, run.Name, err)
+	}
+	w, err := newMigrationWatcher(ctx, kube, run.Namespace, run.Name, sel)
+	if err != nil {
+		return err
+	}
+	defer w.stop()
+
+	m := &migrator{run: run, kube: kube, w: w, setUID: set.UID, total: len(run.Ordinals),
+		deleted: map[types.UID]bool{}}
+	remaining := append([]int32(nil), run.Ordinals...)
+	for len(remaining) > 0 {
+		s, err := m.readyToStart(ctx)
+		if err != nil {
+			return err
+		}
+		batch := planner.MigrationBatch(s, remaining, run.Parallelism)
+		rest := without(remaining, batch)
+		if run.RequireOthersReady {
+			if bad := planner.OthersNotReady(s, batch, rest); len(bad) > 0 {
+				return &PreconditionError{Msg: fmt.Sprintf("before moving ordinal(s) %s, ordinals that are not moved must be Running and Ready: %s",
+					joinOrdinals(batch), strings.Join(bad, "; "))}
+			}
+		}
+		if err := m.moveBatch(ctx, s, batch); err != nil {
+			return err
+		}
+		remaining = rest
+	}
+	return nil
+}
+
+type migrator struct {
+	run     MigrationRun
+	kube    kubernetes.Interface
+	w       *migrationWatcher
+	setUID  types.UID
+	total   int
+	started int
+	deleted map[types.UID]bool
+}
+
+func (m *migrator) logf(o int32, idx int, format string, args ...any) {
+	m.run.Log(fmt.Sprintf("ordinal %d (%d/%d): ", o, idx, m.total) + fmt.Sprintf(format, args...))
+}
+
+// readyToStart waits until the controller has observed the latest
+// generation (so status.updateRevision is current) and checks the live set.
+func (m *migrator) readyToStart(ctx context.Context) (*planner.Snapshot, error) {
+	var deadline <-chan time.Time
+	if m.run.OrdinalTimeout > 0 {
+		t := m.run.Clock.NewTimer(m.run.OrdinalTimeout)
+		defer t.Stop()
+		deadline = t.C()
+	}
+	for {
+		s, set, err := m.w.snapshot()
+		if err != nil {
+			return nil, err
+		}
+		if set == nil || set.UID != m.setUID {
+			return nil, &PreconditionError{Msg: fmt.Sprintf("StatefulSet %s/%s was deleted or replaced during the migration", m.run.Namespace, m.run.Name)}
+		}
+		if set.Status.ObservedGeneration >= set.Generation {
+			if p := m.run.Placement; p != nil && !planner.PlacementEqual(p, &set.Spec.Template) {
+				return nil, &PreconditionError{Msg: fmt.Sprintf(
+					"the live template of StatefulSet %s/%s asks for placement %q, the plan was made for %q: the StatefulSet was not updated as planned",
+					m.run.Namespace, m.run.Name, planner.DescribePlacement(&set.Spec.Template), planner.DescribePlacement(p))}
+			}
+			if why := planner.MigrationTargetProblem(s); why != "" {
+				return nil, &PreconditionError{Msg: why}
+			}
+			return s, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, &PreconditionError{Msg: fmt.Sprintf("the StatefulSet controller did not observe generation %d of %s/%s: %v",
+				set.Generation, m.run.Namespace, m.run.Name, context.Cause(ctx))}
+		case <-deadline:
+			return nil, &PreconditionError{Msg: fmt.Sprintf("the StatefulSet controller did not observe generation %d of %s/%s within %s",
+				set.Generation, m.run.Namespace, m.run.Name, m.run.OrdinalTimeout)}
+		case <-m.w.changed:
+		case <-m.run.Clock.After(m.run.Resync):
+		}
+	}
+}
+
+type ordinalRun struct {
+	o            int32
+	idx          int
+	progress     planner.MoveProgress
+	start        time.Time
+	last         planner.Step
+	unschedSince time.Time
+	unschedUID   types.UID
+	provSince    time.Time
+	done         bool
+	logged       map[string]bool
+}
+
+func (m *migrator) moveBatch(ctx context.Context, s *planner.Snapshot, batch []int32) error {
+	var deadline <-chan time.Time
+	if m.run.OrdinalTimeout > 0 {
+		t := m.run.Clock.NewTimer(m.run.OrdinalTimeout)
+		defer t.Stop()
+		deadline = t.C()
+	}
+	runs := make([]*ordinalRun, 0, len(batch))
+	for _, o := range batch {
+		m.started++
+		r := &ordinalRun{o: o, idx: m.started, progress: planner.StartProgress(s, o, m.run.Claims),
+			start: m.run.Clock.Now(), logged: map[string]bool{}}
+		runs = append(runs, r)
+		m.logf(o, r.idx, "moving to %s", planner.DescribePlacement(&s.Live.Spec.Template))
+	}
+	for {
+		s, set, err := m.w.snapshot()
+		if err != nil {
+			return err
+		}
+		if set == nil || set.UID != m.setUID {
+			return &MigrationError{Ordinal: runs[0].o, Pod: planner.PodName(m.run.Name, runs[0].o),
+				Reason: "StatefulSet " + m.run.Namespace + "/" + m.run.Name + " was deleted or replaced during the migration"}
+		}
+		now := m.run.Clock.Now()
+		wake := m.run.Resync
+		pending := 0
+		for _, r := range runs {
+			if r.done {
+				continue
+			}
+			st := planner.NextStep(s, r.o, m.run.Claims, r.progress, m.run.MinReady, now)
+			r.last = st
+			d, err := m.act(ctx, s, r, st, now)
+			if err != nil {
+				return err
+			}
+			if !r.done {
+				pending++
+				if d > 0 && d < wake {
+					wake = d
+				}
+			}
+		}
+		if pending == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return m.timeout(runs, context.Cause(ctx))
+		case <-deadline:
+			return m.timeout(runs, fmt.Errorf("per-ordinal timeout %s reached", m.run.OrdinalTimeout))
+		case <-m.w.changed:
+		case <-m.run.Clock.After(wake):
+		}
+	}
+}
+
+func (m *migrator) timeout(runs []*ordinalRun, cause error) error {
+	for _, r := range runs {
+		if r.done {
+			continue
+		}
+		e := &MigrationError{Ordinal: r.o, Pod: planner.PodName(m.run.Name, r.o), Phase: string(r.last.Kind),
+			Reason: "still " + r.last.Reason, Timeout: true, Err: cause}
+		if r.last.Unschedulable != "" {
+			e.Source, e.Quote = "condition PodScheduled of Pod "+e.Pod, r.last.Unschedulable
+		}
+		return e
+	}
+	return cause
+}
+
+// act performs st for r. It returns how soon the loop should look again
+// without an event (0: the default resync).
+func (m *migrator) act(ctx context.Context, s *planner.Snapshot, r *ordinalRun, st planner.Step, now time.Time) (time.Duration, error) {
+	pod := planner.PodName(m.run.Name, r.o)
+	switch st.Kind {
+	case planner.StepDeletePVCs:
+		for _, c := range st.PVCs {
+			if m.deleted[c.UID] {
+				continue
+			}
+			err := m.kube.CoreV1().PersistentVolumeClaims(m.run.Namespace).Delete(ctx, c.Name, metav1.DeleteOptions{
+				Preconditions: &metav1.Preconditions{UID: &c.UID}})
+			if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+				return 0, &MigrationError{Ordinal: r.o, Pod: pod, Phase: string(st.Kind), Reason: "deleting PVC " + c.Name, Err: err}
+			}
+			m.deleted[c.UID] = true
+			m.logf(r.o, r.idx, "PVC %s deleted (%s)", c.Name, st.Reason)
+		}
+	case planner.StepDeletePod:
+		if m.deleted[st.Pod.UID] {
+			return 0, nil
+		}
+		uid := st.Pod.UID
+		err := m.kube.CoreV1().Pods(m.run.Namespace).Delete(ctx, st.Pod.Name, metav1.DeleteOptions{
+			Preconditions: &metav1.Preconditions{UID: &uid}})
+		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+			return 0, &MigrationError{Ordinal: r.o, Pod: pod, Phase: string(st.Kind), Reason: "deleting Pod " + st.Pod.Name, Err: err}
+		}
+		m.deleted[uid] = true
+		m.logf(r.o, r.idx, "Pod %s deleted from node %s (%s)", st.Pod.Name, st.Node, st.Reason)
+	case planner.StepWait:
+		if !r.logged[st.Reason] {
+			r.logged[st.Reason] = true
+			m.logf(r.o, r.idx, "%s", st.Reason)
+		}
+		return m.failFast(s, r, st, now)
+	case planner.StepSoak:
+		if !r.logged["soak"] {
+			r.logged["soak"] = true
+			m.logf(r.o, r.idx, "Pod Ready on %s after %s; soaking %s", st.Node, now.Sub(r.start).Round(100*time.Millisecond), st.Remaining.Round(time.Second))
+		}
+		return st.Remaining, nil
+	case planner.StepDone:
+		r.done = true
+		res := MigratedOrdinal{Ordinal: r.o, Pod: pod, PodUID: st.Pod.UID, Node: st.Node, Duration: now.Sub(r.start), Finished: now}
+		res.PVs = boundPVs(s, m.run.Namespace, m.run.Name, r.o, m.run.Claims)
+		m.logf(r.o, r.idx, "Pod Ready on %s after %s", st.Node, res.Duration.Round(100*time.Millisecond))
+		m.run.Done(res)
+	case planner.StepFail:
+		return 0, &MigrationError{Ordinal: r.o, Pod: pod, Phase: string(st.Kind), Reason: st.Reason}
+	}
+	return 0, nil
+}
+
+// failFast turns a wait that cannot end by itself into an error: a new Pod
+// unschedulable because of PV node affinity (at once), or unschedulable /
+// failing provisioning for longer than the grace period.
+func (m *migrator) failFast(s *planner.Snapshot, r *ordinalRun, st planner.Step, now time.Time) (time.Duration, error) {
+	pod := planner.PodName(m.run.Name, r.o)
+	if st.Unschedulable == "" {
+		r.unschedSince = time.Time{}
+	} else {
+		if PVNodeAffinityConflict(st.Unschedulable) {
+			return 0, &MigrationError{Ordinal: r.o, Pod: pod, Phase: string(st.Kind), Reason: st.Reason,
+				Source: "condition PodScheduled of Pod " + pod, Quote: st.Unschedulable}
+		}
+		if r.unschedSince.IsZero() || r.unschedUID != st.Pod.UID {
+			r.unschedSince, r.unschedUID = now, st.Pod.UID
+		}
+		if el := now.Sub(r.unschedSince); el >= m.run.UnschedulableGrace {
+			return 0, &MigrationError{Ordinal: r.o, Pod: pod, Phase: string(st.Kind),
+				Reason: fmt.Sprintf("%s: unschedulable for %s", st.Reason, el.Round(time.Second)),
+				Source: "condition PodScheduled of Pod " + pod, Quote: st.Unschedulable}
+		} else {
+			return m.run.UnschedulableGrace - el, nil
+		}
+	}
+	// ProvisioningFailed on the ordinal's current PVCs.
+	ev := m.w.provisioningFailed(s, m.run.Namespace, m.run.Name, r.o, m.run.Claims)
+	if ev == nil {
+		r.provSince = time.Time{}
+		return 0, nil
+	}
+	if r.provSince.IsZero() {
+		r.provSince = now
+	}
+	if el := now.Sub(r.provSince); el >= m.run.UnschedulableGrace {
+		return 0, &MigrationError{Ordinal: r.o, Pod: pod, Phase: string(st.Kind), Reason: st.Reason,
+			Source: "event ProvisioningFailed on PVC " + ev.InvolvedObject.Name, Quote: ev.Message}
+	} else {
+		return m.run.UnschedulableGrace - el, nil
+	}
+}
+
+func boundPVs(s *planner.Snapshot, ns, set string, o int32, claims []string) []string {
+	var out []string
+	for _, c := range claims {
+		name := planner.ClaimPVCName(c, set, o)
+		for i := range s.PVCs {
+			if s.PVCs[i].Namespace == ns && s.PVCs[i].Name == name && s.PVCs[i].Spec.VolumeName != "" {
+				out = append(out, s.PVCs[i].Spec.VolumeName)
+			}
+		}
+	}
+	return out
+}
+
+func without(all, drop []int32) []int32 {
+	skip := map[int32]bool{}
+	for _, o := range drop {
+		skip[o] = true
+	}
+	var out []int32
+	for _, o := range all {
+		if !skip[o] {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+func joinOrdinals(os []int32) string {
+	parts := make([]string, len(os))
+	for i, o := range os {
+		parts[i] = fmt.Sprint(o)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// migrationWatcher keeps informer caches of what a migration reads: the
+// StatefulSet, its Pods, the namespace's PVCs, ProvisioningFailed events,
+// PVs and Nodes. snapshot() assembles a planner.Snapshot from the caches (no
+// GET per ordinal); changed receives a token on every event.
+type migrationWatcher struct {
+	ns, name  string
+	sel       labels.Selector
+	cancel    context.CancelFunc
+	factories []informers.SharedInformerFactory
+	changed   chan struct{}
+
+	setInf, podInf, pvcInf, evInf, pvInf, nodeInf cache.SharedIndexInformer
+}
+
+func newMigrationWatcher(ctx context.Context, kube kubernetes.Interface, ns, name string, sel labels.Selector) (*migrationWatcher, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	w := &migrationWatcher{ns: ns, name: name, sel: sel, cancel: cancel, changed: make(chan struct{}, 1)}
+	setF := informers.NewSharedInformerFactoryWithOptions(kube, 0, informers.WithNamespace(ns),
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+			o.FieldSelector = fields.OneTermEqualSelector("metadata.name", name).String()
+		}))
+	podF := informers.NewSharedInformerFactoryWithOptions(kube, 0, informers.WithNamespace(ns),
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = sel.String() }))
+	nsF := informers.NewSharedInformerFactoryWithOptions(kube, 0, informers.WithNamespace(ns))
+	evF := informers.NewSharedInformerFactoryWithOptions(kube, 0, informers.WithNamespace(ns),
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+			o.FieldSelector = fields.OneTermEqualSelector("reason", "ProvisioningFailed").String()
+		}))
+	clF := informers.NewSharedInformerFactory(kube, 0)
+	w.factories = []informers.SharedInformerFactory{setF, podF, nsF, evF, clF}
+	w.setInf = setF.Apps().V1().StatefulSets().Informer()
+	w.podInf = podF.Core().V1().Pods().Informer()
+	w.pvcInf = nsF.Core().V1().PersistentVolumeClaims().Informer()
+	w.evInf = evF.Core().V1().Events().Informer()
+	w.pvInf = clF.Core().V1().PersistentVolumes().Informer()
+	w.nodeInf = clF.Core().V1().Nodes().Informer()
+	notify := func() {
+		select {
+		case w.changed <- struct{}{}:
+		default:
+		}
+	}
+	h := cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { notify() },
+		UpdateFunc: func(any, any) { notify() },
+		DeleteFunc: func(any) { notify() },
+	}
+	for _, inf := range []cache.SharedIndexInformer{w.setInf, w.podInf, w.pvcInf, w.evInf, w.pvInf, w.nodeInf} {
+		if _, err := inf.AddEventHandler(h); err != nil {
+			cancel()
+			return nil, err
+		}
+	}
+	for _, f := range w.factories {
+		f.Start(ctx.Done())
+	}
+	for _, f := range w.factories {
+		for typ, ok := range f.WaitForCacheSync(ctx.Done()) {
+			if !ok {
+				w.stop()
+				return nil, fmt.Errorf("informer caches for %v did not sync: %w", typ, context.Cause(ctx))
+			}
+		}
+	}
+	return w, nil
+}
+
+func (w *migrationWatcher) stop() {
+	w.cancel()
+	for _, f := range w.factories {
+		f.Shutdown()
+	}
+}
+
+// snapshot assembles the migration's view from the caches; objects are
+// deep-copied so the planner never sees a cache object change under it.
+func (w *migrationWatcher) snapshot() (*planner.Snapshot, *appsv1.StatefulSet, error) {
+	s := &planner.Snapshot{}
+	var set *appsv1.StatefulSet
+	for _, o := range w.setInf.GetStore().List() {
+		if x := o.(*appsv1.StatefulSet); x.Name == w.name {
+			set = x.DeepCopy()
+		}
+	}
+	s.Live = set
+	for _, o := range w.podInf.GetStore().List() {
+		s.Pods = append(s.Pods, *o.(*corev1.Pod).DeepCopy())
+	}
+	for _, o := range w.pvcInf.GetStore().List() {
+		s.PVCs = append(s.PVCs, *o.(*corev1.PersistentVolumeClaim).DeepCopy())
+	}
+	for _, o := range w.pvInf.GetStore().List() {
+		s.PVs = append(s.PVs, *o.(*corev1.PersistentVolume).DeepCopy())
+	}
+	for _, o := range w.nodeInf.GetStore().List() {
+		s.Nodes = append(s.Nodes, *o.(*corev1.Node).DeepCopy())
+	}
+	return s, set, nil
+}
+
+// provisioningFailed returns the latest ProvisioningFailed event on one of
+// ordinal o's current (not terminating) PVCs, matched by UID.
+func (w *migrationWatcher) provisioningFailed(s *planner.Snapshot, ns, set string, o int32, claims []string) *corev1.Event {
+	uids := map[types.UID]bool{}
+	for _, c := range claims {
+		name := planner.ClaimPVCName(c, set, o)
+		for i := range s.PVCs {
+			p := &s.PVCs[i]
+			if p.Name == name && p.DeletionTimestamp == nil && p.Spec.VolumeName == "" {
+				uids[p.UID] = true
+			}
+		}
+	}
+	var evs []*corev1.Event
+	for _, obj := range w.evInf.GetStore().List() {
+		e := obj.(*corev1.Event)
+		if e.InvolvedObject.Kind == "PersistentVolumeClaim" && uids[e.InvolvedObject.UID] {
+			evs = append(evs, e)
+		}
+	}
+	if len(evs) == 0 {
+		return nil
+	}
+	sort.Slice(evs, func(i, j int) bool { return eventTime(evs[i]).Before(eventTime(evs[j])) })
+	return evs[len(evs)-1].DeepCopy()
+}
+
+func eventTime(e *corev1.Event) time.Time {
+	switch {
+	case !e.LastTimestamp.IsZero():
+		return e.LastTimestamp.Time
+	case !e.EventTime.IsZero():
+		return e.EventTime.Time
+	}
+	return e.CreationTimestamp.Time
+}
+
+// IsPrecondition reports whether err is a failed precondition (nothing deleted).
+func IsPrecondition(err error) bool {
+	var p *PreconditionError
+	return errors.As(err, &p)
+}
