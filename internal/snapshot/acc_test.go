@@ -57,7 +57,9 @@ func ensurePoolB(t *testing.T, env *acctest.Env) {
 	var err error
 	poolBOnce.Do(func() {
 		ctx := context.Background()
-		var c interface{ GKE(context.Context) (gke.API, error) }
+		var c interface {
+			GKE(context.Context) (gke.API, error)
+		}
 		c, err = provider.ClientsFromEnvironment(ctx, "acctest")
 		if err != nil {
 			return
@@ -497,7 +499,9 @@ func TestAccPlanner_scaleDownDeletesPVCs(t *testing.T) {
 	desired := set.DeepCopy()
 	desired.Spec.Replicas = ptr.To[int32](1)
 	p, _ := plan(t, env.Kube, desired)
-	if got := ordinalsWith(p, func(o planner.OrdinalPlan) bool { return o.Action == planner.ActionDelete && o.PVCsAfter == planner.PVCsDeleted }); fmt.Sprint(got) != "[1 2]" {
+	if got := ordinalsWith(p, func(o planner.OrdinalPlan) bool {
+		return o.Action == planner.ActionDelete && o.PVCsAfter == planner.PVCsDeleted
+	}); fmt.Sprint(got) != "[1 2]" {
 		t.Fatalf("deleted with PVCs %v, want [1 2]", got)
 	}
 	before := podsByOrdinal(t, env.Kube, ns)
