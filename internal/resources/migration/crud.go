@@ -1,0 +1,280 @@
+package migration
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/olapgke/terraform-provider-olapgke/internal/diagnostics"
+	"github.com/olapgke/terraform-provider-olapgke/internal/engine"
+	"github.com/olapgke/terraform-provider-olapgke/internal/snapshot"
+)
+
+func (r *migrationResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	var plan resourceModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	timeout, diags := plan.Timeouts.Create(ctx, mustDuration(DefaultApplyTimeout))
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	r.apply(ctx, plan, nil, timeout, &resp.State, &resp.Diagnostics)
+}
+
+func (r *migrationResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	var plan, state resourceModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	prior, diags := completedFromState(ctx, state.Completed)
+	resp.Diagnostics.Append(diags...)
+	timeout, diags := plan.Timeouts.Update(ctx, mustDuration(DefaultApplyTimeout))
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	r.apply(ctx, plan, prior, timeout, &resp.State, &resp.Diagnostics)
+}
+
+// apply runs the planned moves. State is written after every finished
+// ordinal's callback is recorded, and also when the run fails, so the next
+// apply resumes (finished ordinals stay in `completed`).
+func (r *migrationResource) apply(ctx context.Context, plan resourceModel, prior []completedModel, timeout time.Duration,
+	state *tfsdk.State, out *diag.Diagnostics) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	ns, name := plan.Namespace.ValueString(), plan.StatefulSet.ValueString()
+	plan.ID = types.StringValue(ns + "/" + name)
+
+	kube, err := r.clients.Kube(ctx)
+	if err != nil {
+		out.Append(diagnostics.Error("Kubernetes Client Unavailable", diagnostics.Detail{
+			Checked: "The provider's Kubernetes connection.", Found: "No Kubernetes client could be built.",
+			Do: "Check the provider configuration and credentials.", Err: err}))
+		return
+	}
+
+	// The planned ordinals and claims; unknown at plan only when the
+	// provider configuration was (then the checks run now).
+	var claimsCfg types.List
+	if !plan.VolumeClaims.IsUnknown() {
+		claimsCfg = plan.VolumeClaims
+	} else {
+		claimsCfg = types.ListNull(types.StringType)
+	}
+	ev, diags := r.evaluate(ctx, plan, claimsCfg, false)
+	out.Append(diags...)
+	if out.HasError() {
+		return
+	}
+	var ordinals []int32
+	if plan.Moves.IsUnknown() {
+		out.Append(problemDiagnostics(plan, ev)...)
+		if out.HasError() {
+			return
+		}
+		plan.Moves, diags = flattenMoves(ctx, ev.plan.Moves)
+		out.Append(diags...)
+		for _, m := range ev.plan.Moves {
+			ordinals = append(ordinals, m.Ordinal)
+		}
+	} else {
+		ordinals, diags = moveOrdinals(ctx, plan.Moves)
+		out.Append(diags...)
+	}
+	if plan.VolumeClaims.IsUnknown() {
+		plan.VolumeClaims, diags = types.ListValueFrom(ctx, types.StringType, nonNil(ev.plan.Claims))
+		out.Append(diags...)
+	}
+	var claims []string
+	out.Append(plan.VolumeClaims.ElementsAs(ctx, &claims, false)...)
+	if out.HasError() {
+		return
+	}
+	var placement *corev1.PodTemplateSpec
+	if !plan.PlannedManifest.IsNull() && plan.PlannedManifest.ValueString() != "" {
+		d, err := decodeManifest(plan.PlannedManifest.ValueString(), ns, name)
+		if err == nil {
+			placement = &d.Spec.Template
+		}
+	}
+
+	completed := prior
+	save := func() {
+		plan.Completed, diags = flattenCompleted(ctx, completed)
+		out.Append(diags...)
+		out.Append(state.Set(ctx, &plan)...)
+	}
+	run := engine.MigrationRun{
+		Namespace: ns, Name: name, Ordinals: ordinals, Claims: claims,
+		Parallelism:        ev.plan.Parallelism,
+		RequireOthersReady: plan.RequireOthersReady.ValueBool(),
+		MinReady:           time.Duration(plan.MinReadySeconds.ValueInt64()) * time.Second,
+		OrdinalTimeout:     parseDuration(plan.OrdinalTimeout, DefaultOrdinalTimeout),
+		UnschedulableGrace: r.grace,
+		Resync:             r.resync,
+		Placement:          placement,
+		Log: func(line string) {
+			tflog.Info(ctx, line, map[string]any{"statefulset": ns + "/" + name})
+		},
+		Done: func(m engine.MigratedOrdinal) {
+			completed = mergeCompleted(completed, m)
+			tflog.Debug(ctx, "ordinal recorded in state", map[string]any{"ordinal": m.Ordinal, "seconds": m.Duration.Seconds()})
+		},
+	}
+	if len(ordinals) > 0 {
+		tflog.Info(ctx, fmt.Sprintf("migrating StatefulSet %s/%s: ordinals %v, %d at a time", ns, name, ordinals, run.Parallelism))
+	}
+	err = engine.Migrate(ctx, kube, run)
+	save()
+	if err != nil {
+		out.Append(migrationDiagnostic(ns, name, ordinals, completed, err))
+	}
+}
+
+func (r *migrationResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	var st resourceModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &st)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	// Defaults after import.
+	if st.Order.IsNull() {
+		st.Order = types.StringValue("descending")
+	}
+	if st.MaxUnavailable.IsNull() {
+		st.MaxUnavailable = types.Int64Value(1)
+	}
+	if st.MinReadySeconds.IsNull() {
+		st.MinReadySeconds = types.Int64Value(0)
+	}
+	if st.RequireOthersReady.IsNull() {
+		st.RequireOthersReady = types.BoolValue(true)
+	}
+	if st.OrdinalTimeout.IsNull() {
+		st.OrdinalTimeout = types.StringValue(DefaultOrdinalTimeout)
+	}
+	if st.Completed.IsNull() {
+		st.Completed, _ = flattenCompleted(ctx, nil)
+	}
+	st.ID = types.StringValue(st.Namespace.ValueString() + "/" + st.StatefulSet.ValueString())
+	if r.clients == nil || r.clients.Deferred() {
+		resp.Diagnostics.Append(resp.State.Set(ctx, &st)...)
+		return
+	}
+	kube, err := r.clients.Kube(ctx)
+	if err != nil {
+		resp.Diagnostics.Append(diagnostics.Error("Kubernetes Client Unavailable", diagnostics.Detail{
+			Checked: "The provider's Kubernetes connection.", Found: "No Kubernetes client could be built.",
+			Do: "Check the provider configuration and credentials.", Err: err}))
+		return
+	}
+	s, err := snapshot.Read(ctx, kube, nil, st.Namespace.ValueString(), st.StatefulSet.ValueString())
+	if err != nil {
+		resp.Diagnostics.Append(diagnostics.Error("Cluster Snapshot Failed", diagnostics.Detail{
+			Checked: "The StatefulSet and its Pods, PVCs, PVs and Nodes.", Found: "A LIST call failed.",
+			Do: "Check that the provider's identity may list these objects, then retry.", Err: err}))
+		return
+	}
+	if s.Live == nil {
+		tflog.Info(ctx, "StatefulSet gone; removing the migration from state", map[string]any{"id": st.ID.ValueString()})
+		resp.State.RemoveResource(ctx)
+		return
+	}
+	claims := st.VolumeClaims
+	if claims.IsUnknown() {
+		claims = types.ListNull(types.StringType)
+	}
+	opts, diags := options(ctx, st, claims)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	p := plannerPlan(s, opts)
+	st.Moves, diags = flattenMoves(ctx, p.Moves)
+	resp.Diagnostics.Append(diags...)
+	if st.VolumeClaims.IsNull() || st.VolumeClaims.IsUnknown() {
+		st.VolumeClaims, diags = types.ListValueFrom(ctx, types.StringType, nonNil(p.Claims))
+		resp.Diagnostics.Append(diags...)
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, &st)...)
+}
+
+// migrationDiagnostic explains a stopped migration: which ordinal, why
+// (quoting the scheduler or provisioner), what is kept, what to do.
+func migrationDiagnostic(ns, name string, ordinals []int32, completed []completedModel, err error) diag.Diagnostic {
+	var done []string
+	for _, c := range completed {
+		done = append(done, fmt.Sprintf("%d (%.1fs on %s)", c.Ordinal, c.DurationSeconds, c.Node))
+	}
+	kept := "No ordinal is recorded as finished."
+	if len(done) > 0 {
+		kept = "Finished ordinals are kept in state: " + strings.Join(done, ", ") + "."
+	}
+	checked := fmt.Sprintf("Moving ordinal(s) %s of StatefulSet %s/%s.", joinInt32(ordinals), ns, name)
+	var pe *engine.PreconditionError
+	if errors.As(err, &pe) {
+		return diagnostics.Error("Migration Precondition Failed", diagnostics.Detail{
+			Checked: checked, Found: capitalize(pe.Msg) + ". Nothing was deleted for the ordinal that was next.",
+			Do: "Fix the cause and run terraform apply again; the migration resumes with the ordinals that still need a move. " + kept,
+		})
+	}
+	var me *engine.MigrationError
+	if errors.As(err, &me) {
+		summary := "Migration Step Failed"
+		switch {
+		case strings.HasPrefix(me.Source, "event ProvisioningFailed"):
+			summary = "Volume Provisioning Failed"
+		case strings.HasPrefix(me.Source, "condition PodScheduled"):
+			summary = "Moved Pod Cannot Be Scheduled"
+		case me.Timeout:
+			summary = "Moved Pod Not Ready In Time"
+		}
+		found := fmt.Sprintf("Ordinal %d (Pod %s) stopped: %s.", me.Ordinal, me.Pod, me.Reason)
+		if me.Quote != "" {
+			found += fmt.Sprintf(" %s says: %q.", capitalize(me.Source), me.Quote)
+		}
+		return diagnostics.Error(summary, diagnostics.Detail{
+			Checked: checked,
+			Found:   found + " Ordinals that were not being moved were not touched.",
+			Do: "Fix the cause (target nodes cordoned or missing, capacity, the Pod's readiness) and run terraform apply again: " +
+				"the migration resumes with ordinal " + fmt.Sprint(me.Ordinal) + " from the step it reached. " + kept,
+			Err: me.Err,
+		})
+	}
+	return diagnostics.Error("Migration Failed", diagnostics.Detail{Checked: checked, Found: "The migration stopped with an error.",
+		Do: "Fix the cause and run terraform apply again. " + kept, Err: err})
+}
+
+func joinInt32(os []int32) string {
+	parts := make([]string, len(os))
+	for i, o := range os {
+		parts[i] = fmt.Sprint(o)
+	}
+	return strings.Join(parts, ", ")
+}
+
+func mustDuration(s string) time.Duration {
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		panic(err)
+	}
+	return d
+}
+
+var _ = path.Root

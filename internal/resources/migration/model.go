@@ -1,0 +1,137 @@
+package migration
+
+import (
+	"context"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/olapgke/terraform-provider-olapgke/internal/engine"
+	"github.com/olapgke/terraform-provider-olapgke/internal/planner"
+)
+
+type resourceModel struct {
+	ID                 types.String   `tfsdk:"id"`
+	Namespace          types.String   `tfsdk:"namespace"`
+	StatefulSet        types.String   `tfsdk:"statefulset"`
+	Ordinals           types.List     `tfsdk:"ordinals"`
+	Order              types.String   `tfsdk:"order"`
+	VolumeClaims       types.List     `tfsdk:"volume_claims"`
+	MaxUnavailable     types.Int64    `tfsdk:"max_unavailable"`
+	MinReadySeconds    types.Int64    `tfsdk:"min_ready_seconds"`
+	RequireOthersReady types.Bool     `tfsdk:"require_others_ready"`
+	OrdinalTimeout     types.String   `tfsdk:"ordinal_timeout"`
+	PlannedManifest    types.String   `tfsdk:"planned_manifest"`
+	Triggers           types.Map      `tfsdk:"triggers"`
+	Moves              types.List     `tfsdk:"moves"`
+	Completed          types.List     `tfsdk:"completed"`
+	Timeouts           timeouts.Value `tfsdk:"timeouts"`
+}
+
+var volumeType = types.ObjectType{AttrTypes: map[string]attr.Type{
+	"claim": types.StringType, "pvc": types.StringType, "pv": types.StringType, "pinned_node": types.StringType,
+}}
+
+var moveType = types.ObjectType{AttrTypes: map[string]attr.Type{
+	"ordinal": types.Int64Type, "pod": types.StringType, "from_node": types.StringType,
+	"to_pool_or_selector": types.StringType, "volumes": types.ListType{ElemType: volumeType}, "reason": types.StringType,
+}}
+
+var completedType = types.ObjectType{AttrTypes: map[string]attr.Type{
+	"ordinal": types.Int64Type, "pod": types.StringType, "pod_uid": types.StringType, "node": types.StringType,
+	"pvs": types.ListType{ElemType: types.StringType}, "duration_seconds": types.Float64Type, "finished_at": types.StringType,
+}}
+
+type volumeModel struct {
+	Claim      string `tfsdk:"claim"`
+	PVC        string `tfsdk:"pvc"`
+	PV         string `tfsdk:"pv"`
+	PinnedNode string `tfsdk:"pinned_node"`
+}
+
+type moveModel struct {
+	Ordinal  int64         `tfsdk:"ordinal"`
+	Pod      string        `tfsdk:"pod"`
+	FromNode string        `tfsdk:"from_node"`
+	Target   string        `tfsdk:"to_pool_or_selector"`
+	Volumes  []volumeModel `tfsdk:"volumes"`
+	Reason   string        `tfsdk:"reason"`
+}
+
+type completedModel struct {
+	Ordinal         int64    `tfsdk:"ordinal"`
+	Pod             string   `tfsdk:"pod"`
+	PodUID          string   `tfsdk:"pod_uid"`
+	Node            string   `tfsdk:"node"`
+	PVs             []string `tfsdk:"pvs"`
+	DurationSeconds float64  `tfsdk:"duration_seconds"`
+	FinishedAt      string   `tfsdk:"finished_at"`
+}
+
+// flattenMoves converts the planner's moves to the `moves` attribute.
+func flattenMoves(ctx context.Context, moves []planner.Move) (types.List, diag.Diagnostics) {
+	out := make([]moveModel, 0, len(moves))
+	for _, m := range moves {
+		mm := moveModel{Ordinal: int64(m.Ordinal), Pod: m.Pod, FromNode: m.FromNode, Target: m.Target, Reason: m.Reason,
+			Volumes: make([]volumeModel, 0, len(m.Volumes))}
+		for _, v := range m.Volumes {
+			mm.Volumes = append(mm.Volumes, volumeModel{Claim: v.Claim, PVC: v.PVC, PV: v.PV, PinnedNode: v.PinnedNode})
+		}
+		out = append(out, mm)
+	}
+	return types.ListValueFrom(ctx, moveType, out)
+}
+
+// moveOrdinals reads the ordinals of a known `moves` list, in order.
+func moveOrdinals(ctx context.Context, l types.List) ([]int32, diag.Diagnostics) {
+	var ms []moveModel
+	diags := l.ElementsAs(ctx, &ms, false)
+	out := make([]int32, 0, len(ms))
+	for _, m := range ms {
+		out = append(out, int32(m.Ordinal))
+	}
+	return out, diags
+}
+
+func completedFromState(ctx context.Context, l types.List) ([]completedModel, diag.Diagnostics) {
+	if l.IsNull() || l.IsUnknown() {
+		return nil, nil
+	}
+	var out []completedModel
+	diags := l.ElementsAs(ctx, &out, false)
+	return out, diags
+}
+
+// mergeCompleted records a finished ordinal, replacing an older record of
+// the same ordinal; the list stays sorted by ordinal.
+func mergeCompleted(list []completedModel, m engine.MigratedOrdinal) []completedModel {
+	rec := completedModel{Ordinal: int64(m.Ordinal), Pod: m.Pod, PodUID: string(m.PodUID), Node: m.Node,
+		PVs: append([]string{}, m.PVs...), DurationSeconds: float64(m.Duration.Milliseconds()) / 1000,
+		FinishedAt: m.Finished.UTC().Format(time.RFC3339)}
+	out := make([]completedModel, 0, len(list)+1)
+	inserted := false
+	for _, c := range list {
+		if c.Ordinal == rec.Ordinal {
+			continue
+		}
+		if !inserted && c.Ordinal > rec.Ordinal {
+			out = append(out, rec)
+			inserted = true
+		}
+		out = append(out, c)
+	}
+	if !inserted {
+		out = append(out, rec)
+	}
+	return out
+}
+
+func flattenCompleted(ctx context.Context, list []completedModel) (types.List, diag.Diagnostics) {
+	if list == nil {
+		list = []completedModel{}
+	}
+	return types.ListValueFrom(ctx, completedType, list)
+}

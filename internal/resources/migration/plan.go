@@ -1,0 +1,314 @@
+package migration
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	appsv1 "k8s.io/api/apps/v1"
+
+	"github.com/olapgke/terraform-provider-olapgke/internal/diagnostics"
+	"github.com/olapgke/terraform-provider-olapgke/internal/planner"
+	"github.com/olapgke/terraform-provider-olapgke/internal/snapshot"
+)
+
+// ModifyPlan computes `moves` against the cluster (and `planned_manifest`)
+// and refuses, on the attribute at fault, moves that cannot succeed.
+func (r *migrationResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if req.Plan.Raw.IsNull() {
+		return // destroy: nothing to check, delete only forgets
+	}
+	var plan resourceModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	var cfgClaims types.List
+	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("volume_claims"), &cfgClaims)...)
+	var prior []completedModel
+	if !req.State.Raw.IsNull() {
+		var state resourceModel
+		resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+		c, d := completedFromState(ctx, state.Completed)
+		resp.Diagnostics.Append(d...)
+		prior = c
+	}
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if !plan.Namespace.IsUnknown() && !plan.StatefulSet.IsUnknown() {
+		plan.ID = types.StringValue(plan.Namespace.ValueString() + "/" + plan.StatefulSet.ValueString())
+	}
+	unknownPlan := func() {
+		plan.Moves = types.ListUnknown(moveType)
+		plan.Completed = types.ListUnknown(completedType)
+		if cfgClaims.IsNull() {
+			plan.VolumeClaims = types.ListUnknown(types.StringType)
+		}
+		resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+	}
+	if anyUnknown(plan.Namespace.IsUnknown(), plan.StatefulSet.IsUnknown(), plan.Ordinals.IsUnknown(), plan.Order.IsUnknown(),
+		cfgClaims.IsUnknown(), plan.MaxUnavailable.IsUnknown(), plan.RequireOthersReady.IsUnknown(), plan.PlannedManifest.IsUnknown()) {
+		unknownPlan()
+		return
+	}
+	if r.clients == nil || r.clients.Deferred() {
+		resp.Diagnostics.Append(diagnostics.Deferred("the migration's move selection and preflight checks"))
+		unknownPlan()
+		return
+	}
+
+	ev, diags := r.evaluate(ctx, plan, cfgClaims, true)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if ev.plan == nil {
+		// The StatefulSet is created by this apply: its Pods start where the template says.
+		plan.Moves, diags = flattenMoves(ctx, nil)
+		resp.Diagnostics.Append(diags...)
+		if cfgClaims.IsNull() {
+			plan.VolumeClaims = types.ListValueMust(types.StringType, nil)
+		}
+	} else {
+		resp.Diagnostics.Append(problemDiagnostics(plan, ev)...)
+		plan.Moves, diags = flattenMoves(ctx, ev.plan.Moves)
+		resp.Diagnostics.Append(diags...)
+		if cfgClaims.IsNull() {
+			plan.VolumeClaims, diags = types.ListValueFrom(ctx, types.StringType, nonNil(ev.plan.Claims))
+			resp.Diagnostics.Append(diags...)
+		}
+	}
+	if ev.plan != nil && len(ev.plan.Moves) > 0 {
+		// The apply moves ordinals: `completed` changes. This is also what
+		// makes drift (a Pod that moved back) a non-empty plan.
+		plan.Completed = types.ListUnknown(completedType)
+	} else {
+		plan.Completed, diags = flattenCompleted(ctx, prior)
+		resp.Diagnostics.Append(diags...)
+	}
+	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+}
+
+func anyUnknown(b ...bool) bool {
+	for _, x := range b {
+		if x {
+			return true
+		}
+	}
+	return false
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// evaluation is the snapshot and the planner's answer.
+type evaluation struct {
+	snap    *planner.Snapshot
+	desired *appsv1.StatefulSet // from planned_manifest, nil without
+	plan    *planner.MigrationPlan
+	opts    planner.MigrationOptions
+}
+
+// evaluate reads the cluster and asks the planner. plan is nil when the
+// StatefulSet does not exist but planned_manifest creates it (an error
+// diagnostic when it does not exist and nothing creates it).
+func (r *migrationResource) evaluate(ctx context.Context, m resourceModel, claims types.List, usePlanned bool) (*evaluation, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	ns, name := m.Namespace.ValueString(), m.StatefulSet.ValueString()
+	ev := &evaluation{}
+	if usePlanned && !m.PlannedManifest.IsNull() && m.PlannedManifest.ValueString() != "" {
+		d, err := decodeManifest(m.PlannedManifest.ValueString(), ns, name)
+		if err != nil {
+			diags.Append(diagnostics.AttributeError(path.Root("planned_manifest"), "Invalid Planned Manifest", diagnostics.Detail{
+				Checked: "planned_manifest, decoded as a StatefulSet.",
+				Found:   err.Error(),
+				Do:      "Pass the StatefulSet manifest as JSON, e.g. jsonencode(olapgke_statefulset.historical.manifest).",
+			}))
+			return nil, diags
+		}
+		ev.desired = d
+	}
+	kube, err := r.clients.Kube(ctx)
+	if err != nil {
+		diags.Append(diagnostics.Error("Kubernetes Client Unavailable", diagnostics.Detail{
+			Checked: "The provider's Kubernetes connection (GKE cluster endpoint or the kubernetes block).",
+			Found:   "No Kubernetes client could be built.",
+			Do:      "Check the provider configuration and credentials.",
+			Err:     err,
+		}))
+		return nil, diags
+	}
+	s, err := snapshot.Read(ctx, kube, ev.desired, ns, name)
+	if err != nil {
+		diags.Append(diagnostics.Error("Cluster Snapshot Failed", diagnostics.Detail{
+			Checked: fmt.Sprintf("The StatefulSet %s/%s, its Pods, PVCs, PVs, Nodes, StorageClasses, capacities and PDBs (LIST calls).", ns, name),
+			Found:   "A LIST call failed.",
+			Do:      "Check that the provider's identity may list these objects, then retry.",
+			Err:     err,
+		}))
+		return nil, diags
+	}
+	ev.snap = s
+	if s.Live == nil {
+		if ev.desired != nil {
+			return ev, diags
+		}
+		diags.Append(diagnostics.AttributeError(path.Root("statefulset"), "StatefulSet Not Found", diagnostics.Detail{
+			Checked: fmt.Sprintf("StatefulSet %s/%s in the cluster.", ns, name),
+			Found:   "It does not exist.",
+			Do:      "Create it first (for example with olapgke_statefulset and depends_on plus planned_manifest), or fix namespace/statefulset.",
+		}))
+		return nil, diags
+	}
+	if ev.desired != nil {
+		fillDesired(ev.desired, s.Live)
+	}
+	opts, d := options(ctx, m, claims)
+	diags.Append(d...)
+	if diags.HasError() {
+		return nil, diags
+	}
+	ev.opts = opts
+	p := planner.PlanMigration(s, opts)
+	ev.plan = &p
+	return ev, diags
+}
+
+// options maps the model to planner options; claims is the configured
+// volume_claims (null: the planner's default).
+func options(ctx context.Context, m resourceModel, claims types.List) (planner.MigrationOptions, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	opts := planner.MigrationOptions{
+		Order:              planner.MigrationOrder(m.Order.ValueString()),
+		MaxUnavailable:     int(m.MaxUnavailable.ValueInt64()),
+		RequireOthersReady: m.RequireOthersReady.IsNull() || m.RequireOthersReady.ValueBool(),
+	}
+	if opts.Order == "" {
+		opts.Order = planner.OrderDescending
+	}
+	if opts.MaxUnavailable < 1 {
+		opts.MaxUnavailable = 1
+	}
+	if !m.Ordinals.IsNull() && !m.Ordinals.IsUnknown() {
+		var os []int64
+		diags.Append(m.Ordinals.ElementsAs(ctx, &os, false)...)
+		opts.Ordinals = make([]int32, 0, len(os))
+		for _, o := range os {
+			opts.Ordinals = append(opts.Ordinals, int32(o))
+		}
+	}
+	if !claims.IsNull() && !claims.IsUnknown() {
+		var cs []string
+		diags.Append(claims.ElementsAs(ctx, &cs, false)...)
+		opts.VolumeClaims = nonNil(cs)
+	}
+	return opts, diags
+}
+
+// decodeManifest decodes planned_manifest (a StatefulSet object as JSON).
+func decodeManifest(js, ns, name string) (*appsv1.StatefulSet, error) {
+	var set appsv1.StatefulSet
+	if err := json.Unmarshal([]byte(js), &set); err != nil {
+		return nil, fmt.Errorf("not a StatefulSet as JSON: %w", err)
+	}
+	if set.Kind != "" && set.Kind != "StatefulSet" {
+		return nil, fmt.Errorf("kind is %q, not StatefulSet", set.Kind)
+	}
+	if set.Name != "" && set.Name != name {
+		return nil, fmt.Errorf("metadata.name is %q, but statefulset = %q", set.Name, name)
+	}
+	if set.Namespace != "" && set.Namespace != ns {
+		return nil, fmt.Errorf("metadata.namespace is %q, but namespace = %q", set.Namespace, ns)
+	}
+	set.Name, set.Namespace = name, ns
+	return &set, nil
+}
+
+// fillDesired gives the planned set what the manifest may leave to the live
+// object: identity and the replica count (the API server defaults nothing
+// else the planner reads here; a missing updateStrategy means RollingUpdate,
+// as the server defaults it).
+func fillDesired(d, live *appsv1.StatefulSet) {
+	d.UID = live.UID
+	if d.Spec.Replicas == nil {
+		d.Spec.Replicas = live.Spec.Replicas
+	}
+}
+
+// problemDiagnostics maps preflight problems to errors on the attribute at fault.
+func problemDiagnostics(m resourceModel, ev *evaluation) diag.Diagnostics {
+	var diags diag.Diagnostics
+	ns, name := m.Namespace.ValueString(), m.StatefulSet.ValueString()
+	p := ev.plan
+	var moving []string
+	for _, mv := range p.Moves {
+		moving = append(moving, fmt.Sprint(mv.Ordinal))
+	}
+	checked := fmt.Sprintf("Moving ordinal(s) %s of StatefulSet %s/%s to %s (%d move(s), %d at a time).",
+		strings.Join(moving, ", "), ns, name, p.Target, len(p.Moves), p.Parallelism)
+	if ev.desired != nil {
+		checked += " The template and update strategy are those of planned_manifest."
+	}
+	for _, pr := range p.Problems {
+		var at path.Path
+		var summary, do string
+		switch pr.Kind {
+		case planner.ProblemUnknownOrdinal:
+			at, summary, do = path.Root("ordinals"), "Unknown Ordinal", "Remove the ordinal from `ordinals`."
+		case planner.ProblemUnknownClaim:
+			at, summary, do = path.Root("volume_claims"), "Unknown Volume Claim", "List volumeClaimTemplate names in `volume_claims`, or leave it unset."
+		case planner.ProblemTargetNodesMissing:
+			at, summary, do = path.Root("statefulset"), "Target Nodes Missing",
+				"Create or uncordon nodes that match the template placement (e.g. the target node pool) before migrating."
+		case planner.ProblemCapacity:
+			at, summary, do = path.Root("statefulset"), "Not Enough Device-Class Capacity",
+				"Add nodes (or Local SSDs) to the target pool, free space there, or move fewer ordinals (`ordinals`)."
+		case planner.ProblemStrategy:
+			at, summary, do = path.Root("statefulset"), "Update Strategy Would Roll Other Ordinals",
+				"Switch the StatefulSet to updateStrategy.type = OnDelete (in the same apply: set planned_manifest) and let this resource move the ordinals."
+			if ev.desired != nil {
+				at = path.Root("planned_manifest")
+			}
+		case planner.ProblemPDB:
+			at, summary, do = path.Root("max_unavailable"), "PodDisruptionBudget Forbids Migration", "Wait until every Pod is Ready or relax the PodDisruptionBudget."
+		case planner.ProblemOthersUnhealthy:
+			at, summary, do = path.Root("require_others_ready"), "Other Ordinals Not Ready",
+				"Bring those ordinals back to Ready, include them in the migration, or set require_others_ready = false."
+		default:
+			at, summary, do = path.Root("statefulset"), "Migration Not Possible", "Fix the cause and plan again."
+		}
+		diags.Append(diagnostics.AttributeError(at, summary, diagnostics.Detail{Checked: checked, Found: capitalize(pr.Message) + ".", Do: do}))
+	}
+	return diags
+}
+
+func capitalize(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+func parseDuration(v types.String, def string) time.Duration {
+	s := v.ValueString()
+	if s == "" {
+		s = def
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		d, _ = time.ParseDuration(def)
+	}
+	return d
+}
+
+func plannerPlan(s *planner.Snapshot, opts planner.MigrationOptions) planner.MigrationPlan {
+	return planner.PlanMigration(s, opts)
+}

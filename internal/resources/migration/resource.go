@@ -1,0 +1,111 @@
+// Package migration is the olapgke_statefulset_migration resource: it moves
+// StatefulSet ordinals between node pools one at a time during apply
+// (planner.PlanMigration decides at plan, engine.Migrate acts at apply).
+package migration
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/olapgke/terraform-provider-olapgke/internal/clients"
+	"github.com/olapgke/terraform-provider-olapgke/internal/diagnostics"
+	"github.com/olapgke/terraform-provider-olapgke/internal/planner"
+)
+
+var (
+	_ resource.Resource                   = (*migrationResource)(nil)
+	_ resource.ResourceWithConfigure      = (*migrationResource)(nil)
+	_ resource.ResourceWithImportState    = (*migrationResource)(nil)
+	_ resource.ResourceWithModifyPlan     = (*migrationResource)(nil)
+	_ resource.ResourceWithValidateConfig = (*migrationResource)(nil)
+)
+
+type migrationResource struct {
+	clients *clients.Clients
+	// fastTimings shrinks waits in tests (resync and fail-fast grace).
+	resync, grace time.Duration
+}
+
+// NewStatefulSetMigrationResource returns the olapgke_statefulset_migration resource.
+func NewStatefulSetMigrationResource() resource.Resource { return &migrationResource{} }
+
+func (r *migrationResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_statefulset_migration"
+}
+
+func (r *migrationResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	if req.ProviderData == nil {
+		return
+	}
+	c, ok := req.ProviderData.(*clients.Clients)
+	if !ok {
+		resp.Diagnostics.Append(diagnostics.UnexpectedProviderData(req.ProviderData))
+		return
+	}
+	r.clients = c
+}
+
+func (r *migrationResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	ns, name, ok := strings.Cut(req.ID, "/")
+	if !ok || ns == "" || name == "" || strings.Contains(name, "/") {
+		resp.Diagnostics.Append(diagnostics.Error("Invalid Import ID", diagnostics.Detail{
+			Checked: fmt.Sprintf("The import ID %q.", req.ID),
+			Found:   "It is not of the form <namespace>/<statefulset>.",
+			Do:      "Import with e.g. `terraform import olapgke_statefulset_migration.historical olap/historical`.",
+		}))
+		return
+	}
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), types.StringValue(ns+"/"+name))...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("namespace"), types.StringValue(ns))...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("statefulset"), types.StringValue(name))...)
+}
+
+func (r *migrationResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
+	var order types.String
+	var ordinals types.List
+	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("order"), &order)...)
+	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("ordinals"), &ordinals)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if order.ValueString() == string(planner.OrderExplicit) && ordinals.IsNull() {
+		resp.Diagnostics.Append(diagnostics.AttributeError(path.Root("ordinals"), "Ordinals Required For Explicit Order", diagnostics.Detail{
+			Checked: `order = "explicit".`,
+			Found:   "`ordinals` is not set, so there is no order to follow.",
+			Do:      "List the ordinals in the order they should move, or use order = \"descending\" or \"ascending\".",
+		}))
+	}
+}
+
+// Delete forgets the migration: nothing in the cluster is changed.
+func (r *migrationResource) Delete(context.Context, resource.DeleteRequest, *resource.DeleteResponse) {
+}
+
+// durationValidator checks a Go duration string ("10m", "90s").
+type durationValidator struct{}
+
+func (durationValidator) Description(context.Context) string {
+	return "a positive duration such as 90s or 10m"
+}
+func (v durationValidator) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
+func (durationValidator) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
+	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
+		return
+	}
+	d, err := time.ParseDuration(req.ConfigValue.ValueString())
+	if err != nil || d <= 0 {
+		resp.Diagnostics.Append(diagnostics.AttributeError(req.Path, "Invalid Duration", diagnostics.Detail{
+			Checked: fmt.Sprintf("The value %q.", req.ConfigValue.ValueString()),
+			Found:   "It is not a positive Go duration.",
+			Do:      "Use a value such as 90s, 10m or 1h30m.",
+			Err:     err,
+		}))
+	}
+}

@@ -1,0 +1,149 @@
+package migration
+
+import (
+	"context"
+
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
+	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64default"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/mapplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/olapgke/terraform-provider-olapgke/internal/planner"
+)
+
+// Defaults.
+const (
+	DefaultOrdinalTimeout = "10m"
+	DefaultApplyTimeout   = "60m"
+)
+
+func (r *migrationResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	volumes := schema.ListNestedAttribute{
+		Computed: true,
+		NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+			"claim":       schema.StringAttribute{Computed: true, Description: "volumeClaimTemplate name."},
+			"pvc":         schema.StringAttribute{Computed: true, Description: "PVC name (`<claim>-<set>-<ordinal>`), deleted and recreated by the move."},
+			"pv":          schema.StringAttribute{Computed: true, Description: "PV bound today, empty when none."},
+			"pinned_node": schema.StringAttribute{Computed: true, Description: "Node that PV is pinned to (`topology.topolvm.io/node`), empty when none."},
+		}},
+	}
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "Moves StatefulSet ordinals to the nodes the StatefulSet's template selects, one at a time (or " +
+			"`max_unavailable` at a time): for each ordinal it deletes the node-local PVCs (TopoLVM PVs are pinned to " +
+			"one node), then the Pod, and waits until the new Pod is Running and Ready at the update revision on a " +
+			"matching node with new PVs pinned there, then soaks `min_ready_seconds`. The moves are known at plan " +
+			"(`moves`), refused at plan when they cannot succeed, and resumable: finished ordinals are kept in state " +
+			"(`completed`, with durations) and the next apply continues where a failed or killed one stopped. " +
+			"Ordinals that are not moved are never touched.\n\n" +
+			"The StatefulSet must use `updateStrategy.type = OnDelete` (or a RollingUpdate partition above every " +
+			"ordinal with no pending template change), so the controller does not roll Pods on its own.",
+		Attributes: map[string]schema.Attribute{
+			"id": schema.StringAttribute{
+				Computed: true, Description: "`<namespace>/<statefulset>`.",
+				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+			},
+			"namespace": schema.StringAttribute{
+				Required: true, Description: "Namespace of the StatefulSet.",
+				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
+				Validators:    []validator.String{stringvalidator.LengthAtLeast(1)},
+			},
+			"statefulset": schema.StringAttribute{
+				Required: true, Description: "Name of the StatefulSet.",
+				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
+				Validators:    []validator.String{stringvalidator.LengthAtLeast(1)},
+			},
+			"ordinals": schema.ListAttribute{
+				ElementType: types.Int64Type, Optional: true,
+				MarkdownDescription: "Ordinals to consider (default: all). Of these, only the ordinals that need a move are " +
+					"moved: their Pod runs on a node the template does not select, a node-local PV is pinned to such a node, " +
+					"their Pod is not at the update revision, or a move of theirs is in progress. With `order = \"explicit\"` " +
+					"the ordinals move in the order listed.",
+				Validators: []validator.List{listvalidator.UniqueValues(), listvalidator.SizeAtLeast(1),
+					listvalidator.ValueInt64sAre(int64validator.AtLeast(0))},
+			},
+			"order": schema.StringAttribute{
+				Optional: true, Computed: true, Default: stringdefault.StaticString(string(planner.OrderDescending)),
+				MarkdownDescription: "`descending` (default, like the controller's RollingUpdate), `ascending`, or " +
+					"`explicit` (the order of `ordinals`, which is then required). Ordinals whose Pod is not Ready go first.",
+				Validators: []validator.String{stringvalidator.OneOf(string(planner.OrderDescending), string(planner.OrderAscending), string(planner.OrderExplicit))},
+			},
+			"volume_claims": schema.ListAttribute{
+				ElementType: types.StringType, Optional: true, Computed: true,
+				MarkdownDescription: "volumeClaimTemplates whose PVCs are node-local and recreated by a move. Default: those " +
+					"whose PVs carry a required node affinity (for templates with no PV yet: a TopoLVM StorageClass).",
+				Validators: []validator.List{listvalidator.UniqueValues(), listvalidator.ValueStringsAre(stringvalidator.LengthAtLeast(1))},
+			},
+			"max_unavailable": schema.Int64Attribute{
+				Optional: true, Computed: true, Default: int64default.StaticInt64(1),
+				MarkdownDescription: "How many ordinals move at once (default 1); never more than a PodDisruptionBudget selecting the Pods allows.",
+				Validators:          []validator.Int64{int64validator.AtLeast(1)},
+			},
+			"min_ready_seconds": schema.Int64Attribute{
+				Optional: true, Computed: true, Default: int64default.StaticInt64(0),
+				MarkdownDescription: "Soak: seconds each new Pod must stay Ready before the next ordinal moves.",
+				Validators:          []validator.Int64{int64validator.AtLeast(0)},
+			},
+			"require_others_ready": schema.BoolAttribute{
+				Optional: true, Computed: true, Default: booldefault.StaticBool(true),
+				MarkdownDescription: "Refuse (at plan and before each ordinal) while an ordinal that is not being moved is not Running and Ready. Default true.",
+			},
+			"ordinal_timeout": schema.StringAttribute{
+				Optional: true, Computed: true, Default: stringdefault.StaticString(DefaultOrdinalTimeout),
+				MarkdownDescription: "How long one ordinal (or batch) may take from its first deletion to the end of its soak, e.g. `10m` (default).",
+				Validators:          []validator.String{durationValidator{}},
+			},
+			"planned_manifest": schema.StringAttribute{
+				Optional: true,
+				MarkdownDescription: "JSON of the StatefulSet as it will be when this resource applies, when the same apply " +
+					"changes it first, e.g. `jsonencode(olapgke_statefulset.historical.manifest)` with `depends_on`. The plan's " +
+					"`moves` and checks (placement, update strategy, claim sizes) then use its template instead of the live one, " +
+					"and apply verifies the live template asks for the same placement before moving anything. Without it, " +
+					"a template change made in the same apply is not seen at plan.",
+			},
+			"triggers": schema.MapAttribute{
+				ElementType: types.StringType, Optional: true,
+				MarkdownDescription: "Arbitrary values; changing them replaces this resource, i.e. runs a new migration that moves whatever needs moving then.",
+				PlanModifiers:       []planmodifier.Map{mapplanmodifier.RequiresReplace()},
+			},
+			"moves": schema.ListNestedAttribute{
+				Computed: true,
+				MarkdownDescription: "The ordinals this apply moves, in order (known at plan). After a refresh, the ordinals that " +
+					"still need a move: a non-empty list means the next apply moves them (for example a Pod that moved back).",
+				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+					"ordinal":             schema.Int64Attribute{Computed: true},
+					"pod":                 schema.StringAttribute{Computed: true},
+					"from_node":           schema.StringAttribute{Computed: true, Description: "Node the Pod runs on today, empty when none."},
+					"to_pool_or_selector": schema.StringAttribute{Computed: true, Description: "Node pool (cloud.google.com/gke-nodepool) or node selector of the template."},
+					"volumes":             volumes,
+					"reason":              schema.StringAttribute{Computed: true, Description: "Why the ordinal moves."},
+				}},
+			},
+			"completed": schema.ListNestedAttribute{
+				Computed:            true,
+				MarkdownDescription: "Ordinals this resource has moved (latest move per ordinal), with how long each took. Saved after every ordinal, also when an apply fails.",
+				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+					"ordinal":          schema.Int64Attribute{Computed: true},
+					"pod":              schema.StringAttribute{Computed: true},
+					"pod_uid":          schema.StringAttribute{Computed: true, Description: "UID of the new Pod."},
+					"node":             schema.StringAttribute{Computed: true, Description: "Node the new Pod runs on."},
+					"pvs":              schema.ListAttribute{Computed: true, ElementType: types.StringType, Description: "New PVs, pinned to `node`."},
+					"duration_seconds": schema.Float64Attribute{Computed: true, Description: "From the first deletion to the end of the soak."},
+					"finished_at":      schema.StringAttribute{Computed: true, Description: "RFC 3339."},
+				}},
+			},
+		},
+		Blocks: map[string]schema.Block{
+			"timeouts": timeouts.Block(ctx, timeouts.Opts{Create: true, Update: true}),
+		},
+	}
+}
