@@ -341,6 +341,32 @@ func TestBuild(t *testing.T) {
 				}
 			},
 		},
+		"after the incident: same manifest again plans the stall, not 'no changes'": {
+			world:     func(t *testing.T) *world { return stalledIncident(t, false) },
+			want:      []string{"0 recreate w2 NO blocked", "1 recreate w1 NO blocked", "2 unchanged w0 NO"},
+			wantStall: []int32{2}, wantMaxUnavail: 1,
+			check: func(t *testing.T, w *world, p *Plan) {
+				if p.TemplateChanged || !strings.Contains(p.Stall.Reason, "ordinal 2: Pod olap-2 is Pending today") {
+					t.Errorf("TemplateChanged=%v stall %q", p.TemplateChanged, p.Stall.Reason)
+				}
+			},
+		},
+		"after the incident: reverting under OrderedReady does not unstick ordinal 2 (kubernetes#67250)": {
+			world: func(t *testing.T) *world { return stalledIncident(t, true) },
+			// The controller would recreate ordinal 2 only once it is Ready.
+			want:      []string{"0 unchanged w0 ok", "1 unchanged w0 ok", "2 recreate w1 ok blocked"},
+			wantStall: []int32{2}, wantMaxUnavail: 1,
+		},
+		"after the incident: reverting under Parallel recreates ordinal 2 on the old revision": {
+			world: func(t *testing.T) *world {
+				w := stalledIncident(t, true)
+				parallel(w.snap.Live)
+				parallel(w.snap.Desired)
+				return w
+			},
+			want:           []string{"0 unchanged w0 ok", "1 unchanged w0 ok", "2 recreate w1 ok"},
+			wantMaxUnavail: 1,
+		},
 		"revert to an earlier revision reuses its name": {
 			world: func(t *testing.T) *world {
 				old := mkSet(3)
@@ -477,4 +503,27 @@ func TestBuildDestroy(t *testing.T) {
 			}
 		})
 	}
+}
+
+// stalledIncident is the cluster after the incident's apply: the live set
+// wants pool-b, ordinals 0 and 1 still run the old revision on pool-a, ordinal
+// 2 was recreated at the new revision and is Pending (its PV is on pool-a-2).
+// The desired set is the same manifest, or the old one when revert is true.
+func stalledIncident(t *testing.T, revert bool) *world {
+	t.Helper()
+	w := newWorld(t, mkSet(3), twoPools())
+	old := w.snap.Live.DeepCopy()
+	toPoolB(w.snap.Live)
+	w.snap.Live.Generation = 2
+	rev := revisionFor(t, w.snap.Live, 2)
+	w.snap.Revisions = append(w.snap.Revisions, rev)
+	w.snap.Live.Status.UpdateRevision = rev.Name
+	w.snap.Live.Status.ObservedGeneration = 2
+	w.snap.Pods = w.snap.Pods[:2]
+	w.addPod(w.snap.Live, 2, "", rev.Name, false)
+	w.addBoundClaim("data-olap-2", vct("data", 100), nodeName("pool-a", 2))
+	if revert {
+		return w.desire(func(s *appsv1.StatefulSet) { s.Spec.Template = old.Spec.Template })
+	}
+	return w.desire()
 }
