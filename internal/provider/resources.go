@@ -4,13 +4,17 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 
+	"github.com/olapgke/terraform-provider-olapgke/internal/resources/migration"
 	"github.com/olapgke/terraform-provider-olapgke/internal/resources/nodepool"
+	"github.com/olapgke/terraform-provider-olapgke/internal/resources/statefulset"
 )
 
 // resources lists every resource type. Append NewXResource constructors here (one line each).
 func resources() []func() resource.Resource {
 	return []func() resource.Resource{
 		nodepool.NewLocalSSDNodePoolResource,
+		statefulset.NewStatefulSetResource,
+		migration.NewStatefulSetMigrationResource,
 	}
 }
 
@@ -18,5 +22,6 @@ func resources() []func() resource.Resource {
 func dataSources() []func() datasource.DataSource {
 	return []func() datasource.DataSource{
 		NewClusterDataSource,
+		statefulset.NewOrdinalsDataSource,
 	}
 }

@@ -47,6 +47,9 @@ func userFieldDiffs(want, got any) []fieldDiff {
 }
 
 func walkDiff(p string, want, got any, out *[]fieldDiff) {
+	if got == nil && isZero(want) {
+		return // the API server omits zero values of optional fields (minReadySeconds: 0, labels: {})
+	}
 	switch w := want.(type) {
 	case nil:
 		return
@@ -115,6 +118,9 @@ func mergeLive(want, got any) any {
 				continue
 			}
 			if !present {
+				if isZero(wv) {
+					out[k] = wv
+				}
 				continue
 			}
 			out[k] = mergeLive(wv, gv)
@@ -244,4 +250,23 @@ func numEqual(a, b string) bool {
 		return a == b
 	}
 	return fa.Cmp(fb) == 0
+}
+
+// isZero reports JSON zero values, which the API server leaves out of what it returns.
+func isZero(v any) bool {
+	switch x := v.(type) {
+	case nil:
+		return true
+	case string:
+		return x == ""
+	case bool:
+		return !x
+	case json.Number:
+		return numEqual(string(x), "0")
+	case map[string]any:
+		return len(x) == 0
+	case []any:
+		return len(x) == 0
+	}
+	return false
 }

@@ -136,6 +136,10 @@ func TestUserFieldDiffs(t *testing.T) {
 			got:   `{"metadata":{"labels":{}}}`,
 			paths: []string{`metadata.labels["app.kubernetes.io/name"]`},
 		},
+		"zero values omitted by the server": {
+			want: `{"spec":{"minReadySeconds":0,"paused":false,"labels":{},"args":[]}}`,
+			got:  `{"spec":{}}`,
+		},
 		"scalar list changed length": {
 			want:  `{"args":["a","b"]}`,
 			got:   `{"args":["a"]}`,

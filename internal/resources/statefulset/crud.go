@@ -1,0 +1,440 @@
+package statefulset
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ktypes "k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/olapgke/terraform-provider-olapgke/internal/diagnostics"
+	"github.com/olapgke/terraform-provider-olapgke/internal/engine"
+	"github.com/olapgke/terraform-provider-olapgke/internal/planner"
+	"github.com/olapgke/terraform-provider-olapgke/internal/snapshot"
+)
+
+const (
+	defaultWriteTimeout  = 20 * time.Minute
+	defaultDeleteTimeout = 10 * time.Minute
+)
+
+// deletePollInterval is how often Delete checks that the StatefulSet is gone.
+var deletePollInterval = 500 * time.Millisecond
+
+func (r *statefulSetResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	var plan resourceModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	timeout, d := plan.Timeouts.Create(ctx, defaultWriteTimeout)
+	resp.Diagnostics.Append(d...)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	r.write(ctx, &plan, nil, &resp.Diagnostics, func(m *resourceModel) { resp.Diagnostics.Append(resp.State.Set(ctx, m)...) })
+}
+
+func (r *statefulSetResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	var plan, prior resourceModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	resp.Diagnostics.Append(req.State.Get(ctx, &prior)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	timeout, d := plan.Timeouts.Update(ctx, defaultWriteTimeout)
+	resp.Diagnostics.Append(d...)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	r.write(ctx, &plan, &prior, &resp.Diagnostics, func(m *resourceModel) { resp.Diagnostics.Append(resp.State.Set(ctx, m)...) })
+}
+
+// write applies the manifest (server-side apply), the Service and PDB, verifies what the API
+// server stored, waits for the rollout and saves the state. The state is saved even when a later
+// step fails, since the object was written.
+func (r *statefulSetResource) write(ctx context.Context, plan, prior *resourceModel, diags *diag.Diagnostics, save func(*resourceModel)) {
+	m, err := parseManifest(ctx, plan.Manifest)
+	if err != nil {
+		diags.Append(diagnostics.AttributeError(manifestPath, "Invalid StatefulSet Manifest", diagnostics.Detail{Checked: "The manifest attribute.", Found: err.Error() + "."}))
+		return
+	}
+	kube, err := r.kube(ctx)
+	if err != nil {
+		diags.Append(diagnostics.Error("Kubernetes Client Unavailable", kubeError("The Kubernetes client for applying the StatefulSet.", err)))
+		return
+	}
+	force := plan.ForceConflicts.ValueBool()
+	stored, err := applyStatefulSet(ctx, kube, m, force, false)
+	if err != nil {
+		d := diagnostics.Detail{
+			Checked: fmt.Sprintf("Server-side apply of StatefulSet %s/%s (field manager olapgke).", m.Namespace, m.Name),
+			Found:   "The API server refused it.",
+			Do:      "Fix the manifest where the message points.",
+			Err:     err,
+		}
+		if apierrors.IsConflict(err) {
+			d.Found = "Another field manager owns fields this manifest sets."
+			d.Do = "Remove those fields from the manifest, or set force_conflicts = true to take them over."
+		}
+		diags.Append(diagnostics.AttributeError(manifestPath, "StatefulSet Apply Failed", d))
+		return
+	}
+	plan.ID = types.StringValue(m.Namespace + "/" + m.Name)
+	plan.Namespace, plan.Name = types.StringValue(m.Namespace), types.StringValue(m.Name)
+	plan.UID = types.StringValue(string(stored.UID))
+	plan.ServiceName = types.StringValue(m.Set.Spec.ServiceName)
+	views := ordinalsFromState(ctx, plan.Ordinals)
+	if plan.Ordinals.IsUnknown() {
+		// Provider configuration was deferred at plan time: record the live map instead.
+		views = nil
+	}
+	// The state must be saved whatever happens next; finish() makes every computed value known.
+	finish := func() {
+		r.finishState(ctx, kube, plan, stored, diags)
+		save(plan)
+	}
+
+	if plan.ManageService.ValueBool() && m.Set.Spec.ServiceName != "" {
+		if err := applyService(ctx, kube, m, force); err != nil {
+			diags.Append(diagnostics.Error("Headless Service Apply Failed", diagnostics.Detail{
+				Checked: fmt.Sprintf("Server-side apply of the headless Service %s/%s named by spec.serviceName.", m.Namespace, m.Set.Spec.ServiceName),
+				Found:   "The API server refused it.",
+				Do:      "Set manage_service = false if another tool manages this Service, or set force_conflicts = true.",
+				Err:     err,
+			}))
+		}
+	}
+	if plan.PodDisruptionBudget != nil {
+		if err := applyPDB(ctx, kube, m, plan.PodDisruptionBudget, force); err != nil {
+			diags.Append(diagnostics.Error("PodDisruptionBudget Apply Failed", diagnostics.Detail{
+				Checked: fmt.Sprintf("Server-side apply of PodDisruptionBudget %s/%s.", m.Namespace, m.Name),
+				Found:   "The API server refused it.", Err: err,
+			}))
+		}
+	} else if prior != nil && prior.PodDisruptionBudget != nil {
+		if err := deletePDB(ctx, kube, m.Namespace, m.Name); err != nil {
+			diags.Append(diagnostics.Error("PodDisruptionBudget Delete Failed", kubeError("Deleting the PodDisruptionBudget no longer configured.", err)))
+		}
+	}
+
+	storedJSON, err := objectJSON(stored)
+	if err != nil {
+		diags.Append(diagnostics.ProviderBug("Stored StatefulSet Unreadable", "Encoding the StatefulSet the API server returned.", err))
+		finish()
+		return
+	}
+	if diffs := userFieldDiffs(m.Obj, storedJSON); len(diffs) > 0 {
+		lines := make([]string, 0, len(diffs))
+		for _, d := range diffs {
+			lines = append(lines, "- "+d.String())
+		}
+		diags.Append(diagnostics.AttributeError(manifestPath, "Applied StatefulSet Differs From Configuration", diagnostics.Detail{
+			Checked: fmt.Sprintf("Every field the manifest sets against what the API server stored for StatefulSet %s/%s after the apply.", m.Namespace, m.Name),
+			Found:   "The stored object differs (a mutating admission webhook or policy, or an operator, changed it):\n" + strings.Join(lines, "\n"),
+			Do:      "Find what mutates StatefulSets in this namespace (kubectl get mutatingwebhookconfigurations,mutatingadmissionpolicies) and exempt this object, or write the mutated values into the manifest. The next plan shows the stored values as drift.",
+		}))
+		finish()
+		return
+	}
+
+	await := awaitedOrdinals(m.Set, views)
+	if !plan.WaitForRollout.ValueBool() {
+		await = nil // still wait for the controller to observe the generation, for update_revision
+	}
+	_, err = engine.WaitForRollout(ctx, kube, engine.RolloutWait{
+		Namespace: m.Namespace, Name: m.Name, UID: stored.UID, Generation: stored.Generation, Ordinals: await,
+		Progress: func(p engine.OrdinalProgress) {
+			tflog.Info(ctx, "StatefulSet rollout progress", map[string]any{
+				"statefulset": m.Namespace + "/" + m.Name, "ordinal": p.Ordinal, "pod": p.Pod, "node": p.Node, "state": p.State, "message": p.Message,
+			})
+		},
+	})
+	if err != nil {
+		diags.Append(rolloutError(m, err))
+	}
+	finish()
+}
+
+// awaitedOrdinals are the ordinals whose Pods must be Ready at the update revision: those the plan
+// creates or recreates. Without a plan (deferred provider config) every ordinal in range under
+// RollingUpdate, none under OnDelete.
+func awaitedOrdinals(set *appsv1.StatefulSet, views []ordinalView) []int32 {
+	var out []int32
+	if views != nil {
+		for _, v := range views {
+			if v.Action == string(planner.ActionCreate) || v.Action == string(planner.ActionRecreate) {
+				out = append(out, int32(v.Ordinal))
+			}
+		}
+		return out
+	}
+	if set.Spec.UpdateStrategy.Type == appsv1.OnDeleteStatefulSetStrategyType {
+		return nil
+	}
+	start, n := int32(0), int32(1)
+	if set.Spec.Ordinals != nil {
+		start = set.Spec.Ordinals.Start
+	}
+	if set.Spec.Replicas != nil {
+		n = *set.Spec.Replicas
+	}
+	for o := start; o < start+n; o++ {
+		out = append(out, o)
+	}
+	return out
+}
+
+func rolloutError(m *manifest, err error) diag.Diagnostic {
+	set := m.Namespace + "/" + m.Name
+	var stuck *engine.StuckError
+	var tout *engine.RolloutTimeoutError
+	switch {
+	case errors.As(err, &stuck):
+		return diagnostics.Error("Rollout Cannot Progress", diagnostics.Detail{
+			Checked: fmt.Sprintf("The rollout of StatefulSet %s: every ordinal this apply creates or recreates must become Ready at the update revision.", set),
+			Found:   fmt.Sprintf("Ordinal %d (Pod %s) can never become Ready as things stand; %s says: %q", stuck.Ordinal, stuck.Pod, stuck.Source, stuck.Quote),
+			Do:      "The StatefulSet was applied and the rollout is stalled at this Pod. Revert the manifest to the previous pod template, or move the ordinal with the olapgke_statefulset_migration resource (it deletes its PVCs so they are provisioned on an allowed node).",
+		})
+	case errors.As(err, &tout):
+		return diagnostics.Error("Rollout Timed Out", diagnostics.Detail{
+			Checked: fmt.Sprintf("The rollout of StatefulSet %s until the timeout.", set),
+			Found:   tout.Error(),
+			Do:      "Inspect the Pods listed (kubectl describe pod); raise the timeouts block if they were only slow, or set wait_for_rollout = false.",
+		})
+	case errors.Is(err, engine.ErrSetGone):
+		return diagnostics.Error("StatefulSet Disappeared", diagnostics.Detail{
+			Checked: fmt.Sprintf("The rollout of StatefulSet %s.", set),
+			Found:   "The object was deleted or replaced by someone else during the wait.",
+			Do:      "Run terraform apply again to recreate it.",
+		})
+	}
+	return diagnostics.Error("Rollout Wait Failed", kubeError(fmt.Sprintf("Watching the rollout of StatefulSet %s.", set), err))
+}
+
+// finishState sets every computed value that is still unknown from the live object.
+func (r *statefulSetResource) finishState(ctx context.Context, kube kubernetes.Interface, plan *resourceModel, stored *appsv1.StatefulSet, diags *diag.Diagnostics) {
+	live, err := kube.AppsV1().StatefulSets(stored.Namespace).Get(ctx, stored.Name, metav1.GetOptions{})
+	if err != nil {
+		live = stored
+	}
+	plan.UpdateRevision = types.StringValue(live.Status.UpdateRevision)
+	snap, err := snapshot.Read(ctx, kube, live, live.Namespace, live.Name)
+	if err != nil {
+		snap = &planner.Snapshot{Desired: live, Live: live}
+	}
+	ro, d := rolloutValue(planner.Rollout(live, snap.Pods))
+	diags.Append(d...)
+	plan.Rollout = ro
+	if plan.Ordinals.IsUnknown() || plan.Ordinals.IsNull() {
+		views, err := liveViews(snap)
+		if err != nil {
+			views = nil
+		}
+		l, d := ordinalsValue(views)
+		diags.Append(d...)
+		plan.Ordinals = l
+	}
+}
+
+// liveViews is the current ordinal -> Pod -> node -> PVC -> PV -> pinned node map (the planner
+// run with the live object as the desired one: every ordinal "unchanged").
+func liveViews(snap *planner.Snapshot) ([]ordinalView, error) {
+	if snap.Live == nil {
+		return nil, nil
+	}
+	s := *snap
+	s.Desired = snap.Live
+	p, err := planner.Build(s)
+	if err != nil {
+		return nil, err
+	}
+	return viewsFromPlan(p), nil
+}
+
+func (r *statefulSetResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	var state resourceModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	kube, err := r.kube(ctx)
+	if err != nil {
+		resp.Diagnostics.Append(diagnostics.Error("Kubernetes Client Unavailable", kubeError("The Kubernetes client for reading the StatefulSet.", err)))
+		return
+	}
+	ns, name := state.Namespace.ValueString(), state.Name.ValueString()
+	live, err := kube.AppsV1().StatefulSets(ns).Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		resp.State.RemoveResource(ctx)
+		return
+	}
+	if err != nil {
+		resp.Diagnostics.Append(diagnostics.Error("StatefulSet Read Failed", kubeError(fmt.Sprintf("Reading StatefulSet %s/%s.", ns, name), err)))
+		return
+	}
+	liveJSON, err := objectJSON(live)
+	if err != nil {
+		resp.Diagnostics.Append(diagnostics.ProviderBug("Stored StatefulSet Unreadable", "Encoding the live StatefulSet.", err))
+		return
+	}
+	if state.Manifest.IsNull() || state.Manifest.IsUnderlyingValueNull() {
+		man, err := importedManifest(live)
+		if err == nil {
+			state.Manifest, err = jsonToDynamic(ctx, man, nil)
+		}
+		if err != nil {
+			resp.Diagnostics.Append(diagnostics.ProviderBug("Import Failed", "Building the manifest from the live StatefulSet.", err))
+			return
+		}
+	} else {
+		prior, err := dynamicToJSON(ctx, state.Manifest)
+		if err != nil {
+			resp.Diagnostics.Append(diagnostics.ProviderBug("Invalid Manifest In State", "Converting the manifest recorded in state.", err))
+			return
+		}
+		// Drift: every field the manifest sets takes the live value, so the plan shows the difference.
+		merged := mergeLive(prior, liveJSON)
+		if len(userFieldDiffs(prior, liveJSON)) > 0 {
+			tv, err := state.Manifest.ToTerraformValue(ctx)
+			if err == nil {
+				state.Manifest, err = jsonToDynamic(ctx, merged, tv.Type())
+			}
+			if err != nil {
+				resp.Diagnostics.Append(diagnostics.ProviderBug("Drift Conversion Failed", "Recording the live StatefulSet in state.", err))
+				return
+			}
+		}
+	}
+	state.ID = types.StringValue(ns + "/" + name)
+	state.UID = types.StringValue(string(live.UID))
+	state.ServiceName = types.StringValue(live.Spec.ServiceName)
+	for _, b := range []struct {
+		v   *types.Bool
+		def bool
+	}{{&state.ForceConflicts, false}, {&state.ManageService, true}, {&state.AllowUnschedulable, false}, {&state.WaitForRollout, true}} {
+		if b.v.IsNull() || b.v.IsUnknown() {
+			*b.v = types.BoolValue(b.def)
+		}
+	}
+	if state.Timeouts.Object.IsNull() {
+		state.Timeouts.Object = types.ObjectNull(state.Timeouts.Object.AttributeTypes(ctx))
+	}
+	state.UpdateRevision = types.StringValue(live.Status.UpdateRevision)
+	snap, err := snapshot.Read(ctx, kube, live, ns, name)
+	if err != nil {
+		resp.Diagnostics.Append(diagnostics.Error("StatefulSet Read Failed", kubeError(fmt.Sprintf("Listing the Pods, PVCs and PVs of StatefulSet %s/%s.", ns, name), err)))
+		return
+	}
+	ro, d := rolloutValue(planner.Rollout(live, snap.Pods))
+	resp.Diagnostics.Append(d...)
+	state.Rollout = ro
+	if state.Ordinals.IsNull() || state.Ordinals.IsUnknown() {
+		views, err := liveViews(snap)
+		if err != nil {
+			resp.Diagnostics.Append(diagnostics.ProviderBug("Rollout Planner Failed", "Mapping the live ordinals.", err))
+			return
+		}
+		l, d := ordinalsValue(views)
+		resp.Diagnostics.Append(d...)
+		state.Ordinals = l
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+}
+
+// importedManifest is what olapgke's field manager owns in the live object (the applied manifest,
+// extracted with client-go's managed-fields extraction); for an object olapgke never applied, the
+// live object without status and server-set metadata.
+func importedManifest(live *appsv1.StatefulSet) (any, error) {
+	ac, err := appsv1ac.ExtractStatefulSet(live, FieldManager)
+	if err != nil {
+		return nil, err
+	}
+	if ac.Spec != nil {
+		return objectJSON(ac)
+	}
+	cp := live.DeepCopy()
+	cp.APIVersion, cp.Kind = "apps/v1", "StatefulSet"
+	cp.Status = appsv1.StatefulSetStatus{}
+	cp.ObjectMeta = metav1.ObjectMeta{Name: live.Name, Namespace: live.Namespace, Labels: live.Labels, Annotations: live.Annotations}
+	delete(cp.Annotations, "kubectl.kubernetes.io/last-applied-configuration")
+	v, err := objectJSON(cp)
+	if err != nil {
+		return nil, err
+	}
+	obj := v.(map[string]any)
+	delete(obj, "status")
+	if md, ok := obj["metadata"].(map[string]any); ok {
+		delete(md, "creationTimestamp")
+	}
+	return obj, nil
+}
+
+func (r *statefulSetResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	var state resourceModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	timeout, d := state.Timeouts.Delete(ctx, defaultDeleteTimeout)
+	resp.Diagnostics.Append(d...)
+	kube, err := r.kube(ctx)
+	if err != nil {
+		resp.Diagnostics.Append(diagnostics.Error("Kubernetes Client Unavailable", kubeError("The Kubernetes client for deleting the StatefulSet.", err)))
+		return
+	}
+	ns, name := state.Namespace.ValueString(), state.Name.ValueString()
+	// Foreground: the object goes away only after the garbage collector deleted its Pods. PVCs
+	// follow spec.persistentVolumeClaimRetentionPolicy.whenDeleted (Retain by default: kept, and a
+	// StatefulSet of the same name re-adopts them by name).
+	fg := metav1.DeletePropagationForeground
+	opts := metav1.DeleteOptions{PropagationPolicy: &fg}
+	if uid := state.UID.ValueString(); uid != "" {
+		u := ktypes.UID(uid)
+		opts.Preconditions = &metav1.Preconditions{UID: &u}
+	}
+	err = kube.AppsV1().StatefulSets(ns).Delete(ctx, name, opts)
+	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		resp.Diagnostics.Append(diagnostics.Error("StatefulSet Delete Failed", kubeError(fmt.Sprintf("Deleting StatefulSet %s/%s.", ns, name), err)))
+		return
+	}
+	err = wait.PollUntilContextTimeout(ctx, deletePollInterval, timeout, true, func(ctx context.Context) (bool, error) {
+		got, err := kube.AppsV1().StatefulSets(ns).Get(ctx, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return true, nil
+		}
+		if err != nil {
+			return false, err
+		}
+		return string(got.UID) != state.UID.ValueString(), nil
+	})
+	if err != nil {
+		resp.Diagnostics.Append(diagnostics.Error("StatefulSet Delete Timed Out", diagnostics.Detail{
+			Checked: fmt.Sprintf("That StatefulSet %s/%s and its Pods are gone (foreground deletion).", ns, name),
+			Found:   "It still exists.",
+			Do:      "Check for finalizers on the StatefulSet and its Pods (kubectl get statefulset,pods -o yaml) and raise timeouts.delete if Pods terminate slowly.",
+			Err:     err,
+		}))
+		return
+	}
+	if state.ManageService.ValueBool() && state.ServiceName.ValueString() != "" {
+		if err := deleteService(ctx, kube, ns, state.ServiceName.ValueString()); err != nil {
+			resp.Diagnostics.Append(diagnostics.Error("Headless Service Delete Failed", kubeError("Deleting the headless Service.", err)))
+		}
+	}
+	if state.PodDisruptionBudget != nil {
+		if err := deletePDB(ctx, kube, ns, name); err != nil {
+			resp.Diagnostics.Append(diagnostics.Error("PodDisruptionBudget Delete Failed", kubeError("Deleting the PodDisruptionBudget.", err)))
+		}
+	}
+}

@@ -1,0 +1,315 @@
+package statefulset
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/olapgke/terraform-provider-olapgke/internal/diagnostics"
+	"github.com/olapgke/terraform-provider-olapgke/internal/planner"
+	"github.com/olapgke/terraform-provider-olapgke/internal/snapshot"
+)
+
+var manifestPath = path.Root("manifest")
+
+// ModifyPlan is thin: it returns early on destroy, unknown manifests and deferred provider
+// configuration; otherwise dry run -> snapshot -> planner, then maps the verdicts to the planned
+// `ordinals`, warnings and errors.
+func (r *statefulSetResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if req.Plan.Raw.IsNull() {
+		return
+	}
+	var plan resourceModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	var state *resourceModel
+	if !req.State.Raw.IsNull() {
+		state = &resourceModel{}
+		resp.Diagnostics.Append(req.State.Get(ctx, state)...)
+	}
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if state != nil {
+		resp.Diagnostics.Append(stallWarnings(ctx, state)...)
+		if req.Plan.Raw.Equal(req.State.Raw) {
+			return // nothing changes: keep the recorded ordinals
+		}
+	}
+	replace := r.planChange(ctx, &plan, state, &resp.Diagnostics)
+	if replace {
+		resp.RequiresReplace = append(resp.RequiresReplace, manifestPath)
+	}
+	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+}
+
+// planChange fills the planned computed values and reports whether the StatefulSet object must be
+// replaced.
+func (r *statefulSetResource) planChange(ctx context.Context, plan, state *resourceModel, diags *diag.Diagnostics) bool {
+	plan.UpdateRevision = types.StringUnknown()
+	plan.Rollout = types.ObjectUnknown(rolloutAttrTypes)
+	plan.Ordinals = types.ListUnknown(ordinalType)
+	m, err := parseManifest(ctx, plan.Manifest)
+	if err != nil {
+		if plan.Manifest.IsUnknown() || plan.Manifest.IsUnderlyingValueUnknown() || strings.Contains(err.Error(), "not known") {
+			plan.ID, plan.Namespace, plan.Name, plan.UID, plan.ServiceName = types.StringUnknown(), types.StringUnknown(), types.StringUnknown(), types.StringUnknown(), types.StringUnknown()
+			return false
+		}
+		diags.Append(diagnostics.AttributeError(manifestPath, "Invalid StatefulSet Manifest", diagnostics.Detail{
+			Checked: "The manifest attribute.",
+			Found:   err.Error() + ".",
+			Do:      "Set manifest to the whole StatefulSet object, e.g. manifest = yamldecode(file(\"historical.yaml\")).",
+		}))
+		return false
+	}
+	plan.ID = types.StringValue(m.Namespace + "/" + m.Name)
+	plan.Namespace, plan.Name = types.StringValue(m.Namespace), types.StringValue(m.Name)
+	plan.ServiceName = types.StringValue(m.Set.Spec.ServiceName)
+	plan.UID = types.StringUnknown()
+	replace := false
+	if state != nil {
+		if state.Namespace.ValueString() != m.Namespace || state.Name.ValueString() != m.Name {
+			replace = true
+		} else {
+			plan.UID = state.UID
+		}
+	}
+	if r.clients.Deferred() {
+		diags.Append(diagnostics.Deferred("the per-ordinal StatefulSet plan (dry run, placement checks)"))
+		return replace
+	}
+	kube, err := r.kube(ctx)
+	if err != nil {
+		diags.Append(diagnostics.Error("Kubernetes Client Unavailable", kubeError("The Kubernetes client for the per-ordinal plan.", err)))
+		return replace
+	}
+
+	desired, err := applyStatefulSet(ctx, kube, m, plan.ForceConflicts.ValueBool(), true)
+	var imm *planner.ImmutableChange
+	if err != nil && apierrors.IsInvalid(err) && state != nil && !replace {
+		// The server may refuse the in-place update of immutable fields: ask it (never a hand-kept
+		// list) and get the object the replacement would store.
+		var derr error
+		desired, imm, derr = snapshot.DryRunApply(ctx, kube, m.Set, FieldManager, plan.ForceConflicts.ValueBool())
+		if imm == nil || derr != nil {
+			desired = nil
+		} else {
+			err = nil
+		}
+	}
+	if err != nil {
+		diags.Append(rejected(err))
+		return replace
+	}
+	if replace {
+		// A new name or namespace is a new object: plan it as a create.
+		desired, _ = applyStatefulSet(ctx, kube, m, plan.ForceConflicts.ValueBool(), true)
+	}
+	snap, err := snapshot.Read(ctx, kube, desired, m.Namespace, m.Name)
+	if err != nil {
+		diags.Append(diagnostics.Error("Cluster Snapshot Failed", kubeError(fmt.Sprintf("The cluster objects the per-ordinal plan of StatefulSet %s/%s needs (Pods, PVCs, PVs, Nodes, StorageClasses).", m.Namespace, m.Name), err)))
+		return replace
+	}
+	snap.Immutable = imm
+	if replace {
+		snap.Live, snap.Pods, snap.Revisions = nil, nil, nil
+	}
+	p, err := planner.Build(*snap)
+	if err != nil {
+		diags.Append(diagnostics.ProviderBug("Rollout Planner Failed", fmt.Sprintf("The planner could not predict the rollout of StatefulSet %s/%s.", m.Namespace, m.Name), err))
+		return replace
+	}
+	ords, d := ordinalsValue(viewsFromPlan(p))
+	diags.Append(d...)
+	plan.Ordinals = ords
+	if imm != nil {
+		replace = true
+		plan.UID = types.StringUnknown()
+		diags.Append(replacementWarning(m, p))
+	}
+	diags.Append(verdictDiagnostics(m, p, plan.AllowUnschedulable.ValueBool())...)
+	return replace
+}
+
+func rejected(err error) diag.Diagnostic {
+	msg := err.Error()
+	var se *apierrors.StatusError
+	if errors.As(err, &se) {
+		msg = se.ErrStatus.Message
+	}
+	return diagnostics.AttributeError(manifestPath, "StatefulSet Rejected By The API Server", diagnostics.Detail{
+		Checked: "A server-side apply dry run of the manifest (field manager olapgke, strict field validation).",
+		Found:   "The API server refused it: " + msg,
+		Do:      "Fix the manifest where the message points; nothing was changed in the cluster.",
+	})
+}
+
+func replacementWarning(m *manifest, p *planner.Plan) diag.Diagnostic {
+	found := fmt.Sprintf("The API server refuses to update StatefulSet %s/%s in place", m.Namespace, m.Name)
+	var expl string
+	if rp := p.Replace; rp != nil {
+		found += fmt.Sprintf(" (fields %s): %s", strings.Join(rp.Fields, ", "), rp.Message)
+		expl = rp.Explanation
+		if len(rp.Readopted) > 0 {
+			expl += " PVCs re-adopted by name: " + strings.Join(rp.Readopted, ", ") + "."
+		}
+		if len(rp.Deleted) > 0 {
+			expl += " PVCs deleted with the old object: " + strings.Join(rp.Deleted, ", ") + "."
+		}
+		if len(rp.Orphaned) > 0 {
+			expl += " PVCs kept but no longer used: " + strings.Join(rp.Orphaned, ", ") + "."
+		}
+	}
+	return diagnostics.AttributeWarning(manifestPath, "StatefulSet Will Be Replaced", diagnostics.Detail{
+		Checked: "A server-side apply dry run of the manifest against the live object.",
+		Found:   found + ". Terraform will delete the StatefulSet (its Pods go with it) and create it again. " + expl,
+		Do:      "If the Pods must not all restart at once, revert the immutable change and migrate instead.",
+	})
+}
+
+func volumesText(vols []planner.Volume) string {
+	var parts []string
+	for _, v := range vols {
+		s := "PVC " + v.PVC
+		if v.PV != "" {
+			s += " -> PV " + v.PV
+		}
+		if v.PinnedNode != "" {
+			s += " (pinned to node " + v.PinnedNode + ")"
+		}
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// verdictDiagnostics maps the planner's verdicts to the recreate table, the unschedulable error
+// (or warning with allow_unschedulable) and the stale-ordinal warning.
+func verdictDiagnostics(m *manifest, p *planner.Plan, allowUnschedulable bool) diag.Diagnostics {
+	var diags diag.Diagnostics
+	var recreate, doomed, staleDoomed []planner.OrdinalPlan
+	for _, o := range p.Ordinals {
+		switch o.Action {
+		case planner.ActionRecreate:
+			recreate = append(recreate, o)
+			if !o.Schedulable {
+				doomed = append(doomed, o)
+			}
+		case planner.ActionCreate:
+			if !o.Schedulable {
+				doomed = append(doomed, o)
+			}
+		case planner.ActionStale:
+			if !o.Schedulable {
+				staleDoomed = append(staleDoomed, o)
+			}
+		}
+	}
+	set := m.Namespace + "/" + m.Name
+	if len(recreate) > 0 {
+		sort.SliceStable(recreate, func(i, j int) bool {
+			if recreate[i].Wave != recreate[j].Wave {
+				return recreate[i].Wave < recreate[j].Wave
+			}
+			return recreate[i].Ordinal > recreate[j].Ordinal
+		})
+		var b strings.Builder
+		fmt.Fprintf(&b, "%-5s %-8s %-28s %-28s %s\n", "wave", "ordinal", "pod", "node today", "can schedule")
+		for _, o := range recreate {
+			ok := "yes"
+			if !o.Schedulable {
+				ok = "NO"
+			}
+			if o.Blocked {
+				ok += " (blocked by an earlier wave)"
+			}
+			fmt.Fprintf(&b, "%-5d %-8d %-28s %-28s %s\n", o.Wave, o.Ordinal, o.Pod, o.Node, ok)
+		}
+		found := fmt.Sprintf("The pod template of StatefulSet %s changes (update revision %s); the controller will delete and recreate these Pods, one wave after the other:\n\n%s", set, p.UpdateRevision, b.String())
+		if p.Stall != nil {
+			found += fmt.Sprintf("\nThe rollout stalls at wave %d: %s", p.Stall.Wave, p.Stall.Reason)
+		}
+		diags.Append(diagnostics.Warning("Ordinals Will Be Recreated", diagnostics.Detail{
+			Checked: "The planned pod template against the live Pods, the update strategy, and the nodes each ordinal's PVs are pinned to.",
+			Found:   found,
+			Do:      "Expect these Pods to restart in this order. Use spec.updateStrategy.rollingUpdate.partition or OnDelete to limit which ordinals restart.",
+		}))
+	}
+	if len(doomed) > 0 {
+		var lines []string
+		for _, o := range doomed {
+			l := fmt.Sprintf("- ordinal %d (Pod %s, %s): %s", o.Ordinal, o.Pod, o.Action, o.Reason)
+			if v := volumesText(o.Volumes); v != "" {
+				l += "; volumes: " + v
+			}
+			lines = append(lines, l)
+		}
+		d := diagnostics.Detail{
+			Checked: "For every ordinal this apply recreates or creates: whether a node satisfies the new Pod's nodeSelector, required node affinity and tolerations and also the node affinity of every PV the Pod keeps (local PVs are pinned to one node by topology.topolvm.io/node).",
+			Found:   fmt.Sprintf("StatefulSet %s would get Pods that can never schedule; they would stay Pending and stall the rollout:\n%s", set, strings.Join(lines, "\n")),
+			Do: "Keep these ordinals on their current Pods: set spec.updateStrategy.type = \"OnDelete\" (or raise spec.updateStrategy.rollingUpdate.partition above the highest ordinal listed) and apply, " +
+				"then move the ordinals one at a time with the olapgke_statefulset_migration resource (it deletes each ordinal's PVCs and Pod and waits until it is Ready on the new nodes). " +
+				"To apply anyway and leave the Pods Pending, set allow_unschedulable = true.",
+		}
+		if allowUnschedulable {
+			d.Do = "allow_unschedulable = true, so the apply proceeds and these Pods will stay Pending until their PVCs are deleted or the change is reverted; olapgke_statefulset_migration moves them safely."
+			diags.Append(diagnostics.AttributeWarning(manifestPath, "Ordinals Would Stay Pending", d))
+		} else {
+			diags.Append(diagnostics.AttributeError(manifestPath, "Ordinals Would Stay Pending", d))
+		}
+	}
+	if len(staleDoomed) > 0 {
+		var lines []string
+		for _, o := range staleDoomed {
+			l := fmt.Sprintf("- ordinal %d (Pod %s): %s", o.Ordinal, o.Pod, o.Reason)
+			if v := volumesText(o.Volumes); v != "" {
+				l += "; volumes: " + v
+			}
+			lines = append(lines, l)
+		}
+		diags.Append(diagnostics.Warning("Stale Ordinals Cannot Be Recreated In Place", diagnostics.Detail{
+			Checked: "For every ordinal that keeps its old revision (OnDelete or below the partition): whether its Pod could schedule again if deleted while keeping its PVCs.",
+			Found:   fmt.Sprintf("StatefulSet %s: these Pods keep running on the old template, but would stay Pending if deleted or evicted:\n%s", set, strings.Join(lines, "\n")),
+			Do:      "Move them with the olapgke_statefulset_migration resource (it deletes the PVCs with the Pod so they are provisioned on the new nodes); do not delete these Pods by hand.",
+		}))
+	}
+	return diags
+}
+
+// stallWarnings turns the rollout recorded by the last Read into a warning on every plan while
+// some Pod cannot be scheduled: a stalled rollout is never invisible.
+func stallWarnings(ctx context.Context, state *resourceModel) diag.Diagnostics {
+	var diags diag.Diagnostics
+	var lines []string
+	for _, s := range stuckFromState(ctx, state.Rollout) {
+		if s.Reason != "Unschedulable" && s.Phase != "Pending" {
+			continue
+		}
+		lines = append(lines, "- "+s.Summary())
+	}
+	if len(lines) == 0 {
+		return diags
+	}
+	cur, upd := "", ""
+	if !state.Rollout.IsNull() && !state.Rollout.IsUnknown() {
+		if v, ok := state.Rollout.Attributes()["current_revision"].(types.String); ok {
+			cur = v.ValueString()
+		}
+		if v, ok := state.Rollout.Attributes()["update_revision"].(types.String); ok {
+			upd = v.ValueString()
+		}
+	}
+	diags.Append(diagnostics.Warning("Rollout Is Stalled", diagnostics.Detail{
+		Checked: fmt.Sprintf("The live rollout of StatefulSet %s/%s (current revision %s, update revision %s) and its Pods.", state.Namespace.ValueString(), state.Name.ValueString(), cur, upd),
+		Found:   "These Pods cannot become Ready, so the controller will not go on:\n" + strings.Join(lines, "\n"),
+		Do: "Either revert the manifest to the previous pod template (the Pending Pod then comes back on its old node), " +
+			"or move the stuck ordinal with the olapgke_statefulset_migration resource (it deletes the ordinal's PVCs and Pod so it is provisioned on a node the new template allows).",
+	}))
+	return diags
+}
