@@ -146,10 +146,14 @@ func (r *nodePoolResource) Update(ctx context.Context, req resource.UpdateReques
 		add("upgrade_settings", func(u *containerpb.UpdateNodePoolRequest) { u.UpgradeSettings = want.UpgradeSettings })
 	}
 	if changed["labels"] {
-		add("labels", func(u *containerpb.UpdateNodePoolRequest) { u.Labels = &containerpb.NodeLabels{Labels: cfg.GetLabels()} })
+		add("labels", func(u *containerpb.UpdateNodePoolRequest) {
+			u.Labels = &containerpb.NodeLabels{Labels: cfg.GetLabels()}
+		})
 	}
 	if changed["taints"] {
-		add("taints", func(u *containerpb.UpdateNodePoolRequest) { u.Taints = &containerpb.NodeTaints{Taints: cfg.GetTaints()} })
+		add("taints", func(u *containerpb.UpdateNodePoolRequest) {
+			u.Taints = &containerpb.NodeTaints{Taints: cfg.GetTaints()}
+		})
 	}
 	if changed["resource_labels"] {
 		add("resource_labels", func(u *containerpb.UpdateNodePoolRequest) {

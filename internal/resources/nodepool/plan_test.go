@@ -23,7 +23,9 @@ import (
 func unreachable() *clients.Clients {
 	return clients.New(clients.Options{
 		Project: "p", Location: "us-central1-a", Cluster: "c",
-		REST: func(context.Context) (*rest.Config, error) { return nil, errors.New("dial tcp 127.0.0.1:1: connection refused") },
+		REST: func(context.Context) (*rest.Config, error) {
+			return nil, errors.New("dial tcp 127.0.0.1:1: connection refused")
+		},
 	})
 }
 

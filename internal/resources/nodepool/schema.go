@@ -286,7 +286,9 @@ type localSSDCountModifier struct{}
 func (localSSDCountModifier) Description(context.Context) string {
 	return "keeps the Local SSD count stable on -lssd machine types; a real change replaces the node pool"
 }
-func (m localSSDCountModifier) MarkdownDescription(ctx context.Context) string { return m.Description(ctx) }
+func (m localSSDCountModifier) MarkdownDescription(ctx context.Context) string {
+	return m.Description(ctx)
+}
 
 func (localSSDCountModifier) PlanModifyInt64(ctx context.Context, req planmodifier.Int64Request, resp *planmodifier.Int64Response) {
 	if req.State.Raw.IsNull() {
