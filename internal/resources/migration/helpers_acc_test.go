@@ -1,0 +1,429 @@
+package migration_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"cloud.google.com/go/container/apiv1/containerpb"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/retry"
+	"k8s.io/utils/ptr"
+
+	"github.com/olapgke/terraform-provider-olapgke/internal/acctest"
+	"github.com/olapgke/terraform-provider-olapgke/internal/gke"
+	"github.com/olapgke/terraform-provider-olapgke/internal/planner"
+	"github.com/olapgke/terraform-provider-olapgke/internal/provider"
+)
+
+func TestMain(m *testing.M) { acctest.Main(m) }
+
+const (
+	labelPool    = planner.LabelNodePool
+	storageClass = "topolvm-provisioner"
+	claimName    = "cache"
+)
+
+var poolOnce sync.Map // pool name -> *sync.Once
+
+// ensurePool creates a node pool in the sandbox through the GKE emulator
+// (n2-standard-8, 2 raw-block Local SSDs) and waits until its nodes are
+// Ready and schedulable with TopoLVM capacity published.
+func ensurePool(t *testing.T, env *acctest.Env, name string, nodes int32) {
+	t.Helper()
+	o, _ := poolOnce.LoadOrStore(name, &sync.Once{})
+	var err error
+	o.(*sync.Once).Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		c, e := provider.ClientsFromEnvironment(ctx, "acctest")
+		if e != nil {
+			err = e
+			return
+		}
+		api, e := c.GKE(ctx)
+		if e != nil {
+			err = e
+			return
+		}
+		ref := gke.ClusterRef{Project: env.Vars["GOOGLE_PROJECT"], Location: env.Vars["OLAPGKE_LOCATION"], Cluster: env.Vars["OLAPGKE_CLUSTER"]}
+		if _, e := api.GetNodePool(ctx, ref, name); e == nil {
+			return
+		}
+		err = api.CreateNodePool(ctx, ref, &containerpb.NodePool{
+			Name: name, InitialNodeCount: nodes,
+			Config: &containerpb.NodeConfig{MachineType: "n2-standard-8", DiskSizeGb: 100,
+				LocalNvmeSsdBlockConfig: &containerpb.LocalNvmeSsdBlockConfig{LocalSsdCount: 2}},
+		})
+	})
+	if err != nil {
+		t.Fatalf("creating node pool %s through the GKE emulator: %v", name, err)
+	}
+	sel := labels.SelectorFromSet(labels.Set{labelPool: name}).String()
+	err = wait.PollUntilContextTimeout(t.Context(), 200*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		ns, err := env.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: sel})
+		if err != nil || len(ns.Items) < int(nodes) {
+			return false, err
+		}
+		for _, n := range ns.Items {
+			if !nodeReady(&n) || n.Spec.Unschedulable || !hasCapacity(&n) {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	if err != nil {
+		t.Fatalf("nodes of pool %s not Ready with TopoLVM capacity: %v", name, err)
+	}
+}
+
+func nodeReady(n *corev1.Node) bool {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+func hasCapacity(n *corev1.Node) bool {
+	for k := range n.Annotations {
+		if strings.HasPrefix(k, planner.AnnotationCapacityPrefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// setFixture is a StatefulSet created with client-go in its own namespace.
+type setFixture struct {
+	env  *acctest.Env
+	ns   string
+	name string
+	n    int32
+	// original Pod UIDs and PV names per ordinal, before the migration.
+	podUIDs map[int32]string
+	pvs     map[int32]string
+}
+
+// newSet creates namespace ns and StatefulSet "hist" (OnDelete, pool, claim
+// cache of size) and waits until every Pod is Ready with a bound PV.
+func newSet(t *testing.T, env *acctest.Env, ns string, replicas int32, pool, size string) *setFixture {
+	t.Helper()
+	ctx := t.Context()
+	kube := env.Kube
+	if _, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("creating namespace %s: %v", ns, err)
+	}
+	t.Cleanup(func() {
+		_ = kube.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{})
+	})
+	labels := map[string]string{"app": "hist"}
+	set := &appsv1.StatefulSet{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "hist"},
+		Spec: appsv1.StatefulSetSpec{
+			Replicas:            ptr.To(replicas),
+			ServiceName:         "hist",
+			PodManagementPolicy: appsv1.ParallelPodManagement,
+			Selector:            &metav1.LabelSelector{MatchLabels: labels},
+			UpdateStrategy:      appsv1.StatefulSetUpdateStrategy{Type: appsv1.OnDeleteStatefulSetStrategyType},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{
+					NodeSelector: map[string]string{labelPool: pool},
+					Containers: []corev1.Container{{Name: "historical", Image: "olap/historical:1",
+						VolumeMounts: []corev1.VolumeMount{{Name: claimName, MountPath: "/cache"}}}},
+				},
+			},
+			VolumeClaimTemplates: []corev1.PersistentVolumeClaim{{
+				ObjectMeta: metav1.ObjectMeta{Name: claimName},
+				Spec: corev1.PersistentVolumeClaimSpec{
+					AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+					StorageClassName: ptr.To(storageClass),
+					Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{
+						corev1.ResourceStorage: resource.MustParse(size)}},
+				},
+			}},
+		},
+	}
+	if _, err := kube.AppsV1().StatefulSets(ns).Create(ctx, set, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("creating StatefulSet: %v", err)
+	}
+	f := &setFixture{env: env, ns: ns, name: "hist", n: replicas, podUIDs: map[int32]string{}, pvs: map[int32]string{}}
+	f.waitPlaced(t, pool)
+	for o := int32(0); o < replicas; o++ {
+		p, pvc := f.get(t, o)
+		f.podUIDs[o] = string(p.UID)
+		f.pvs[o] = pvc.Spec.VolumeName
+	}
+	return f
+}
+
+func (f *setFixture) get(t *testing.T, o int32) (*corev1.Pod, *corev1.PersistentVolumeClaim) {
+	t.Helper()
+	p, err := f.env.Kube.CoreV1().Pods(f.ns).Get(t.Context(), planner.PodName(f.name, o), metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("ordinal %d: %v", o, err)
+	}
+	c, err := f.env.Kube.CoreV1().PersistentVolumeClaims(f.ns).Get(t.Context(), planner.ClaimPVCName(claimName, f.name, o), metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("ordinal %d: %v", o, err)
+	}
+	return p, c
+}
+
+// placed reports whether ordinal o runs Ready on pool with its PV pinned to its node.
+func placed(ctx context.Context, kube kubernetes.Interface, ns, set string, o int32, pool string) (bool, string, error) {
+	p, err := kube.CoreV1().Pods(ns).Get(ctx, planner.PodName(set, o), metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return false, "no Pod", nil
+	} else if err != nil {
+		return false, "", err
+	}
+	if p.Spec.NodeName == "" || !planner.PodReady(p) || p.DeletionTimestamp != nil {
+		return false, "Pod not Ready: " + p.Status.String(), nil
+	}
+	n, err := kube.CoreV1().Nodes().Get(ctx, p.Spec.NodeName, metav1.GetOptions{})
+	if err != nil {
+		return false, "", err
+	}
+	if n.Labels[labelPool] != pool {
+		return false, "Pod on node " + n.Name + " of pool " + n.Labels[labelPool], nil
+	}
+	c, err := kube.CoreV1().PersistentVolumeClaims(ns).Get(ctx, planner.ClaimPVCName(claimName, set, o), metav1.GetOptions{})
+	if err != nil || c.Spec.VolumeName == "" {
+		return false, "PVC not bound", client(err)
+	}
+	pv, err := kube.CoreV1().PersistentVolumes().Get(ctx, c.Spec.VolumeName, metav1.GetOptions{})
+	if err != nil {
+		return false, "", err
+	}
+	pinned := ""
+	if pv.Spec.NodeAffinity != nil && pv.Spec.NodeAffinity.Required != nil {
+		for _, term := range pv.Spec.NodeAffinity.Required.NodeSelectorTerms {
+			for _, e := range term.MatchExpressions {
+				if e.Key == planner.LabelTopoLVMNode && len(e.Values) == 1 {
+					pinned = e.Values[0]
+				}
+			}
+		}
+	}
+	if pinned != n.Name {
+		return false, fmt.Sprintf("PV %s pinned to %q, Pod on %s", pv.Name, pinned, n.Name), nil
+	}
+	return true, "", nil
+}
+
+func client(err error) error {
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
+}
+
+// waitPlaced waits until every ordinal runs Ready on pool with its PV pinned there.
+func (f *setFixture) waitPlaced(t *testing.T, pool string) {
+	t.Helper()
+	var last string
+	err := wait.PollUntilContextTimeout(t.Context(), 200*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		for o := int32(0); o < f.n; o++ {
+			ok, why, err := placed(ctx, f.env.Kube, f.ns, f.name, o, pool)
+			if err != nil || !ok {
+				last = fmt.Sprintf("ordinal %d: %s", o, why)
+				return false, err
+			}
+		}
+		return true, nil
+	})
+	if err != nil {
+		t.Fatalf("StatefulSet %s/%s not placed on %s: %v (%s)", f.ns, f.name, pool, err, last)
+	}
+}
+
+// checkMoved checks ordinals moved: Ready on pool with a new PV pinned there,
+// a new Pod UID, and the old PV gone.
+func (f *setFixture) checkMoved(t *testing.T, pool string, ordinals ...int32) {
+	t.Helper()
+	ctx := t.Context()
+	for _, o := range ordinals {
+		ok, why, err := placed(ctx, f.env.Kube, f.ns, f.name, o, pool)
+		if err != nil || !ok {
+			t.Errorf("ordinal %d not on %s: %s %v", o, pool, why, err)
+			continue
+		}
+		p, _ := f.get(t, o)
+		if string(p.UID) == f.podUIDs[o] {
+			t.Errorf("ordinal %d: Pod UID %s unchanged", o, p.UID)
+		}
+		old := f.pvs[o]
+		err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+			_, err := f.env.Kube.CoreV1().PersistentVolumes().Get(ctx, old, metav1.GetOptions{})
+			if apierrors.IsNotFound(err) {
+				return true, nil
+			}
+			return false, err
+		})
+		if err != nil {
+			t.Errorf("ordinal %d: old PV %s on the old pool not gone: %v", o, old, err)
+		}
+	}
+}
+
+// checkUntouched checks ordinals keep their original Pod UID and PV.
+func (f *setFixture) checkUntouched(t *testing.T, ordinals ...int32) {
+	t.Helper()
+	for _, o := range ordinals {
+		p, c := f.get(t, o)
+		if string(p.UID) != f.podUIDs[o] || c.Spec.VolumeName != f.pvs[o] {
+			t.Errorf("ordinal %d was touched: Pod UID %s (was %s), PV %s (was %s)", o, p.UID, f.podUIDs[o], c.Spec.VolumeName, f.pvs[o])
+		}
+	}
+}
+
+// switchPool points the template at pool (OnDelete: no Pod changes) and
+// waits until the controller observed it.
+func (f *setFixture) switchPool(t *testing.T, pool string) {
+	t.Helper()
+	ctx := t.Context()
+	sets := f.env.Kube.AppsV1().StatefulSets(f.ns)
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		s, err := sets.Get(ctx, f.name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		s = s.DeepCopy()
+		s.Spec.Template.Spec.NodeSelector = map[string]string{labelPool: pool}
+		_, err = sets.Update(ctx, s, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		t.Fatalf("switching template to %s: %v", pool, err)
+	}
+	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		s, err := sets.Get(ctx, f.name, metav1.GetOptions{})
+		return err == nil && s.Status.ObservedGeneration >= s.Generation && s.Status.UpdateRevision != s.Status.CurrentRevision, err
+	})
+	if err != nil {
+		t.Fatalf("controller did not observe the template change: %v", err)
+	}
+}
+
+// orderMonitor watches the set's Pods during an apply and records, each time
+// an original Pod starts terminating, which ordinal it was and whether any
+// other ordinal's original Pod was gone before its turn. expected is the
+// order moves must happen in.
+type orderMonitor struct {
+	mu         sync.Mutex
+	f          *setFixture
+	expected   []int32
+	seen       []int32
+	violations []string
+	onDeleted  func(o int32)
+}
+
+func (f *setFixture) monitor(t *testing.T, expected []int32, onDeleted func(int32)) *orderMonitor {
+	m := &orderMonitor{f: f, expected: expected, onDeleted: onDeleted}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	factory := informers.NewSharedInformerFactoryWithOptions(f.env.Kube, 0, informers.WithNamespace(f.ns))
+	inf := factory.Core().V1().Pods().Informer()
+	byUID := map[string]int32{}
+	for o, u := range f.podUIDs {
+		byUID[u] = o
+	}
+	check := func(obj any) {
+		p, ok := obj.(*corev1.Pod)
+		if !ok {
+			if d, ok2 := obj.(cache.DeletedFinalStateUnknown); ok2 {
+				p, ok = d.Obj.(*corev1.Pod)
+			}
+			if !ok {
+				return
+			}
+		}
+		o, orig := byUID[string(p.UID)]
+		if !orig {
+			return
+		}
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		for _, s := range m.seen {
+			if s == o {
+				return
+			}
+		}
+		m.seen = append(m.seen, o)
+		i := len(m.seen) - 1
+		if i >= len(m.expected) || m.expected[i] != o {
+			m.violations = append(m.violations, fmt.Sprintf("original Pod of ordinal %d deleted as move %d, expected order %v", o, i+1, m.expected))
+		}
+		if m.onDeleted != nil {
+			go m.onDeleted(o)
+		}
+	}
+	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		UpdateFunc: func(_, n any) {
+			if p := n.(*corev1.Pod); p.DeletionTimestamp != nil {
+				check(p)
+			}
+		},
+		DeleteFunc: check,
+	})
+	factory.Start(ctx.Done())
+	factory.WaitForCacheSync(ctx.Done())
+	return m
+}
+
+func (m *orderMonitor) verify(t *testing.T) {
+	t.Helper()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, v := range m.violations {
+		t.Error(v)
+	}
+}
+
+// waitOrdinalOnPool blocks until ordinal o is placed on pool (used by failure injection).
+func waitOrdinalOnPool(ctx context.Context, kube kubernetes.Interface, ns, set string, o int32, pool string) error {
+	return wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 5*time.Minute, true, func(ctx context.Context) (bool, error) {
+		ok, _, err := placed(ctx, kube, ns, set, o, pool)
+		return ok, err
+	})
+}
+
+// cordonPool sets spec.unschedulable on every node of pool.
+func cordonPool(ctx context.Context, kube kubernetes.Interface, pool string, on bool) error {
+	ns, err := kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: labelPool + "=" + pool})
+	if err != nil {
+		return err
+	}
+	for _, n := range ns.Items {
+		name := n.Name
+		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			cur, err := kube.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			cur = cur.DeepCopy()
+			cur.Spec.Unschedulable = on
+			_, err = kube.CoreV1().Nodes().Update(ctx, cur, metav1.UpdateOptions{})
+			return err
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

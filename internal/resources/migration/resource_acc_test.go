@@ -1,0 +1,187 @@
+package migration_test
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strconv"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+
+	"github.com/olapgke/terraform-provider-olapgke/internal/acctest"
+)
+
+const res = "olapgke_statefulset_migration.hist"
+
+func testAccStatefulSetMigrationConfig_basic(ns, extra string) string {
+	return fmt.Sprintf(`
+resource "olapgke_statefulset_migration" "hist" {
+  namespace       = %q
+  statefulset     = "hist"
+  ordinal_timeout = "3m"
+%s
+}
+`, ns, extra)
+}
+
+// durationsRecorded checks that `completed` lists the ordinals with a
+// positive duration each.
+func durationsRecorded(ordinals ...int32) resource.TestCheckFunc {
+	checks := []resource.TestCheckFunc{resource.TestCheckResourceAttr(res, "completed.#", strconv.Itoa(len(ordinals)))}
+	for i := range ordinals {
+		checks = append(checks, resource.TestCheckResourceAttrWith(res, fmt.Sprintf("completed.%d.duration_seconds", i), func(v string) error {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil || f <= 0 {
+				return fmt.Errorf("duration_seconds = %q, want > 0", v)
+			}
+			return nil
+		}))
+	}
+	return resource.ComposeAggregateTestCheckFunc(checks...)
+}
+
+func expectOrdinals(ordinals ...int64) knownvalue.Check {
+	var elems []knownvalue.Check
+	for _, o := range ordinals {
+		elems = append(elems, knownvalue.ObjectPartial(map[string]knownvalue.Check{"ordinal": knownvalue.Int64Exact(o)}))
+	}
+	return knownvalue.ListExact(elems)
+}
+
+func testMove(t *testing.T, ns string, replicas int32) {
+	env := acctest.Sandbox(t)
+	ensurePool(t, env, "pool-b", 3)
+	f := newSet(t, env, ns, replicas, "pool-a", "1Gi")
+	f.switchPool(t, "pool-b")
+	var order []int32
+	var want []int64
+	for o := replicas - 1; o >= 0; o-- {
+		order = append(order, o)
+		want = append(want, int64(o))
+	}
+	var mon *orderMonitor
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{
+				PreConfig: func() { mon = f.monitor(t, order, nil) },
+				Config:    testAccStatefulSetMigrationConfig_basic(ns, ""),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(res, plancheck.ResourceActionCreate),
+					plancheck.ExpectKnownValue(res, tfjsonpath.New("moves"), expectOrdinals(want...)),
+					plancheck.ExpectKnownValue(res, tfjsonpath.New("moves").AtSliceIndex(0).AtMapKey("to_pool_or_selector"), knownvalue.StringExact("pool-b")),
+				}},
+				Check: resource.ComposeAggregateTestCheckFunc(
+					func(*terraformState) error { mon.verify(t); f.checkMoved(t, "pool-b", order...); return nil },
+					durationsRecorded(order...),
+				),
+			},
+			{
+				// Refresh: nothing left to move, empty plan.
+				Config: testAccStatefulSetMigrationConfig_basic(ns, ""),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectEmptyPlan(),
+				}},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(res, tfjsonpath.New("moves"), knownvalue.ListSizeExact(0)),
+				},
+			},
+			{
+				ResourceName: res, ImportState: true, ImportStateId: ns + "/hist", ImportStateVerify: true,
+				ImportStateVerifyIgnore: []string{"completed", "timeouts"},
+			},
+		},
+	})
+}
+
+func TestAccStatefulSetMigration_ThreeOrdinals(t *testing.T) { testMove(t, "mig-three", 3) }
+
+func TestAccStatefulSetMigration_TenOrdinals(t *testing.T) { testMove(t, "mig-ten", 10) }
+
+func TestAccStatefulSetMigration_Subset(t *testing.T) {
+	env := acctest.Sandbox(t)
+	ensurePool(t, env, "pool-b", 3)
+	f := newSet(t, env, "mig-subset", 3, "pool-a", "1Gi")
+	f.switchPool(t, "pool-b")
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config: testAccStatefulSetMigrationConfig_basic("mig-subset", "  ordinals = [1]"),
+			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+				plancheck.ExpectKnownValue(res, tfjsonpath.New("moves"), expectOrdinals(1)),
+			}},
+			Check: resource.ComposeAggregateTestCheckFunc(
+				func(*terraformState) error { f.checkMoved(t, "pool-b", 1); f.checkUntouched(t, 0, 2); return nil },
+				durationsRecorded(1),
+			),
+		}},
+	})
+}
+
+func TestAccStatefulSetMigration_CapacityShortage(t *testing.T) {
+	env := acctest.Sandbox(t)
+	// pool-c: one node, 2 Local SSDs (~740Gi for TopoLVM); three 300Gi claims do not fit.
+	ensurePool(t, env, "pool-c", 1)
+	f := newSet(t, env, "mig-capacity", 3, "pool-a", "300Gi")
+	f.switchPool(t, "pool-c")
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config:      testAccStatefulSetMigrationConfig_basic("mig-capacity", ""),
+			PlanOnly:    true,
+			ExpectError: regexp.MustCompile(`Not Enough Device-Class Capacity(.|\n)*ordinal 0`),
+		}},
+	})
+	f.checkUntouched(t, 0, 1, 2)
+}
+
+func TestAccStatefulSetMigration_FailureMidway(t *testing.T) {
+	env := acctest.Sandbox(t)
+	ensurePool(t, env, "pool-b", 3)
+	f := newSet(t, env, "mig-fail", 3, "pool-a", "1Gi")
+	f.switchPool(t, "pool-b")
+	t.Cleanup(func() { _ = cordonPool(context.Background(), env.Kube, "pool-b", false) })
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{
+				PreConfig: func() {
+					// Inject: cordon the target pool as soon as ordinal 2 has moved.
+					go func() {
+						if err := waitOrdinalOnPool(t.Context(), env.Kube, f.ns, f.name, 2, "pool-b"); err == nil {
+							_ = cordonPool(t.Context(), env.Kube, "pool-b", true)
+						}
+					}()
+				},
+				Config:      testAccStatefulSetMigrationConfig_basic("mig-fail", ""),
+				ExpectError: regexp.MustCompile(`Moved Pod Cannot Be Scheduled(.|\n)*[Oo]rdinal 1(.|\n)*unschedulable`),
+			},
+			{
+				PreConfig: func() {
+					f.checkMoved(t, "pool-b", 2)
+					f.checkUntouched(t, 0)
+					if err := cordonPool(t.Context(), env.Kube, "pool-b", false); err != nil {
+						t.Fatal(err)
+					}
+				},
+				Config: testAccStatefulSetMigrationConfig_basic("mig-fail", ""),
+				Check: func(*terraformState) error {
+					f.checkMoved(t, "pool-b", 2, 1, 0)
+					return nil
+				},
+			},
+		},
+	})
+}
+
+type terraformState = terraform.State

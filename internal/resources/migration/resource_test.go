@@ -1,0 +1,88 @@
+package migration
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+
+	"github.com/olapgke/terraform-provider-olapgke/internal/engine"
+)
+
+func TestSchemaIsValid(t *testing.T) {
+	t.Parallel()
+	r := NewStatefulSetMigrationResource()
+	var resp resource.SchemaResponse
+	r.Schema(context.Background(), resource.SchemaRequest{}, &resp)
+	if resp.Diagnostics.HasError() {
+		t.Fatalf("schema: %v", resp.Diagnostics)
+	}
+	if d := resp.Schema.ValidateImplementation(context.Background()); d.HasError() {
+		t.Fatalf("schema implementation: %v", d)
+	}
+}
+
+func TestMergeCompleted(t *testing.T) {
+	t.Parallel()
+	at := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	var list []completedModel
+	for _, o := range []int32{2, 0, 1, 2} {
+		list = mergeCompleted(list, engine.MigratedOrdinal{Ordinal: o, Pod: "hist", PodUID: "u", Node: "n", Duration: 1500 * time.Millisecond, Finished: at})
+	}
+	var got []int64
+	for _, c := range list {
+		got = append(got, c.Ordinal)
+	}
+	if d := cmp.Diff([]int64{0, 1, 2}, got); d != "" {
+		t.Errorf("ordinals (-want +got):\n%s", d)
+	}
+	if list[0].DurationSeconds != 1.5 || list[0].FinishedAt != "2026-11-29T12:00:00Z" || list[0].PVs == nil {
+		t.Errorf("record: %+v", list[0])
+	}
+}
+
+func TestDecodeManifest(t *testing.T) {
+	t.Parallel()
+	set, err := decodeManifest(`{"apiVersion":"apps/v1","kind":"StatefulSet","metadata":{"name":"hist"},"spec":{"template":{"spec":{"nodeSelector":{"cloud.google.com/gke-nodepool":"pool-b"}}}}}`, "olap", "hist")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if set.Namespace != "olap" || set.Spec.Template.Spec.NodeSelector["cloud.google.com/gke-nodepool"] != "pool-b" {
+		t.Errorf("decoded %+v", set)
+	}
+	for js, want := range map[string]string{
+		`{"kind":"Deployment"}`:          "not StatefulSet",
+		`{"metadata":{"name":"other"}}`:  `statefulset = "hist"`,
+		`{"metadata":{"namespace":"x"}}`: `namespace = "olap"`,
+		`[1]`:                            "not a StatefulSet as JSON",
+	} {
+		if _, err := decodeManifest(js, "olap", "hist"); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: err %v, want %q", js, err, want)
+		}
+	}
+}
+
+func TestMigrationDiagnostic(t *testing.T) {
+	t.Parallel()
+	done := []completedModel{{Ordinal: 2, DurationSeconds: 1.4, Node: "gke-olap-pool-b-1"}}
+	d := migrationDiagnostic("olap", "hist", []int32{2, 1, 0}, done, &engine.MigrationError{
+		Ordinal: 1, Pod: "hist-1", Phase: "wait", Reason: "waiting for Pod hist-1 to be scheduled: unschedulable for 20s",
+		Source: "condition PodScheduled of Pod hist-1", Quote: "0/6 nodes are available: 3 node(s) were unschedulable.",
+	})
+	if d.Summary() != "Moved Pod Cannot Be Scheduled" {
+		t.Errorf("summary %q", d.Summary())
+	}
+	for _, want := range []string{"Ordinal 1 (Pod hist-1)", `"0/6 nodes are available: 3 node(s) were unschedulable."`,
+		"2 (1.4s on gke-olap-pool-b-1)", "resumes with ordinal 1", "were not touched"} {
+		if !strings.Contains(d.Detail(), want) {
+			t.Errorf("detail does not contain %q:\n%s", want, d.Detail())
+		}
+	}
+	p := migrationDiagnostic("olap", "hist", []int32{1}, nil, &engine.PreconditionError{Msg: "no node can take the moved Pods"})
+	if p.Summary() != "Migration Precondition Failed" || !strings.Contains(p.Detail(), "Nothing was deleted") {
+		t.Errorf("precondition diagnostic: %s / %s", p.Summary(), p.Detail())
+	}
+}

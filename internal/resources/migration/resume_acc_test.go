@@ -1,0 +1,145 @@
+package migration_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/olapgke/terraform-provider-olapgke/internal/acctest"
+	"github.com/olapgke/terraform-provider-olapgke/internal/planner"
+)
+
+// TestAccStatefulSetMigration_ResumeAfterSIGKILL drives the real terraform
+// binary with a provider binary built from this checkout (dev_overrides), so
+// a SIGKILL ends terraform and the provider together, as when a CI runner
+// dies. It kills the apply right after the second ordinal's PVC was deleted,
+// then runs apply again and checks that every ordinal ends up on pool-b with
+// new pinned PVs and nothing lost.
+func TestAccStatefulSetMigration_ResumeAfterSIGKILL(t *testing.T) {
+	env := acctest.Sandbox(t)
+	acctest.PreCheck(t)
+	ensurePool(t, env, "pool-b", 3)
+	f := newSet(t, env, "mig-kill", 3, "pool-a", "1Gi")
+	f.switchPool(t, "pool-b")
+
+	tfBin, err := exec.LookPath("terraform")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	pluginDir := filepath.Join(dir, "plugins")
+	build := exec.CommandContext(t.Context(), "go", "build", "-o", filepath.Join(pluginDir, "terraform-provider-olapgke"), ".")
+	build.Dir = acctest.RepoRoot()
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building the provider: %v\n%s", err, out)
+	}
+	rc := filepath.Join(dir, "terraformrc")
+	must(t, os.WriteFile(rc, []byte(fmt.Sprintf(`provider_installation {
+  dev_overrides {
+    "registry.terraform.io/olapgke/olapgke" = %q
+  }
+  direct {}
+}
+`, pluginDir)), 0o600))
+	work := filepath.Join(dir, "work")
+	must(t, os.MkdirAll(work, 0o755))
+	must(t, os.WriteFile(filepath.Join(work, "main.tf"), []byte(`terraform {
+  required_providers {
+    olapgke = { source = "olapgke/olapgke" }
+  }
+}
+provider "olapgke" {}
+`+testAccStatefulSetMigrationConfig_basic("mig-kill", "")), 0o600))
+
+	apply := func(ctx context.Context) (*exec.Cmd, *bytes.Buffer) {
+		cmd := exec.CommandContext(ctx, tfBin, "apply", "-auto-approve", "-input=false", "-no-color")
+		cmd.Dir = work
+		cmd.Env = append(os.Environ(), "TF_CLI_CONFIG_FILE="+rc, "TF_LOG_PROVIDER=INFO", "TF_IN_AUTOMATION=1")
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		return cmd, &out
+	}
+
+	// Watch PVCs: kill the process group once ordinal 1's original PVC is being deleted.
+	killed := make(chan string, 1)
+	first, out1 := apply(t.Context())
+	origPVC := map[string]bool{}
+	for o := int32(0); o < f.n; o++ {
+		_, c := f.get(t, o)
+		origPVC[string(c.UID)] = true
+	}
+	target := planner.ClaimPVCName(claimName, f.name, 1)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	factory := informers.NewSharedInformerFactoryWithOptions(env.Kube, 0, informers.WithNamespace(f.ns))
+	inf := factory.Core().V1().PersistentVolumeClaims().Informer()
+	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{UpdateFunc: func(_, n any) {
+		c := n.(*corev1.PersistentVolumeClaim)
+		if c.Name == target && origPVC[string(c.UID)] && c.DeletionTimestamp != nil && first.Process != nil {
+			if err := syscall.Kill(-first.Process.Pid, syscall.SIGKILL); err == nil {
+				select {
+				case killed <- c.Name:
+				default:
+				}
+			}
+		}
+	}})
+	factory.Start(ctx.Done())
+	factory.WaitForCacheSync(ctx.Done())
+
+	must(t, first.Start())
+	done := make(chan error, 1)
+	go func() { done <- first.Wait() }()
+	select {
+	case name := <-killed:
+		t.Logf("terraform and the provider killed (SIGKILL) after PVC %s was deleted", name)
+		<-done
+	case err := <-done:
+		t.Fatalf("first apply ended before it could be killed (%v):\n%s", err, out1)
+	case <-time.After(5 * time.Minute):
+		_ = syscall.Kill(-first.Process.Pid, syscall.SIGKILL)
+		t.Fatalf("first apply never deleted PVC %s:\n%s", target, out1)
+	}
+	cancel()
+	f.checkMoved(t, "pool-b", 2)
+	f.checkUntouched(t, 0)
+
+	second, out2 := apply(t.Context())
+	if err := second.Run(); err != nil {
+		t.Fatalf("second apply failed: %v\n%s", err, out2)
+	}
+	f.checkMoved(t, "pool-b", 2, 1, 0)
+
+	// And the next plan is empty.
+	plan := exec.CommandContext(t.Context(), tfBin, "plan", "-detailed-exitcode", "-input=false", "-no-color")
+	plan.Dir = work
+	plan.Env = append(os.Environ(), "TF_CLI_CONFIG_FILE="+rc)
+	if out, err := plan.CombinedOutput(); err != nil {
+		t.Fatalf("plan after the resumed apply is not empty (%v):\n%s", err, out)
+	}
+	// Clean up the state's resource (delete only forgets).
+	destroy := exec.CommandContext(t.Context(), tfBin, "destroy", "-auto-approve", "-input=false", "-no-color")
+	destroy.Dir = work
+	destroy.Env = append(os.Environ(), "TF_CLI_CONFIG_FILE="+rc)
+	if out, err := destroy.CombinedOutput(); err != nil {
+		t.Errorf("destroy: %v\n%s", err, out)
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
