@@ -1,0 +1,109 @@
+package statefulset
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/olapgke/terraform-provider-olapgke/internal/planner"
+)
+
+func incidentPlan(action planner.Action) *planner.Plan {
+	p := &planner.Plan{UpdateRevision: "hist-abc", TemplateChanged: true}
+	for o := int32(0); o < 3; o++ {
+		op := planner.OrdinalPlan{
+			Ordinal: o, Pod: "hist-" + string(rune('0'+o)), Node: "gke-olap-pool-a-" + string(rune('x'+o)), Action: action,
+			Schedulable: false, Reason: "PV pinned to a pool-a node; that node fails the pod's node selector",
+			Volumes: []planner.Volume{{Claim: "cache", PVC: "cache-hist-" + string(rune('0'+o)), PV: "pvc-" + string(rune('a'+o)), PinnedNode: "gke-olap-pool-a-" + string(rune('x'+o))}},
+		}
+		if action == planner.ActionRecreate {
+			op.Wave = int(3 - o)
+			op.Blocked = o < 2
+		}
+		p.Ordinals = append(p.Ordinals, op)
+	}
+	return p
+}
+
+func summaries(d diag.Diagnostics) (errs, warns []string) {
+	for _, x := range d {
+		if x.Severity() == diag.SeverityError {
+			errs = append(errs, x.Summary())
+		} else {
+			warns = append(warns, x.Summary())
+		}
+	}
+	return errs, warns
+}
+
+func TestVerdictDiagnostics(t *testing.T) {
+	t.Parallel()
+	m := &manifest{Namespace: "olap", Name: "hist"}
+	cases := map[string]struct {
+		plan       *planner.Plan
+		allow      bool
+		errs, warn string
+	}{
+		"incident refused":           {plan: incidentPlan(planner.ActionRecreate), errs: "Ordinals Would Stay Pending", warn: "Ordinals Will Be Recreated"},
+		"incident allowed":           {plan: incidentPlan(planner.ActionRecreate), allow: true, warn: "Ordinals Will Be Recreated,Ordinals Would Stay Pending"},
+		"ondelete stale is no error": {plan: incidentPlan(planner.ActionStale), warn: "Stale Ordinals Cannot Be Recreated In Place"},
+		"unchanged says nothing":     {plan: &planner.Plan{Ordinals: []planner.OrdinalPlan{{Ordinal: 0, Action: planner.ActionUnchanged, Schedulable: true}}}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			d := verdictDiagnostics(m, tc.plan, tc.allow)
+			errs, warns := summaries(d)
+			if got := strings.Join(errs, ","); got != tc.errs {
+				t.Errorf("errors: got %q want %q", got, tc.errs)
+			}
+			if got := strings.Join(warns, ","); got != tc.warn {
+				t.Errorf("warnings: got %q want %q", got, tc.warn)
+			}
+			if tc.errs != "" {
+				detail := d.Errors()[0].Detail()
+				for o := 0; o < 3; o++ {
+					for _, s := range []string{"ordinal " + string(rune('0'+o)), "PV pvc-" + string(rune('a'+o)), "node gke-olap-pool-a-" + string(rune('x'+o))} {
+						if !strings.Contains(detail, s) {
+							t.Errorf("error detail does not name %q:\n%s", s, detail)
+						}
+					}
+				}
+				for _, s := range []string{"OnDelete", "partition", "olapgke_statefulset_migration", "allow_unschedulable"} {
+					if !strings.Contains(detail, s) {
+						t.Errorf("error detail does not say %q", s)
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestStallWarnings(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	stuck := planner.RolloutStatus{CurrentRevision: "hist-old", UpdateRevision: "hist-new", Replicas: 3, ReadyReplicas: 2,
+		Stuck: []planner.StuckOrdinal{{Ordinal: 2, Pod: "hist-2", Phase: "Pending", Revision: "new", Reason: "Unschedulable",
+			Message: "0/6 nodes are available: 3 node(s) didn't match PersistentVolume's node affinity"}}}
+	ro, d := rolloutValue(stuck)
+	if d.HasError() {
+		t.Fatal(d)
+	}
+	state := &resourceModel{Namespace: types.StringValue("olap"), Name: types.StringValue("hist"), Rollout: ro}
+	got := stallWarnings(ctx, state)
+	if len(got) != 1 || got[0].Summary() != "Rollout Is Stalled" {
+		t.Fatalf("got %v", got)
+	}
+	for _, s := range []string{"ordinal 2", "hist-2", "didn't match PersistentVolume's node affinity", "revert", "olapgke_statefulset_migration"} {
+		if !strings.Contains(got[0].Detail(), s) {
+			t.Errorf("warning does not say %q:\n%s", s, got[0].Detail())
+		}
+	}
+	healthy, _ := rolloutValue(planner.RolloutStatus{Complete: true})
+	if w := stallWarnings(ctx, &resourceModel{Rollout: healthy}); len(w) != 0 {
+		t.Fatalf("healthy rollout warned: %v", w)
+	}
+}

@@ -1,0 +1,450 @@
+package statefulset_test
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/olapgke/terraform-provider-olapgke/internal/acctest"
+)
+
+// The default world plus pool-b: the incident moves the StatefulSet from pool-a to pool-b.
+const worldYAML = `
+clusters:
+- name: olap
+  location: us-central1-a
+  nodePools:
+  - name: pool-a
+  - name: pool-b
+`
+
+func TestMain(m *testing.M) { acctest.MainWithWorld(m, worldYAML) }
+
+const res = "olapgke_statefulset.test"
+
+// wrapped compiles a pattern whose spaces match any whitespace (Terraform wraps long diagnostics).
+func wrapped(pattern string) *regexp.Regexp {
+	return regexp.MustCompile("(?s)" + strings.ReplaceAll(pattern, " ", `\s+`))
+}
+
+// stsConfig is the resource with the manifest written as users write it: yamldecode of a YAML
+// document. strategy is the YAML of spec.updateStrategy; extra is HCL attribute lines.
+type stsConfig struct {
+	ns, name, image, pool, strategy, extra string
+	replicas                               int
+}
+
+func (c stsConfig) String() string {
+	if c.image == "" {
+		c.image = "olap:1"
+	}
+	if c.pool == "" {
+		c.pool = "pool-a"
+	}
+	if c.strategy == "" {
+		c.strategy = "{type: RollingUpdate}"
+	}
+	if c.replicas == 0 {
+		c.replicas = 3
+	}
+	return fmt.Sprintf(`
+resource "olapgke_statefulset" "test" {
+  manifest = yamldecode(<<-EOT
+    apiVersion: apps/v1
+    kind: StatefulSet
+    metadata:
+      name: %[2]s
+      namespace: %[1]s
+    spec:
+      serviceName: %[2]s
+      replicas: %[6]d
+      minReadySeconds: 0
+      selector:
+        matchLabels: {app: %[2]s}
+      updateStrategy: %[5]s
+      template:
+        metadata:
+          labels: {app: %[2]s}
+        spec:
+          nodeSelector:
+            cloud.google.com/gke-nodepool: %[4]s
+          containers:
+          - name: olap
+            image: %[3]s
+            ports:
+            - {name: http, containerPort: 8080}
+            resources:
+              requests: {cpu: 0.5, memory: 1Gi}
+            volumeMounts:
+            - {name: cache, mountPath: /cache}
+      volumeClaimTemplates:
+      - metadata: {name: cache}
+        spec:
+          accessModes: [ReadWriteOnce]
+          storageClassName: topolvm-provisioner
+          resources: {requests: {storage: 1Gi}}
+    EOT
+  )
+%[7]s
+}
+`, c.ns, c.name, c.image, c.pool, c.strategy, c.replicas, c.extra)
+}
+
+// namespace creates a namespace for one test and deletes it afterwards.
+func namespace(t *testing.T, kube kubernetes.Interface, name string) string {
+	t.Helper()
+	ctx := context.Background()
+	_, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatalf("creating namespace %s: %v", name, err)
+	}
+	t.Cleanup(func() { _ = kube.CoreV1().Namespaces().Delete(context.Background(), name, metav1.DeleteOptions{}) })
+	return name
+}
+
+func ordinalAction(i int, action string) plancheck.PlanCheck {
+	return plancheck.ExpectKnownValue(res, tfjsonpath.New("ordinals").AtSliceIndex(i).AtMapKey("action"), knownvalue.StringExact(action))
+}
+
+// podUIDs records the UIDs of the set's Pods into m.
+func podUIDs(kube kubernetes.Interface, ns, name string, m map[string]types.UID) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		pods, err := kube.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{LabelSelector: "app=" + name})
+		if err != nil {
+			return err
+		}
+		for k := range m {
+			delete(m, k)
+		}
+		for _, p := range pods.Items {
+			m[p.Name] = p.UID
+		}
+		if len(m) == 0 {
+			return fmt.Errorf("no Pods of %s/%s", ns, name)
+		}
+		return nil
+	}
+}
+
+// checkRecreated verifies exactly the Pods in want were replaced since before was recorded.
+func checkRecreated(kube kubernetes.Interface, ns, name string, before map[string]types.UID, want ...string) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		pods, err := kube.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{LabelSelector: "app=" + name})
+		if err != nil {
+			return err
+		}
+		var got []string
+		for _, p := range pods.Items {
+			if old, ok := before[p.Name]; ok && old != p.UID {
+				got = append(got, p.Name)
+			}
+		}
+		if strings.Join(got, ",") != strings.Join(want, ",") {
+			return fmt.Errorf("recreated Pods: got %v, want %v", got, want)
+		}
+		return nil
+	}
+}
+
+func checkGone(kube kubernetes.Interface, ns, name string) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		_, err := kube.AppsV1().StatefulSets(ns).Get(context.Background(), name, metav1.GetOptions{})
+		if !apierrors.IsNotFound(err) {
+			return fmt.Errorf("StatefulSet %s/%s still exists after destroy (err %v)", ns, name, err)
+		}
+		_, err = kube.CoreV1().Services(ns).Get(context.Background(), name, metav1.GetOptions{})
+		if !apierrors.IsNotFound(err) {
+			return fmt.Errorf("headless Service %s/%s still exists after destroy (err %v)", ns, name, err)
+		}
+		return nil
+	}
+}
+
+func TestAccStatefulSet_CreateImportUpdateDestroy(t *testing.T) {
+	env := acctest.Sandbox(t)
+	t.Parallel()
+	ns := namespace(t, env.Kube, "sts-basic")
+	cfg := stsConfig{ns: ns, name: "hist", extra: `  pod_disruption_budget = { max_unavailable = "1" }`}
+	updated := cfg
+	updated.image = "olap:2"
+	before := map[string]types.UID{}
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
+		CheckDestroy:             checkGone(env.Kube, ns, "hist"),
+		Steps: []resource.TestStep{
+			{
+				Config: cfg.String() + fmt.Sprintf(`
+data "olapgke_statefulset_ordinals" "test" {
+  namespace  = %q
+  name       = "hist"
+  depends_on = [olapgke_statefulset.test]
+}
+`, ns),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(res, plancheck.ResourceActionCreate),
+					ordinalAction(0, "create"), ordinalAction(1, "create"), ordinalAction(2, "create"),
+				}},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(res, tfjsonpath.New("id"), knownvalue.StringExact(ns+"/hist")),
+					statecheck.ExpectKnownValue(res, tfjsonpath.New("rollout").AtMapKey("ready_replicas"), knownvalue.Int64Exact(3)),
+					statecheck.ExpectKnownValue(res, tfjsonpath.New("rollout").AtMapKey("stalled"), knownvalue.Bool(false)),
+					statecheck.ExpectKnownValue("data.olapgke_statefulset_ordinals.test", tfjsonpath.New("ordinals"), knownvalue.ListSizeExact(3)),
+					statecheck.ExpectKnownValue("data.olapgke_statefulset_ordinals.test",
+						tfjsonpath.New("ordinals").AtSliceIndex(2).AtMapKey("volumes").AtSliceIndex(0).AtMapKey("pinned_node"),
+						knownvalue.StringRegexp(regexp.MustCompile(`pool-a`))),
+					statecheck.ExpectKnownValue("data.olapgke_statefulset_ordinals.test",
+						tfjsonpath.New("ordinals").AtSliceIndex(0).AtMapKey("ready"), knownvalue.Bool(true)),
+				},
+				Check: resource.ComposeTestCheckFunc(
+					podUIDs(env.Kube, ns, "hist", before),
+					func(*terraform.State) error {
+						ctx := context.Background()
+						svc, err := env.Kube.CoreV1().Services(ns).Get(ctx, "hist", metav1.GetOptions{})
+						if err != nil {
+							return fmt.Errorf("headless Service: %w", err)
+						}
+						if svc.Spec.ClusterIP != corev1.ClusterIPNone || svc.Spec.Selector["app"] != "hist" || len(svc.Spec.Ports) != 1 || svc.Spec.Ports[0].Port != 8080 {
+							return fmt.Errorf("headless Service spec: %+v", svc.Spec)
+						}
+						pdb, err := env.Kube.PolicyV1().PodDisruptionBudgets(ns).Get(ctx, "hist", metav1.GetOptions{})
+						if err != nil {
+							return fmt.Errorf("PodDisruptionBudget: %w", err)
+						}
+						if pdb.Spec.MaxUnavailable == nil || pdb.Spec.MaxUnavailable.IntValue() != 1 {
+							return fmt.Errorf("PodDisruptionBudget maxUnavailable: %v", pdb.Spec.MaxUnavailable)
+						}
+						return nil
+					},
+				),
+			},
+			{
+				ResourceName:            res,
+				ImportState:             true,
+				ImportStateId:           ns + "/hist",
+				ImportStateVerify:       true,
+				ImportStateVerifyIgnore: []string{"ordinals", "rollout", "pod_disruption_budget", "timeouts"},
+			},
+			{
+				Config: updated.String(),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(res, plancheck.ResourceActionUpdate),
+					ordinalAction(0, "recreate"), ordinalAction(1, "recreate"), ordinalAction(2, "recreate"),
+					plancheck.ExpectKnownValue(res, tfjsonpath.New("ordinals").AtSliceIndex(2).AtMapKey("wave"), knownvalue.Int64Exact(1)),
+					plancheck.ExpectKnownValue(res, tfjsonpath.New("ordinals").AtSliceIndex(0).AtMapKey("wave"), knownvalue.Int64Exact(3)),
+				}},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(res, tfjsonpath.New("rollout").AtMapKey("updated_replicas"), knownvalue.Int64Exact(3)),
+				},
+				Check: checkRecreated(env.Kube, ns, "hist", before, "hist-0", "hist-1", "hist-2"),
+			},
+			{
+				// Drift: someone switches the live updateStrategy to OnDelete; the plan restores it.
+				PreConfig: func() {
+					patch := []byte(`{"spec":{"updateStrategy":{"type":"OnDelete","rollingUpdate":null}}}`)
+					if _, err := env.Kube.AppsV1().StatefulSets(ns).Patch(context.Background(), "hist", types.MergePatchType, patch, metav1.PatchOptions{FieldManager: "kubectl-edit"}); err != nil {
+						t.Fatalf("drifting updateStrategy: %v", err)
+					}
+				},
+				Config: updated.String(),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(res, plancheck.ResourceActionUpdate),
+				}},
+				Check: func(*terraform.State) error {
+					s, err := env.Kube.AppsV1().StatefulSets(ns).Get(context.Background(), "hist", metav1.GetOptions{})
+					if err != nil {
+						return err
+					}
+					if s.Spec.UpdateStrategy.Type != appsv1.RollingUpdateStatefulSetStrategyType {
+						return fmt.Errorf("updateStrategy after apply: %s", s.Spec.UpdateStrategy.Type)
+					}
+					return nil
+				},
+			},
+		},
+	})
+}
+
+// The seed incident: nodeSelector pool-a -> pool-b under RollingUpdate while every PV is pinned to
+// a pool-a node. The plan must refuse, naming each ordinal, PV and node.
+func TestAccStatefulSet_IncidentRefused(t *testing.T) {
+	env := acctest.Sandbox(t)
+	t.Parallel()
+	ns := namespace(t, env.Kube, "sts-incident")
+	cfg := stsConfig{ns: ns, name: "hist"}
+	moved := cfg
+	moved.pool = "pool-b"
+	expect := new(regexp.Regexp)
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{
+				Config: cfg.String(),
+				Check: func(*terraform.State) error {
+					// Build the expected error from the live PVs: every ordinal, its PV and its node.
+					var parts []string
+					for o := 2; o >= 0; o-- {
+						pvc, err := env.Kube.CoreV1().PersistentVolumeClaims(ns).Get(context.Background(), fmt.Sprintf("cache-hist-%d", o), metav1.GetOptions{})
+						if err != nil {
+							return err
+						}
+						pod, err := env.Kube.CoreV1().Pods(ns).Get(context.Background(), fmt.Sprintf("hist-%d", o), metav1.GetOptions{})
+						if err != nil {
+							return err
+						}
+						parts = append(parts, fmt.Sprintf(`ordinal %d .*%s.*%s`, o, regexp.QuoteMeta(pvc.Spec.VolumeName), regexp.QuoteMeta(pod.Spec.NodeName)))
+					}
+					// Errors list ordinals ascending; match each independently.
+					*expect = *regexp.MustCompile(`(?s)Ordinals Would Stay Pending.*` + strings.Join(reverse(parts), `.*`))
+					return nil
+				},
+			},
+			{
+				Config:      moved.String(),
+				PlanOnly:    true,
+				ExpectError: expect,
+			},
+		},
+	})
+}
+
+func reverse(s []string) []string {
+	out := make([]string, 0, len(s))
+	for i := len(s) - 1; i >= 0; i-- {
+		out = append(out, s[i])
+	}
+	return out
+}
+
+// The same change under OnDelete plans every ordinal as stale, with no error, and the apply
+// (wait_for_rollout = true) returns without recreating anything.
+func TestAccStatefulSet_OnDeleteStale(t *testing.T) {
+	env := acctest.Sandbox(t)
+	t.Parallel()
+	ns := namespace(t, env.Kube, "sts-ondelete")
+	cfg := stsConfig{ns: ns, name: "hist", strategy: "{type: OnDelete}"}
+	moved := cfg
+	moved.pool = "pool-b"
+	before := map[string]types.UID{}
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{Config: cfg.String(), Check: podUIDs(env.Kube, ns, "hist", before)},
+			{
+				Config: moved.String(),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(res, plancheck.ResourceActionUpdate),
+					ordinalAction(0, "stale"), ordinalAction(1, "stale"), ordinalAction(2, "stale"),
+					plancheck.ExpectKnownValue(res, tfjsonpath.New("ordinals").AtSliceIndex(2).AtMapKey("schedulable"), knownvalue.Bool(false)),
+				}},
+				Check: checkRecreated(env.Kube, ns, "hist", before),
+			},
+		},
+	})
+}
+
+// partition = 2 of 3 replicas recreates exactly ordinal 2.
+func TestAccStatefulSet_Partition(t *testing.T) {
+	env := acctest.Sandbox(t)
+	t.Parallel()
+	ns := namespace(t, env.Kube, "sts-partition")
+	cfg := stsConfig{ns: ns, name: "hist", strategy: "{type: RollingUpdate, rollingUpdate: {partition: 2}}"}
+	updated := cfg
+	updated.image = "olap:2"
+	before := map[string]types.UID{}
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{Config: cfg.String(), Check: podUIDs(env.Kube, ns, "hist", before)},
+			{
+				Config: updated.String(),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					ordinalAction(0, "stale"), ordinalAction(1, "stale"), ordinalAction(2, "recreate"),
+				}},
+				Check: checkRecreated(env.Kube, ns, "hist", before, "hist-2"),
+			},
+		},
+	})
+}
+
+// A rollout forced into the incident with allow_unschedulable fails fast quoting the scheduler,
+// and the state's rollout then names the stuck ordinal (which every later plan warns about).
+func TestAccStatefulSet_StalledRollout(t *testing.T) {
+	env := acctest.Sandbox(t)
+	t.Parallel()
+	ns := namespace(t, env.Kube, "sts-stalled")
+	cfg := stsConfig{ns: ns, name: "hist"}
+	moved := cfg
+	moved.pool = "pool-b"
+	moved.extra = "  allow_unschedulable = true"
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{Config: cfg.String()},
+			{
+				Config:      moved.String(),
+				ExpectError: wrapped(`Rollout Cannot Progress.*ordinal 2.*didn't match PersistentVolume's node affinity`),
+			},
+			{
+				Config:             moved.String(),
+				RefreshState:       true,
+				ExpectNonEmptyPlan: false,
+				Check: resource.ComposeTestCheckFunc(
+					resource.TestCheckResourceAttr(res, "rollout.stalled", "true"),
+					resource.TestCheckResourceAttr(res, "rollout.stuck.0.ordinal", "2"),
+					resource.TestCheckResourceAttr(res, "rollout.stuck.0.reason", "Unschedulable"),
+					resource.TestMatchResourceAttr(res, "rollout.stuck.0.message", regexp.MustCompile(`didn't match PersistentVolume's node affinity`)),
+				),
+			},
+		},
+	})
+}
+
+// Bad manifests fail at plan with the API server's own message.
+func TestAccStatefulSet_BadManifests(t *testing.T) {
+	env := acctest.Sandbox(t)
+	t.Parallel()
+	ns := namespace(t, env.Kube, "sts-bad")
+	base := stsConfig{ns: ns, name: "bad"}.String()
+	cases := []struct {
+		name, from, to string
+		want           *regexp.Regexp
+	}{
+		{"selector", "matchLabels: {app: bad}", "matchLabels: {app: other}", wrapped("StatefulSet Rejected By The API Server.*selector.*does not match template")},
+		{"unknown field", "minReadySeconds: 0", "minReadySeconds: 0\n      bogusField: 1", wrapped(`StatefulSet Rejected By The API Server.*bogusField`)},
+		{"unmounted claim", "- {name: cache, mountPath: /cache}", "- {name: data, mountPath: /data}", wrapped(`StatefulSet Rejected By The API Server.*data`)},
+		{"missing serviceName", "serviceName: bad\n", "", wrapped(`serviceName`)},
+	}
+	var steps []resource.TestStep
+	for _, c := range cases {
+		cfg := strings.Replace(base, c.from, c.to, 1)
+		if cfg == base {
+			t.Fatalf("case %s: pattern %q not in the config", c.name, c.from)
+		}
+		steps = append(steps, resource.TestStep{Config: cfg, PlanOnly: true, ExpectError: c.want})
+	}
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
+		Steps:                    steps,
+	})
+}
