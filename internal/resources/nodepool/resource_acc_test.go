@@ -374,6 +374,20 @@ resource "olapgke_local_ssd_node_pool" "test" {
 }
 `,
 			ExpectError: wrapped(`Node Pool Creation Failed.*GKE answered InvalidArgument.*z9-standard-8.*does not cover machine type z9-standard-8`),
+		}, {
+			// 2 raw-block + 2 ephemeral = 4 Local SSDs is a valid total for n2-standard-8 by the
+			// table, so the plan passes; whether one pool may mix both uses is GKE's answer.
+			Config: `
+resource "olapgke_local_ssd_node_pool" "test" {
+  name                              = "acc-api-err"
+  machine_type                      = "n2-standard-8"
+  local_nvme_ssd_count              = 2
+  ephemeral_storage_local_ssd_count = 2
+  node_count                        = 1
+  deletion_protection               = false
+}
+`,
+			ExpectError: wrapped(`Node Pool Creation Failed.*GKE answered InvalidArgument: .*local_nvme_ssd_block_config and ephemeral_storage_local_ssd_config`),
 		}},
 	})
 }
