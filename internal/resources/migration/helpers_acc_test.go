@@ -395,11 +395,16 @@ func (m *orderMonitor) verify(t *testing.T) {
 	}
 }
 
-// waitOrdinalOnPool blocks until ordinal o is placed on pool (used by failure injection).
-func waitOrdinalOnPool(ctx context.Context, kube kubernetes.Interface, ns, set string, o int32, pool string) error {
-	return wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 5*time.Minute, true, func(ctx context.Context) (bool, error) {
-		ok, _, err := placed(ctx, kube, ns, set, o, pool)
-		return ok, err
+// waitScheduledOnPool blocks until a new Pod of ordinal o (not its original
+// UID) is bound to a node of pool (used by failure injection).
+func waitScheduledOnPool(ctx context.Context, kube kubernetes.Interface, f *setFixture, o int32, pool string) error {
+	return wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 5*time.Minute, true, func(ctx context.Context) (bool, error) {
+		p, err := kube.CoreV1().Pods(f.ns).Get(ctx, planner.PodName(f.name, o), metav1.GetOptions{})
+		if err != nil || string(p.UID) == f.podUIDs[o] || p.Spec.NodeName == "" {
+			return false, client(err)
+		}
+		n, err := kube.CoreV1().Nodes().Get(ctx, p.Spec.NodeName, metav1.GetOptions{})
+		return err == nil && n.Labels[labelPool] == pool, err
 	})
 }
 

@@ -95,7 +95,7 @@ func testMove(t *testing.T, ns string, replicas int32) {
 			},
 			{
 				ResourceName: res, ImportState: true, ImportStateId: ns + "/hist", ImportStateVerify: true,
-				ImportStateVerifyIgnore: []string{"completed", "timeouts"},
+				ImportStateVerifyIgnore: []string{"completed", "timeouts", "ordinal_timeout"},
 			},
 		},
 	})
@@ -156,9 +156,11 @@ func TestAccStatefulSetMigration_FailureMidway(t *testing.T) {
 		Steps: []resource.TestStep{
 			{
 				PreConfig: func() {
-					// Inject: cordon the target pool as soon as ordinal 2 has moved.
+					// Inject: cordon the target pool as soon as ordinal 2's new Pod is bound to
+					// a pool-b node (its new PV is then provisioned and bound there), before
+					// ordinal 1 moves.
 					go func() {
-						if err := waitOrdinalOnPool(t.Context(), env.Kube, f.ns, f.name, 2, "pool-b"); err == nil {
+						if err := waitScheduledOnPool(t.Context(), env.Kube, f, 2, "pool-b"); err == nil {
 							_ = cordonPool(t.Context(), env.Kube, "pool-b", true)
 						}
 					}()
