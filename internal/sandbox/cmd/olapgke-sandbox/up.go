@@ -1,0 +1,386 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/klog/v2"
+
+	"github.com/olapgke/terraform-provider-olapgke/internal/sandbox/controlplane"
+	"github.com/olapgke/terraform-provider-olapgke/internal/sandbox/gke"
+	"github.com/olapgke/terraform-provider-olapgke/internal/sandbox/kwoknodes"
+	"github.com/olapgke/terraform-provider-olapgke/internal/sandbox/topolvm"
+	"github.com/olapgke/terraform-provider-olapgke/internal/sandbox/world"
+)
+
+type upFlags struct {
+	stateDir     string
+	config       string
+	verbosity    int
+	readyTimeout time.Duration
+}
+
+func up(args []string) error {
+	var f upFlags
+	fs := flag.NewFlagSet("up", flag.ContinueOnError)
+	fs.StringVar(&f.stateDir, "state-dir", "", "directory for kubeconfig, env, ready marker, logs and etcd data (required)")
+	fs.StringVar(&f.config, "config", "", "world config YAML (default: the default world)")
+	fs.IntVar(&f.verbosity, "v", 0, "log verbosity of DIR/sandbox.log (klog levels; 2 is chatty, 4 is debug)")
+	fs.DurationVar(&f.readyTimeout, "ready-timeout", 2*time.Minute, "how long to wait for the seeded world to become ready")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if f.stateDir == "" {
+		return errors.New("up: --state-dir is required")
+	}
+	dir, err := filepath.Abs(f.stateDir)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	lock, err := lockStateDir(dir)
+	if err != nil {
+		return err
+	}
+	defer lock.release()
+	// Left over from an earlier run: nobody may read them as this run's.
+	for _, name := range []string{"ready", "env", "kubeconfig"} {
+		if err := os.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+	}
+
+	w := world.Default()
+	if f.config != "" {
+		if w, err = world.Load(f.config); err != nil {
+			return err
+		}
+	}
+
+	logFile, err := os.OpenFile(filepath.Join(dir, "sandbox.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	defer logFile.Close()
+	slogger := setupLogging(logFile, f.verbosity)
+
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+
+	start := time.Now()
+	sb, err := startSandbox(ctx, dir, w, logFile, slogger, f)
+	if sb != nil {
+		defer sb.shutdown()
+	}
+	if err != nil {
+		klog.ErrorS(err, "sandbox failed to start")
+		return fmt.Errorf("%w (log: %s)", err, logFile.Name())
+	}
+	if err := writeOutputs(dir, w, sb); err != nil {
+		return err
+	}
+	klog.InfoS("sandbox ready", "elapsed", time.Since(start).String(), "apiserver", sb.cp.Endpoint, "gke", sb.gkeAddr)
+	fmt.Printf("olapgke-sandbox ready in %s: KUBECONFIG=%s, env in %s\n",
+		time.Since(start).Round(time.Millisecond), filepath.Join(dir, "kubeconfig"), filepath.Join(dir, "env"))
+
+	var runErr error
+	select {
+	case <-ctx.Done():
+		klog.InfoS("signal received, shutting down")
+	case runErr = <-sb.cp.Err():
+		klog.ErrorS(runErr, "control plane component stopped")
+	case runErr = <-sb.errCh:
+		klog.ErrorS(runErr, "sandbox component stopped")
+	}
+	// The ready marker goes first: from here on nobody should use this sandbox.
+	if err := os.Remove(filepath.Join(dir, "ready")); err != nil && !errors.Is(err, os.ErrNotExist) {
+		klog.ErrorS(err, "remove ready marker")
+	}
+	return runErr
+}
+
+// setupLogging sends klog (all Kubernetes components), the standard logger
+// and slog (GKE emulator) to the log file; nothing goes to the terminal.
+func setupLogging(w io.Writer, verbosity int) *slog.Logger {
+	kfs := flag.NewFlagSet("klog", flag.ContinueOnError)
+	klog.InitFlags(kfs)
+	_ = kfs.Set("logtostderr", "false")
+	_ = kfs.Set("alsologtostderr", "false")
+	_ = kfs.Set("stderrthreshold", "FATAL")
+	_ = kfs.Set("v", strconv.Itoa(verbosity))
+	klog.SetOutput(w)
+	log.SetOutput(w)
+	level := slog.LevelInfo
+	if verbosity >= 4 {
+		level = slog.LevelDebug
+	}
+	l := slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
+	slog.SetDefault(l)
+	return l
+}
+
+type sandbox struct {
+	cp      *controlplane.ControlPlane
+	gke     *gke.Server
+	gkeAddr string
+	cancel  context.CancelFunc
+	errCh   chan error
+}
+
+func (sb *sandbox) shutdown() {
+	if sb.cancel != nil {
+		sb.cancel()
+	}
+	if sb.gke != nil {
+		sb.gke.Stop()
+	}
+	if sb.cp != nil {
+		sb.cp.Stop()
+	}
+	klog.Flush()
+}
+
+func startSandbox(sigCtx context.Context, dir string, w *world.World, logFile *os.File, slogger *slog.Logger, f upFlags) (*sandbox, error) {
+	// Components run on their own context: a signal during start-up stops
+	// waiting (sigCtx) and then shuts them down through shutdown().
+	runCtx, cancel := context.WithCancel(context.Background())
+	sb := &sandbox{cancel: cancel, errCh: make(chan error, 2)}
+
+	cp, err := controlplane.Start(sigCtx, controlplane.Options{Dir: dir})
+	if err != nil {
+		return sb, fmt.Errorf("start control plane: %w", err)
+	}
+	sb.cp = cp
+	klog.InfoS("control plane up", "apiserver", cp.Endpoint)
+
+	if err := kwoknodes.Start(runCtx, kwoknodes.Options{Kubeconfig: cp.Kubeconfig, Log: logFile, Debug: f.verbosity >= 4}); err != nil {
+		return sb, fmt.Errorf("start KWOK: %w", err)
+	}
+
+	if err := topolvm.Install(sigCtx, cp.Kube, topolvm.InstallOptions{
+		Namespace:        w.TopoLVM.Namespace,
+		ConfigMapName:    w.TopoLVM.ConfigMapName,
+		Key:              w.TopoLVM.Key,
+		DeviceClasses:    w.TopoLVM.DeviceClasses,
+		StorageClassName: firstDefaultStorageClass(w),
+	}); err != nil {
+		return sb, err
+	}
+	if err := createStorageClasses(sigCtx, cp.Kube, w); err != nil {
+		return sb, err
+	}
+	go func() {
+		err := topolvm.Run(runCtx, topolvm.Options{Kube: cp.Kube, Namespace: w.TopoLVM.Namespace, ConfigMapName: w.TopoLVM.ConfigMapName, Key: w.TopoLVM.Key})
+		if runCtx.Err() == nil {
+			sb.errCh <- fmt.Errorf("topolvm simulator stopped: %v", err)
+		}
+	}()
+
+	var seeds []gke.ClusterSeed
+	for _, c := range w.Clusters {
+		seed := gke.ClusterSeed{Project: w.Project, Location: c.Location, Name: c.Name}
+		for _, p := range c.Pools {
+			np, err := p.NodePoolProto()
+			if err != nil {
+				return sb, fmt.Errorf("cluster %s pool %s: %w", c.Name, p.Name, err)
+			}
+			seed.Pools = append(seed.Pools, np)
+		}
+		seeds = append(seeds, seed)
+	}
+	vg := topolvm.DefaultVolumeGroup
+	for _, d := range w.TopoLVM.DeviceClasses {
+		if d.Name == w.DefaultDeviceClass() {
+			vg = d.VolumeGroup
+		}
+	}
+	srv, err := gke.New(gke.Options{
+		Kube: cp.Kube, Endpoint: cp.Endpoint, CACertPEM: cp.CACertPEM,
+		Clusters: seeds, VolumeGroup: vg, Logger: slogger,
+	})
+	if err != nil {
+		return sb, err
+	}
+	sb.gke = srv
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return sb, fmt.Errorf("listen for the GKE API: %w", err)
+	}
+	sb.gkeAddr = l.Addr().String()
+	go func() {
+		err := srv.Serve(l)
+		if runCtx.Err() == nil {
+			sb.errCh <- fmt.Errorf("GKE API emulator stopped: %v", err)
+		}
+	}()
+	if err := srv.Seed(sigCtx); err != nil {
+		return sb, fmt.Errorf("seed node pools: %w", err)
+	}
+	if err := waitWorldReady(sigCtx, cp.Kube, f.readyTimeout); err != nil {
+		return sb, err
+	}
+	return sb, nil
+}
+
+// firstDefaultStorageClass is the StorageClass topolvm.Install creates: the
+// first one on the default device class.
+func firstDefaultStorageClass(w *world.World) string {
+	for _, sc := range w.StorageClasses {
+		if sc.DeviceClass == "" || sc.DeviceClass == w.DefaultDeviceClass() {
+			return sc.Name
+		}
+	}
+	return topolvm.DefaultStorageClassName
+}
+
+// createStorageClasses creates the world's StorageClasses that topolvm.Install
+// does not (those on non-default device classes), with the chart's settings.
+func createStorageClasses(ctx context.Context, kube kubernetes.Interface, w *world.World) error {
+	installed := firstDefaultStorageClass(w)
+	for _, sc := range w.StorageClasses {
+		if sc.Name == installed {
+			continue
+		}
+		dc := sc.DeviceClass
+		if dc == "" {
+			dc = w.DefaultDeviceClass()
+		}
+		reclaim := corev1.PersistentVolumeReclaimDelete
+		binding := storagev1.VolumeBindingWaitForFirstConsumer
+		allow := true
+		obj := &storagev1.StorageClass{
+			ObjectMeta:           metav1.ObjectMeta{Name: sc.Name},
+			Provisioner:          topolvm.DriverName,
+			Parameters:           map[string]string{topolvm.DeviceClassParam: dc, topolvm.FSTypeParam: "xfs"},
+			ReclaimPolicy:        &reclaim,
+			VolumeBindingMode:    &binding,
+			AllowVolumeExpansion: &allow,
+		}
+		if _, err := kube.StorageV1().StorageClasses().Create(ctx, obj, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("create StorageClass %s: %w", sc.Name, err)
+		}
+	}
+	return nil
+}
+
+// waitWorldReady waits until the seeded world can take workloads: every
+// simulated node is Ready without the not-ready taint, nodes with raw-block
+// Local SSDs carry TopoLVM's topology label, and the default namespace has
+// its ServiceAccount (Pod admission needs it).
+func waitWorldReady(ctx context.Context, kube kubernetes.Interface, timeout time.Duration) error {
+	var last string
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		nodes, err := kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{ResourceVersion: "0"})
+		if err != nil {
+			last = err.Error()
+			return false, nil
+		}
+		notReady := 0
+		for i := range nodes.Items {
+			if reason := nodeNotReady(&nodes.Items[i]); reason != "" {
+				notReady++
+				last = reason
+			}
+		}
+		if notReady > 0 {
+			last = fmt.Sprintf("%d of %d nodes not ready (e.g. %s)", notReady, len(nodes.Items), last)
+			return false, nil
+		}
+		if _, err := kube.CoreV1().ServiceAccounts(metav1.NamespaceDefault).Get(ctx, "default", metav1.GetOptions{}); err != nil {
+			last = "default ServiceAccount: " + err.Error()
+			return false, nil
+		}
+		return true, nil
+	})
+	if err != nil {
+		return fmt.Errorf("world not ready within %s: %s", timeout, last)
+	}
+	return nil
+}
+
+func nodeNotReady(n *corev1.Node) string {
+	if n.Annotations[kwoknodes.Annotation] != kwoknodes.AnnotationValue {
+		return ""
+	}
+	ready := false
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
+			ready = true
+		}
+	}
+	if !ready {
+		return "node " + n.Name + " has no Ready condition yet"
+	}
+	for _, t := range n.Spec.Taints {
+		if t.Key == corev1.TaintNodeNotReady || t.Key == corev1.TaintNodeUnreachable {
+			return "node " + n.Name + " still has taint " + t.Key
+		}
+	}
+	if c, _ := strconv.Atoi(n.Annotations[gke.AnnotationSSDCount]); c > 0 && n.Labels[topolvm.TopologyKey] != n.Name {
+		return "node " + n.Name + " has no " + topolvm.TopologyKey + " label yet"
+	}
+	return ""
+}
+
+// writeOutputs writes DIR/kubeconfig and DIR/env, then DIR/ready (last,
+// atomically) so that a reader seeing ready finds the other two complete.
+func writeOutputs(dir string, w *world.World, sb *sandbox) error {
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	if err := sb.cp.WriteKubeconfig(kubeconfig); err != nil {
+		return err
+	}
+	c := w.Clusters[0]
+	env := fmt.Sprintf(`OLAPGKE_CONTAINER_ENDPOINT=%s
+OLAPGKE_CONTAINER_INSECURE=true
+GOOGLE_PROJECT=%s
+OLAPGKE_LOCATION=%s
+OLAPGKE_CLUSTER=%s
+GOOGLE_OAUTH_ACCESS_TOKEN=%s
+KUBECONFIG=%s
+`, sb.gkeAddr, w.Project, c.Location, c.Name, sb.cp.Token, kubeconfig)
+	if err := writeFileAtomic(filepath.Join(dir, "env"), []byte(env), 0o600); err != nil {
+		return err
+	}
+	ready := fmt.Sprintf("pid=%d\napiserver=%s\ngke=%s\n", os.Getpid(), sb.cp.Endpoint, sb.gkeAddr)
+	return writeFileAtomic(filepath.Join(dir, "ready"), []byte(ready), 0o644)
+}
+
+func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(perm); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}

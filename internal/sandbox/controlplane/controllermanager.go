@@ -1,0 +1,71 @@
+package controlplane
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/pflag"
+	"k8s.io/kubernetes/cmd/kube-controller-manager/app"
+	"k8s.io/kubernetes/cmd/kube-controller-manager/app/options"
+)
+
+// Controllers is the kube-controller-manager controller set the sandbox runs.
+// The first eight are required (SANDBOX-NOTES): without node-lifecycle new
+// nodes keep the not-ready taint, without serviceaccount Pod admission fails,
+// without the protection controllers protected objects never go away.
+// daemonset, disruption (PDB status), pod-garbage-collector (Pods bound to
+// deleted nodes) and clusterrole-aggregation (admin/edit/view roles) make the
+// sandbox behave like a real cluster for later scenarios at little cost.
+var Controllers = []string{
+	"statefulset-controller",
+	"persistentvolume-binder-controller",
+	"garbage-collector-controller",
+	"serviceaccount-controller",
+	"namespace-controller",
+	"persistentvolumeclaim-protection-controller",
+	"persistentvolume-protection-controller",
+	"node-lifecycle-controller",
+	"daemonset-controller",
+	"disruption-controller",
+	"pod-garbage-collector-controller",
+	"clusterrole-aggregation-controller",
+}
+
+func newControllerManager(ctx context.Context, kubeconfig string, controllers []string) (func(context.Context) error, error) {
+	s, err := options.NewKubeControllerManagerOptions()
+	if err != nil {
+		return nil, err
+	}
+	all, disabled, aliases := app.KnownControllers(), app.ControllersDisabledByDefault(), app.ControllerAliases()
+	named := s.Flags(all, disabled, aliases)
+	fs := pflag.NewFlagSet("kube-controller-manager", pflag.ContinueOnError)
+	for _, f := range named.FlagSets {
+		fs.AddFlagSet(f)
+	}
+	ctrlFlag := ""
+	for i, c := range controllers {
+		if i > 0 {
+			ctrlFlag += ","
+		}
+		ctrlFlag += c
+	}
+	args := []string{
+		"--kubeconfig=" + kubeconfig,
+		"--leader-elect=false",
+		"--secure-port=0",
+		"--controllers=" + ctrlFlag,
+		"--use-service-account-credentials=false",
+		"--kube-api-qps=200",
+		"--kube-api-burst=400",
+	}
+	if err := fs.Parse(args); err != nil {
+		return nil, fmt.Errorf("kube-controller-manager flags: %w", err)
+	}
+	s.ParsedFlags = &named
+	config, err := s.Config(ctx, all, disabled, aliases)
+	if err != nil {
+		return nil, fmt.Errorf("kube-controller-manager config: %w", err)
+	}
+	cc := config.Complete()
+	return func(ctx context.Context) error { return app.Run(ctx, cc) }, nil
+}

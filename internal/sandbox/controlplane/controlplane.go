@@ -1,0 +1,215 @@
+// Package controlplane runs etcd, kube-apiserver, kube-controller-manager and
+// kube-scheduler from k8s.io/kubernetes in this process, configured through
+// their options/config APIs. One control plane per process: the components
+// register process-global informer names and metrics.
+package controlplane
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"go.etcd.io/etcd/server/v3/embed"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"k8s.io/klog/v2"
+)
+
+// Options configure Start.
+type Options struct {
+	// Dir holds etcd data, certificates and the admin kubeconfig. Its etcd
+	// data is wiped at start: every start is a fresh cluster.
+	Dir string
+	// Controllers overrides the kube-controller-manager controller list
+	// (default: Controllers).
+	Controllers []string
+	// EtcdLogFile receives etcd's own (zap) log; default Dir/etcd.log.
+	EtcdLogFile string
+	// StartTimeout bounds how long Start waits for the API server (default 60s).
+	StartTimeout time.Duration
+}
+
+// ControlPlane is a running control plane.
+type ControlPlane struct {
+	// Endpoint is the API server address "127.0.0.1:PORT" (no scheme).
+	Endpoint string
+	// CACertPEM is the CA that signed the API server's serving certificate.
+	CACertPEM []byte
+	// Token is a bearer token of a user in system:masters.
+	Token string
+	// Kubeconfig is the path of an admin kubeconfig using Token.
+	Kubeconfig string
+	// Config is a client config equivalent to Kubeconfig.
+	Config *rest.Config
+	// Kube is a clientset built from Config.
+	Kube kubernetes.Interface
+
+	cancel context.CancelFunc
+	etcd   *embed.Etcd
+	wg     sync.WaitGroup
+	errCh  chan error
+	once   sync.Once
+}
+
+// Start brings up etcd and the API server, waits until the API server is
+// ready, then starts the controller manager and the scheduler.
+func Start(ctx context.Context, o Options) (_ *ControlPlane, err error) {
+	if o.Dir == "" {
+		return nil, errors.New("controlplane: Dir is required")
+	}
+	if o.Controllers == nil {
+		o.Controllers = Controllers
+	}
+	if o.EtcdLogFile == "" {
+		o.EtcdLogFile = filepath.Join(o.Dir, "etcd.log")
+	}
+	if o.StartTimeout == 0 {
+		o.StartTimeout = 60 * time.Second
+	}
+	etcdDir := filepath.Join(o.Dir, "etcd")
+	if err := os.RemoveAll(etcdDir); err != nil {
+		return nil, fmt.Errorf("remove old etcd data: %w", err)
+	}
+	p, err := generatePKI(filepath.Join(o.Dir, "pki"))
+	if err != nil {
+		return nil, fmt.Errorf("generate certificates: %w", err)
+	}
+
+	runCtx, cancel := context.WithCancel(context.Background())
+	cp := &ControlPlane{CACertPEM: p.CACertPEM, Token: p.Token, cancel: cancel, errCh: make(chan error, 4)}
+	defer func() {
+		if err != nil {
+			cp.Stop()
+		}
+	}()
+
+	e, etcdURL, err := startEtcd(etcdDir, o.EtcdLogFile)
+	if err != nil {
+		return nil, err
+	}
+	cp.etcd = e
+
+	api, err := newAPIServer(runCtx, etcdURL, p)
+	if err != nil {
+		return nil, err
+	}
+	cp.Endpoint = fmt.Sprintf("127.0.0.1:%d", api.port)
+	cp.run("kube-apiserver", runCtx, api.run)
+
+	cp.Config = &rest.Config{
+		Host:            "https://" + cp.Endpoint,
+		BearerToken:     p.Token,
+		TLSClientConfig: rest.TLSClientConfig{CAData: p.CACertPEM},
+		QPS:             200,
+		Burst:           400,
+	}
+	cp.Kube, err = kubernetes.NewForConfig(cp.Config)
+	if err != nil {
+		return nil, err
+	}
+	if err := cp.waitReady(ctx, o.StartTimeout); err != nil {
+		return nil, err
+	}
+
+	cp.Kubeconfig = filepath.Join(o.Dir, "pki", "admin.kubeconfig")
+	if err := cp.WriteKubeconfig(cp.Kubeconfig); err != nil {
+		return nil, err
+	}
+
+	kcm, err := newControllerManager(runCtx, cp.Kubeconfig, o.Controllers)
+	if err != nil {
+		return nil, err
+	}
+	cp.run("kube-controller-manager", runCtx, kcm)
+	sched, err := newScheduler(runCtx, cp.Kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	cp.run("kube-scheduler", runCtx, sched)
+	return cp, nil
+}
+
+func (cp *ControlPlane) run(name string, ctx context.Context, f func(context.Context) error) {
+	cp.wg.Add(1)
+	go func() {
+		defer cp.wg.Done()
+		err := f(ctx)
+		if ctx.Err() != nil {
+			return // shutting down
+		}
+		if err == nil {
+			err = errors.New("exited")
+		}
+		select {
+		case cp.errCh <- fmt.Errorf("%s: %w", name, err):
+		default:
+		}
+	}()
+}
+
+// Err reports a component that stopped while the control plane was meant to
+// be running.
+func (cp *ControlPlane) Err() <-chan error { return cp.errCh }
+
+func (cp *ControlPlane) waitReady(ctx context.Context, timeout time.Duration) error {
+	var last string
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		select {
+		case err := <-cp.errCh:
+			return false, err
+		default:
+		}
+		status := 0
+		res := cp.Kube.CoreV1().RESTClient().Get().AbsPath("/readyz").Do(ctx).StatusCode(&status)
+		if status == http.StatusOK {
+			return true, nil
+		}
+		if res.Error() != nil {
+			last = res.Error().Error()
+		}
+		return false, nil
+	})
+	if err != nil {
+		return fmt.Errorf("kube-apiserver at %s not ready within %s (last answer: %s): %w", cp.Endpoint, timeout, last, err)
+	}
+	return nil
+}
+
+// WriteKubeconfig writes an admin kubeconfig for this control plane.
+func (cp *ControlPlane) WriteKubeconfig(path string) error {
+	const name = "olapgke-sandbox"
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters[name] = &clientcmdapi.Cluster{Server: "https://" + cp.Endpoint, CertificateAuthorityData: cp.CACertPEM}
+	cfg.AuthInfos[name] = &clientcmdapi.AuthInfo{Token: cp.Token}
+	cfg.Contexts[name] = &clientcmdapi.Context{Cluster: name, AuthInfo: name, Namespace: "default"}
+	cfg.CurrentContext = name
+	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+		return fmt.Errorf("write kubeconfig %s: %w", path, err)
+	}
+	return nil
+}
+
+// Stop shuts the components down and waits (bounded) for them to return.
+func (cp *ControlPlane) Stop() {
+	cp.once.Do(func() {
+		cp.cancel()
+		done := make(chan struct{})
+		go func() { cp.wg.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			klog.Warning("control plane components did not stop within 30s")
+		}
+		if cp.etcd != nil {
+			cp.etcd.Close()
+		}
+	})
+}

@@ -1,0 +1,69 @@
+package controlplane
+
+import (
+	"fmt"
+	"net"
+	"net/url"
+	"time"
+
+	"go.etcd.io/etcd/server/v3/embed"
+)
+
+// startEtcd runs a single-member etcd on loopback with fsync off (the
+// sandbox's data is disposable). It returns once the member serves clients.
+func startEtcd(dir, logFile string) (*embed.Etcd, string, error) {
+	clientURL, err := freeLoopbackURL()
+	if err != nil {
+		return nil, "", err
+	}
+	peerURL, err := freeLoopbackURL()
+	if err != nil {
+		return nil, "", err
+	}
+	cfg := embed.NewConfig()
+	cfg.Name = "sandbox"
+	cfg.Dir = dir
+	cfg.UnsafeNoFsync = true
+	cfg.ListenClientUrls = []url.URL{*clientURL}
+	cfg.AdvertiseClientUrls = []url.URL{*clientURL}
+	cfg.ListenPeerUrls = []url.URL{*peerURL}
+	cfg.AdvertisePeerUrls = []url.URL{*peerURL}
+	cfg.InitialCluster = cfg.InitialClusterFromName(cfg.Name)
+	cfg.Logger = "zap"
+	cfg.LogLevel = "warn"
+	cfg.LogOutputs = []string{logFile}
+	// Keep the keyspace small for long-running sandboxes.
+	cfg.AutoCompactionMode = "periodic"
+	cfg.AutoCompactionRetention = "5m"
+
+	e, err := embed.StartEtcd(cfg)
+	if err != nil {
+		return nil, "", fmt.Errorf("start etcd: %w", err)
+	}
+	select {
+	case <-e.Server.ReadyNotify():
+	case err := <-e.Err():
+		e.Close()
+		return nil, "", fmt.Errorf("etcd failed while starting: %w", err)
+	case <-time.After(60 * time.Second):
+		e.Server.Stop()
+		e.Close()
+		return nil, "", fmt.Errorf("etcd did not become ready within 60s")
+	}
+	return e, clientURL.String(), nil
+}
+
+// freeLoopbackURL picks a free port on 127.0.0.1. etcd binds its own
+// listeners, so the port is released before etcd takes it (a small race that
+// StartEtcd reports as an error).
+func freeLoopbackURL() (*url.URL, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	addr := l.Addr().String()
+	if err := l.Close(); err != nil {
+		return nil, err
+	}
+	return &url.URL{Scheme: "http", Host: addr}, nil
+}

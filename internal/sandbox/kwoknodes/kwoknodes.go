@@ -1,0 +1,147 @@
+// Package kwoknodes makes Node objects annotated kwok.x-k8s.io/node=fake
+// behave like nodes with a kubelet: KWOK's controllers (sigs.k8s.io/kwok)
+// initialise them, keep their leases and heartbeats, and move their Pods to
+// Running/Ready; this package's terminator removes deleted Pods once their
+// grace period is over, like a kubelet does.
+package kwoknodes
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/kwok/pkg/apis/internalversion"
+	"sigs.k8s.io/kwok/pkg/client/clientset/versioned"
+	"sigs.k8s.io/kwok/pkg/config"
+	"sigs.k8s.io/kwok/pkg/kwok/controllers"
+	"sigs.k8s.io/kwok/pkg/log"
+	"sigs.k8s.io/kwok/pkg/utils/client"
+
+	nodefast "sigs.k8s.io/kwok/kustomize/stage/node/fast"
+	nodeheartbeat "sigs.k8s.io/kwok/kustomize/stage/node/heartbeat-with-lease"
+	podfast "sigs.k8s.io/kwok/kustomize/stage/pod/fast"
+)
+
+const (
+	// Annotation selects the nodes KWOK manages (set by the GKE emulator).
+	Annotation = "kwok.x-k8s.io/node"
+	// AnnotationValue is the value of Annotation on simulated nodes.
+	AnnotationValue = "fake"
+	// ExitAfterSigtermAnnotation on a Pod makes its simulated containers exit
+	// this long (a Go duration) after deletion instead of using the whole
+	// grace period, like an application that handles SIGTERM.
+	ExitAfterSigtermAnnotation = "sandbox.olapgke.io/exit-after-sigterm"
+)
+
+// Options configure Start.
+type Options struct {
+	// Kubeconfig is the path of an admin kubeconfig (KWOK builds its clients
+	// from a file).
+	Kubeconfig string
+	// Log receives KWOK's log (nil: discarded).
+	Log io.Writer
+	// Debug raises KWOK's log level to debug.
+	Debug bool
+	// PodCIDR is the range Pod IPs come from (default 10.244.0.0/16).
+	PodCIDR string
+}
+
+// Start starts KWOK and the Pod terminator; both run until ctx is done.
+func Start(ctx context.Context, o Options) error {
+	if o.PodCIDR == "" {
+		o.PodCIDR = "10.244.0.0/16"
+	}
+	level := log.LevelInfo
+	if o.Debug {
+		level = log.LevelDebug
+	}
+	ctx = log.NewContext(ctx, log.NewLogger(o.Log, level))
+
+	stages, err := localStages()
+	if err != nil {
+		return err
+	}
+
+	clientset, err := client.NewClientset("", o.Kubeconfig)
+	if err != nil {
+		return err
+	}
+	restConfig, err := clientset.ToRESTConfig()
+	if err != nil {
+		return err
+	}
+	dynamicClient, err := clientset.ToDynamicClient()
+	if err != nil {
+		return err
+	}
+	restMapper, err := clientset.ToRESTMapper()
+	if err != nil {
+		return err
+	}
+	restClient, err := rest.RESTClientFor(restConfig)
+	if err != nil {
+		return err
+	}
+	typedClient, err := kubernetes.NewForConfig(restConfig)
+	if err != nil {
+		return err
+	}
+	kwokClient, err := versioned.NewForConfig(restConfig)
+	if err != nil {
+		return err
+	}
+
+	ctr, err := controllers.NewController(controllers.Config{
+		Clock:                             clock.RealClock{},
+		DynamicClient:                     dynamicClient,
+		RESTClient:                        restClient,
+		RESTMapper:                        restMapper,
+		ImpersonatingDynamicClient:        clientset.ToImpersonatingDynamicClient(),
+		ImpersonatingTypedClient:          clientset.ToImpersonatingTypedClient(),
+		TypedClient:                       typedClient,
+		TypedKwokClient:                   kwokClient,
+		ManageNodesWithAnnotationSelector: Annotation + "=" + AnnotationValue,
+		CIDR:                              o.PodCIDR,
+		NodeIP:                            "10.128.0.1",
+		PodPlayStageParallelism:           4,
+		NodePlayStageParallelism:          4,
+		NodeLeaseDurationSeconds:          40,
+		NodeLeaseParallelism:              4,
+		PodsOnNodeSyncParallelism:         2,
+		EnablePodsOnNodeSyncListPager:     true,
+		LocalStages:                       stages,
+		ID:                                "olapgke-sandbox",
+	})
+	if err != nil {
+		return fmt.Errorf("create KWOK controller: %w", err)
+	}
+	if err := ctr.Start(ctx); err != nil {
+		return fmt.Errorf("start KWOK controller: %w", err)
+	}
+	return startTerminator(ctx, typedClient)
+}
+
+// localStages returns the KWOK stages the sandbox plays: KWOK's own "fast"
+// node initialisation, heartbeat with lease, Pod ready and Job Pod complete.
+// KWOK's pod-delete stage is left out on purpose: it deletes by name, so a
+// delayed delete can remove a recreated StatefulSet Pod of the same name;
+// the terminator in this package keys deletions on UID instead.
+func localStages() (map[internalversion.StageResourceRef][]*internalversion.Stage, error) {
+	out := map[internalversion.StageResourceRef][]*internalversion.Stage{}
+	for _, raw := range []string{
+		nodefast.DefaultNodeInit,
+		nodeheartbeat.DefaultNodeHeartbeatWithLease,
+		podfast.DefaultPodReady,
+		podfast.DefaultPodComplete,
+	} {
+		s, err := config.UnmarshalWithType[*internalversion.Stage](raw)
+		if err != nil {
+			return nil, fmt.Errorf("parse KWOK stage: %w", err)
+		}
+		out[s.Spec.ResourceRef] = append(out[s.Spec.ResourceRef], s)
+	}
+	return out, nil
+}

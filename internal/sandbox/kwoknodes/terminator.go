@@ -1,0 +1,147 @@
+package kwoknodes
+
+import (
+	"context"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+)
+
+// podKey identifies one Pod incarnation: a recreated Pod with the same name
+// has a new UID and is a different key.
+type podKey struct {
+	Namespace, Name string
+	UID             types.UID
+}
+
+// terminator plays the kubelet's part in Pod deletion for simulated nodes:
+// once a Pod on a KWOK node is marked for deletion, its containers "stop"
+// when the grace period ends (or earlier, see ExitAfterSigtermAnnotation)
+// and the Pod object is removed with a UID precondition.
+type terminator struct {
+	kube  kubernetes.Interface
+	nodes corelisters.NodeLister
+	queue workqueue.TypedDelayingInterface[podKey]
+	now   func() time.Time
+}
+
+func startTerminator(ctx context.Context, kube kubernetes.Interface) error {
+	factory := informers.NewSharedInformerFactory(kube, 0)
+	nodeInformer := factory.Core().V1().Nodes()
+	podInformer := informers.NewSharedInformerFactoryWithOptions(kube, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+		o.FieldSelector = "spec.nodeName!="
+	})).Core().V1().Pods()
+
+	t := &terminator{
+		kube:  kube,
+		nodes: nodeInformer.Lister(),
+		queue: workqueue.NewTypedDelayingQueue[podKey](),
+		now:   time.Now,
+	}
+	handler := cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { t.observe(obj) },
+		UpdateFunc: func(_, obj any) { t.observe(obj) },
+	}
+	if _, err := podInformer.Informer().AddEventHandler(handler); err != nil {
+		return err
+	}
+	go nodeInformer.Informer().Run(ctx.Done())
+	go podInformer.Informer().Run(ctx.Done())
+	go func() {
+		<-ctx.Done()
+		t.queue.ShutDown()
+	}()
+	go func() {
+		if !cache.WaitForCacheSync(ctx.Done(), nodeInformer.Informer().HasSynced, podInformer.Informer().HasSynced) {
+			return
+		}
+		for t.processNext(ctx) {
+		}
+	}()
+	return nil
+}
+
+func (t *terminator) observe(obj any) {
+	pod, ok := obj.(*corev1.Pod)
+	if !ok || pod.DeletionTimestamp == nil || pod.Spec.NodeName == "" {
+		return
+	}
+	t.queue.AddAfter(podKey{pod.Namespace, pod.Name, pod.UID}, terminateAfter(pod, t.now()))
+}
+
+// terminateAfter is how long from now the simulated containers of a Pod
+// marked for deletion take to stop.
+func terminateAfter(pod *corev1.Pod, now time.Time) time.Duration {
+	end := pod.DeletionTimestamp.Time
+	if v, ok := pod.Annotations[ExitAfterSigtermAnnotation]; ok && pod.DeletionGracePeriodSeconds != nil {
+		if d, err := time.ParseDuration(v); err == nil && d >= 0 {
+			// deletionTimestamp = time of the delete request + grace period.
+			requested := end.Add(-time.Duration(*pod.DeletionGracePeriodSeconds) * time.Second)
+			if early := requested.Add(d); early.Before(end) {
+				end = early
+			}
+		}
+	}
+	if d := end.Sub(now); d > 0 {
+		return d
+	}
+	return 0
+}
+
+func (t *terminator) processNext(ctx context.Context) bool {
+	key, shutdown := t.queue.Get()
+	if shutdown {
+		return false
+	}
+	defer t.queue.Done(key)
+
+	pod, err := t.kube.CoreV1().Pods(key.Namespace).Get(ctx, key.Name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) || (err == nil && pod.UID != key.UID) {
+		return true // gone, or replaced by a new Pod of the same name
+	}
+	if err != nil {
+		klog.V(2).InfoS("terminator: get pod", "pod", key.Namespace+"/"+key.Name, "err", err)
+		t.queue.AddAfter(key, time.Second)
+		return true
+	}
+	if !t.simulated(pod.Spec.NodeName) {
+		return true
+	}
+	if d := terminateAfter(pod, t.now()); d > 0 {
+		t.queue.AddAfter(key, d) // grace period shortened/extended since queued
+		return true
+	}
+	uid := key.UID
+	err = t.kube.CoreV1().Pods(key.Namespace).Delete(ctx, key.Name, metav1.DeleteOptions{
+		GracePeriodSeconds: new(int64),
+		Preconditions:      &metav1.Preconditions{UID: &uid},
+	})
+	switch {
+	case err == nil, apierrors.IsNotFound(err), apierrors.IsConflict(err):
+		klog.V(4).InfoS("terminator: pod terminated", "pod", key.Namespace+"/"+key.Name, "uid", key.UID)
+	default:
+		klog.V(2).InfoS("terminator: delete pod", "pod", key.Namespace+"/"+key.Name, "err", err)
+		t.queue.AddAfter(key, time.Second)
+	}
+	return true
+}
+
+// simulated reports whether a node is managed by KWOK. A Pod bound to a node
+// that no longer exists is left to the Pod garbage collector, as on a real
+// cluster.
+func (t *terminator) simulated(nodeName string) bool {
+	n, err := t.nodes.Get(nodeName)
+	if err != nil {
+		return false
+	}
+	return n.Annotations[Annotation] == AnnotationValue
+}
