@@ -432,3 +432,13 @@ func cordonPool(ctx context.Context, kube kubernetes.Interface, pool string, on 
 	}
 	return nil
 }
+
+var createOpts = metav1.CreateOptions{}
+
+func nsObject(name string) *corev1.Namespace {
+	return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+}
+
+func deleteNamespace(env *acctest.Env, ns string) {
+	_ = env.Kube.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{})
+}
