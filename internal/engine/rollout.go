@@ -149,7 +149,10 @@ func WaitForRollout(ctx context.Context, kube kubernetes.Interface, w RolloutWai
 		}
 	}
 	factory.Start(ctx.Done())
-	defer factory.Shutdown()
+	defer func() {
+		cancel() // stops the informers; Shutdown waits for them
+		factory.Shutdown()
+	}()
 	for typ, ok := range factory.WaitForCacheSync(ctx.Done()) {
 		if !ok {
 			return nil, &RolloutTimeoutError{Err: fmt.Errorf("caches for %v did not sync: %w", typ, context.Cause(ctx))}

@@ -1,0 +1,136 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes/fake"
+)
+
+const pvMsg = "0/6 nodes are available: 3 node(s) didn't match PersistentVolume's node affinity, 3 node(s) didn't match Pod's node affinity/selector."
+
+func testSet(gen, observed int64) *appsv1.StatefulSet {
+	return &appsv1.StatefulSet{
+		ObjectMeta: metav1.ObjectMeta{Name: "hist", Namespace: "olap", UID: "u1", Generation: gen},
+		Status:     appsv1.StatefulSetStatus{ObservedGeneration: observed, UpdateRevision: "hist-new", CurrentRevision: "hist-old"},
+	}
+}
+
+func testPod(ord string, rev string, ready bool, sched *corev1.PodCondition) *corev1.Pod {
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "hist-" + ord, Namespace: "olap", UID: types.UID("pod-hist-" + ord),
+		Labels: map[string]string{appsv1.ControllerRevisionHashLabelKey: rev}}}
+	if ready {
+		p.Spec.NodeName = "n1"
+		p.Status.Phase = corev1.PodRunning
+		p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
+	} else {
+		p.Status.Phase = corev1.PodPending
+	}
+	if sched != nil {
+		p.Status.Conditions = append(p.Status.Conditions, *sched)
+	}
+	return p
+}
+
+func TestWaitForRolloutFailsFastOnPVNodeAffinity(t *testing.T) {
+	t.Parallel()
+	kube := fake.NewClientset(testSet(2, 2),
+		testPod("2", "hist-new", false, &corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: "Unschedulable", Message: pvMsg}),
+		testPod("1", "hist-old", true, nil))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	start := time.Now()
+	_, err := WaitForRollout(ctx, kube, RolloutWait{Namespace: "olap", Name: "hist", UID: "u1", Generation: 2, Ordinals: []int32{2, 1, 0}})
+	var stuck *StuckError
+	if !errors.As(err, &stuck) {
+		t.Fatalf("got %v, want a StuckError", err)
+	}
+	if stuck.Ordinal != 2 || stuck.Quote != pvMsg {
+		t.Fatalf("stuck = %+v", stuck)
+	}
+	if time.Since(start) > 10*time.Second {
+		t.Fatalf("fail-fast took %s", time.Since(start))
+	}
+}
+
+func TestWaitForRolloutFailsFastOnProvisioningFailed(t *testing.T) {
+	t.Parallel()
+	pod := testPod("0", "hist-new", false, nil)
+	pod.Spec.Volumes = []corev1.Volume{{Name: "cache", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "cache-hist-0"}}}}
+	pvc := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "cache-hist-0", Namespace: "olap", UID: "pvc-u"}, Status: corev1.PersistentVolumeClaimStatus{Phase: corev1.ClaimPending}}
+	ev := &corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: "e1", Namespace: "olap"}, Reason: "ProvisioningFailed", Message: "not enough space in volume group",
+		InvolvedObject: corev1.ObjectReference{Kind: "PersistentVolumeClaim", Name: "cache-hist-0", UID: "pvc-u"}}
+	kube := fake.NewClientset(testSet(1, 1), pod, pvc, ev)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, err := WaitForRollout(ctx, kube, RolloutWait{Namespace: "olap", Name: "hist", Generation: 1, Ordinals: []int32{0}})
+	var stuck *StuckError
+	if !errors.As(err, &stuck) || stuck.Quote != "not enough space in volume group" {
+		t.Fatalf("got %v, want a StuckError quoting the event", err)
+	}
+}
+
+func TestWaitForRolloutCompletesWhenPodsBecomeReady(t *testing.T) {
+	t.Parallel()
+	kube := fake.NewClientset(testSet(3, 2), testPod("0", "hist-old", true, nil))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var progress []string
+	done := make(chan error, 1)
+	go func() {
+		res, err := WaitForRollout(ctx, kube, RolloutWait{Namespace: "olap", Name: "hist", Generation: 3, Ordinals: []int32{0},
+			Progress: func(p OrdinalProgress) { progress = append(progress, p.State) }})
+		if err == nil && res.UpdateRevision != "hist-new" {
+			err = errors.New("wrong update revision " + res.UpdateRevision)
+		}
+		done <- err
+	}()
+	// The controller observes the generation, then the Pod comes back at the new revision.
+	set := testSet(3, 3)
+	if _, err := kube.AppsV1().StatefulSets("olap").UpdateStatus(ctx, set, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("returned before the Pod was at the new revision: %v", err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	if _, err := kube.CoreV1().Pods("olap").Update(ctx, testPod("0", "hist-new", true, nil), metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if len(progress) == 0 || progress[len(progress)-1] != "ready" {
+		t.Fatalf("progress = %v", progress)
+	}
+}
+
+func TestWaitForRolloutOnDeleteWithNothingToAwait(t *testing.T) {
+	t.Parallel()
+	kube := fake.NewClientset(testSet(2, 2), testPod("0", "hist-old", true, nil))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := WaitForRollout(ctx, kube, RolloutWait{Namespace: "olap", Name: "hist", Generation: 2})
+	if err != nil || res.UpdateRevision != "hist-new" {
+		t.Fatalf("res=%+v err=%v", res, err)
+	}
+}
+
+func TestWaitForRolloutTimesOut(t *testing.T) {
+	t.Parallel()
+	kube := fake.NewClientset(testSet(2, 2), testPod("0", "hist-new", false, nil))
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	_, err := WaitForRollout(ctx, kube, RolloutWait{Namespace: "olap", Name: "hist", Generation: 2, Ordinals: []int32{0}})
+	var to *RolloutTimeoutError
+	if !errors.As(err, &to) || len(to.Waiting) != 1 || to.Waiting[0].State != "pending" {
+		t.Fatalf("got %v, want a timeout naming ordinal 0 pending", err)
+	}
+}
