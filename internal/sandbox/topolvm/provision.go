@@ -33,8 +33,11 @@ func (s *simulator) syncPVC(ctx context.Context, namespace, name string) error {
 	if err != nil {
 		return err
 	}
+	if pvc.Spec.VolumeName != "" {
+		return s.expand(ctx, pvc)
+	}
 	nodeName := pvc.Annotations[AnnSelectedNode]
-	if pvc.Spec.VolumeName != "" || pvc.DeletionTimestamp != nil || nodeName == "" || pvc.Status.Phase == corev1.ClaimBound {
+	if pvc.DeletionTimestamp != nil || nodeName == "" || pvc.Status.Phase == corev1.ClaimBound {
 		return nil
 	}
 	prov := pvc.Annotations[AnnStorageProvisioner]

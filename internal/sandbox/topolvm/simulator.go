@@ -262,7 +262,7 @@ func (s *simulator) nodeHandler() cache.ResourceEventHandler {
 
 func (s *simulator) pvcHandler() cache.ResourceEventHandler {
 	enqueue := func(obj any) {
-		if c, ok := obj.(*corev1.PersistentVolumeClaim); ok && c.Spec.VolumeName == "" && c.Annotations[AnnSelectedNode] != "" {
+		if c, ok := obj.(*corev1.PersistentVolumeClaim); ok && (c.Spec.VolumeName == "" && c.Annotations[AnnSelectedNode] != "" || wantsExpansion(c)) {
 			s.queue.Add(key{kind: kindPVC, namespace: c.Namespace, name: c.Name})
 		}
 	}

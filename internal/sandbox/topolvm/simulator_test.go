@@ -654,3 +654,67 @@ func TestInstallIsIdempotent(t *testing.T) {
 		t.Error("Install accepted device classes without a default")
 	}
 }
+
+func TestExpandBoundVolume(t *testing.T) {
+	t.Parallel()
+	h := startSim(t, nil, ssdNode("n1", 1))
+	h.create(pvc("data", DefaultStorageClassName, "n1", "100Gi"))
+	h.waitPV("pvc-uid-data")
+	h.waitNodeCapacity("n1", "ssd", 265*gib)
+
+	// What the PV binder does: bind the PVC.
+	pvcs := h.kube.CoreV1().PersistentVolumeClaims("default")
+	c, err := pvcs.Get(h.ctx, "data", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Spec.VolumeName = "pvc-uid-data"
+	if c, err = pvcs.Update(h.ctx, c, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	c.Status.Phase = corev1.ClaimBound
+	c.Status.Capacity = corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("100Gi")}
+	if c, err = pvcs.UpdateStatus(h.ctx, c, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	c.Spec.Resources.Requests[corev1.ResourceStorage] = resource.MustParse("200Gi")
+	if _, err = pvcs.Update(h.ctx, c, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	h.eventually("PV and PVC at 200Gi", func() string {
+		pv, err := h.getPV("pvc-uid-data")
+		if err != nil {
+			return err.Error()
+		}
+		c, err := pvcs.Get(h.ctx, "data", metav1.GetOptions{})
+		if err != nil {
+			return err.Error()
+		}
+		if pv.Spec.Capacity.Storage().Value() != 200*gib || c.Status.Capacity.Storage().Value() != 200*gib {
+			return fmt.Sprintf("PV %v, PVC status %v", pv.Spec.Capacity.Storage(), c.Status.Capacity.Storage())
+		}
+		return ""
+	})
+	h.waitNodeCapacity("n1", "ssd", 165*gib)
+
+	// Growing by more than the free space fails with an event and changes nothing.
+	c, _ = pvcs.Get(h.ctx, "data", metav1.GetOptions{})
+	c.Spec.Resources.Requests[corev1.ResourceStorage] = resource.MustParse("400Gi")
+	if _, err = pvcs.Update(h.ctx, c, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	h.eventually("VolumeResizeFailed", func() string {
+		ev := h.events("data")
+		if !slices.ContainsFunc(ev, func(s string) bool {
+			return strings.HasPrefix(s, "Warning VolumeResizeFailed") && strings.Contains(s, fmt.Sprintf("free=%d, requested=%d", 165*gib, 200*gib))
+		}) {
+			return fmt.Sprint(ev)
+		}
+		return ""
+	})
+	if pv, _ := h.getPV("pvc-uid-data"); pv.Spec.Capacity.Storage().Value() != 200*gib {
+		t.Errorf("PV capacity after refused expansion: %v", pv.Spec.Capacity.Storage())
+	}
+	h.waitNodeCapacity("n1", "ssd", 165*gib)
+}
