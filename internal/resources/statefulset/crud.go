@@ -128,7 +128,7 @@ func (r *statefulSetResource) write(ctx context.Context, plan, prior *resourceMo
 		}
 	}
 
-	storedJSON, err := objectJSON(stored)
+	storedJSON, err := setJSON(stored)
 	if err != nil {
 		diags.Append(diagnostics.ProviderBug("Stored StatefulSet Unreadable", "Encoding the StatefulSet the API server returned.", err))
 		finish()
@@ -283,7 +283,7 @@ func (r *statefulSetResource) Read(ctx context.Context, req resource.ReadRequest
 		resp.Diagnostics.Append(diagnostics.Error("StatefulSet Read Failed", kubeError(fmt.Sprintf("Reading StatefulSet %s/%s.", ns, name), err)))
 		return
 	}
-	liveJSON, err := objectJSON(live)
+	liveJSON, err := setJSON(live)
 	if err != nil {
 		resp.Diagnostics.Append(diagnostics.ProviderBug("Stored StatefulSet Unreadable", "Encoding the live StatefulSet.", err))
 		return

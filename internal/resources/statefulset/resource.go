@@ -138,7 +138,15 @@ func applyStatefulSet(ctx context.Context, kube kubernetes.Interface, m *manifes
 	return kube.AppsV1().StatefulSets(m.Namespace).Patch(ctx, m.Name, ktypes.ApplyPatchType, body, applyOptions(force, dryRun))
 }
 
-// objectJSON renders an API object as the JSON values the API server would return.
+// setJSON renders a StatefulSet as the JSON values the API server returns (typed clients drop
+// apiVersion and kind on decoding).
+func setJSON(s *appsv1.StatefulSet) (any, error) {
+	cp := *s
+	cp.APIVersion, cp.Kind = "apps/v1", "StatefulSet"
+	return objectJSON(&cp)
+}
+
+// objectJSON renders an API object as JSON values.
 func objectJSON(obj any) (any, error) {
 	b, err := json.Marshal(obj)
 	if err != nil {

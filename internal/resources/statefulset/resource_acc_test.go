@@ -87,9 +87,9 @@ resource "olapgke_statefulset" "test" {
           - name: olap
             image: %[3]s
             ports:
-            - {name: http, containerPort: 8080}
+            - {name: http, containerPort: 8080, protocol: TCP}
             resources:
-              requests: {cpu: 0.5, memory: 1Gi}
+              requests: {cpu: 500m, memory: 1Gi}
             volumeMounts:
             - {name: cache, mountPath: /cache}
       volumeClaimTemplates:
@@ -261,9 +261,11 @@ data "olapgke_statefulset_ordinals" "test" {
 						t.Fatalf("drifting updateStrategy: %v", err)
 					}
 				},
-				Config: updated.String(),
+				// kubectl-edit now owns the field: taking it back needs force_conflicts.
+				Config: withExtra(updated, "  force_conflicts = true"),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction(res, plancheck.ResourceActionUpdate),
+					plancheck.ExpectKnownValue(res, tfjsonpath.New("ordinals").AtSliceIndex(2).AtMapKey("action"), knownvalue.StringExact("unchanged")),
 				}},
 				Check: func(*terraform.State) error {
 					s, err := env.Kube.AppsV1().StatefulSets(ns).Get(context.Background(), "hist", metav1.GetOptions{})
@@ -322,6 +324,11 @@ func TestAccStatefulSet_IncidentRefused(t *testing.T) {
 			},
 		},
 	})
+}
+
+func withExtra(c stsConfig, extra string) string {
+	c.extra = extra
+	return c.String()
 }
 
 func reverse(s []string) []string {
@@ -431,7 +438,7 @@ func TestAccStatefulSet_BadManifests(t *testing.T) {
 	}{
 		{"selector", "matchLabels: {app: bad}", "matchLabels: {app: other}", wrapped("StatefulSet Rejected By The API Server.*selector.*does not match template")},
 		{"unknown field", "minReadySeconds: 0", "minReadySeconds: 0\n      bogusField: 1", wrapped(`StatefulSet Rejected By The API Server.*bogusField`)},
-		{"unmounted claim", "- {name: cache, mountPath: /cache}", "- {name: data, mountPath: /data}", wrapped(`StatefulSet Rejected By The API Server.*data`)},
+		{"mount without claim template", "- {name: cache, mountPath: /cache}", "- {name: data, mountPath: /data}", wrapped(`StatefulSet Rejected By The API Server.*Not found: "data"`)},
 		{"missing serviceName", "serviceName: bad\n", "", wrapped(`serviceName`)},
 	}
 	var steps []resource.TestStep
