@@ -43,8 +43,8 @@ type Options struct {
 	Kubeconfig string
 	// Log receives KWOK's log (nil: discarded).
 	Log io.Writer
-	// Debug raises KWOK's log level to debug.
-	Debug bool
+	// Verbosity follows klog levels: 0-1 warnings only, 2-3 info, 4+ debug.
+	Verbosity int
 	// PodCIDR is the range Pod IPs come from (default 10.244.0.0/16).
 	PodCIDR string
 }
@@ -54,9 +54,12 @@ func Start(ctx context.Context, o Options) error {
 	if o.PodCIDR == "" {
 		o.PodCIDR = "10.244.0.0/16"
 	}
-	level := log.LevelInfo
-	if o.Debug {
+	level := log.LevelWarn
+	switch {
+	case o.Verbosity >= 4:
 		level = log.LevelDebug
+	case o.Verbosity >= 2:
+		level = log.LevelInfo
 	}
 	ctx = log.NewContext(ctx, log.NewLogger(o.Log, level))
 

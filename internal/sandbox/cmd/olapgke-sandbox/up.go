@@ -127,6 +127,7 @@ func setupLogging(w io.Writer, verbosity int) *slog.Logger {
 	_ = kfs.Set("logtostderr", "false")
 	_ = kfs.Set("alsologtostderr", "false")
 	_ = kfs.Set("stderrthreshold", "FATAL")
+	_ = kfs.Set("one_output", "true") // one copy per line, not one per severity
 	_ = kfs.Set("v", strconv.Itoa(verbosity))
 	klog.SetOutput(w)
 	log.SetOutput(w)
@@ -173,7 +174,7 @@ func startSandbox(sigCtx context.Context, dir string, w *world.World, logFile *o
 	sb.cp = cp
 	klog.InfoS("control plane up", "apiserver", cp.Endpoint)
 
-	if err := kwoknodes.Start(runCtx, kwoknodes.Options{Kubeconfig: cp.Kubeconfig, Log: logFile, Debug: f.verbosity >= 4}); err != nil {
+	if err := kwoknodes.Start(runCtx, kwoknodes.Options{Kubeconfig: cp.Kubeconfig, Log: logFile, Verbosity: f.verbosity}); err != nil {
 		return sb, fmt.Errorf("start KWOK: %w", err)
 	}
 
