@@ -65,7 +65,7 @@ func (r *nodePoolResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 		resp.Diagnostics.Append(diagnostics.Deferred("node pool data-loss and ephemeral-storage demand checks"))
 	}
 	loss := lossOf(ctx, state, &plan, changed, effect)
-	if state != nil && (effect >= gkerules.RecreatesNodes || loss.kind == gkerules.LossShrink || loss.kind == gkerules.LossZones || loss.kind == gkerules.LossAutoscale) {
+	if state != nil && (effect >= gkerules.RecreatesNodes || changed["node_count"] || changed["autoscaling"] || changed["node_locations"]) {
 		plan.Nodes = types.ListUnknown(types.StringType)
 		if effect == gkerules.Replace || changed["node_locations"] {
 			plan.InstanceGroupURLs = types.ListUnknown(types.StringType)
