@@ -7,6 +7,7 @@ package sandboxtest
 import (
 	"bufio"
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -42,6 +43,7 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
+	flag.Parse()
 	if testing.Short() {
 		fmt.Println("sandboxtest: skipped in -short mode (starts a sandbox)")
 		return 0
@@ -172,17 +174,21 @@ func poll(t *testing.T, timeout time.Duration, what string, cond func(ctx contex
 // used to show that something does NOT happen (a stalled rollout).
 func holds(t *testing.T, window time.Duration, what string, inv func(ctx context.Context) error) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), window)
-	defer cancel()
+	deadline := time.Now().Add(window)
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		if err := inv(ctx); err != nil && ctx.Err() == nil {
+		// Each check gets the test's context, not the window's: a check
+		// cut short by the window's end would be a false failure.
+		if err := inv(t.Context()); err != nil {
 			t.Fatalf("%s: %v", what, err)
 		}
-		select {
-		case <-ctx.Done():
+		if !time.Now().Before(deadline) {
 			return
+		}
+		select {
+		case <-t.Context().Done():
+			t.Fatalf("%s: %v", what, t.Context().Err())
 		case <-tick.C:
 		}
 	}
