@@ -90,7 +90,7 @@ func (s *Server) buildNode(name, zone string, c *containerpb.Cluster, np *contai
 		LabelBootDisk:                              cfg.DiskType,
 		"cloud.google.com/gke-os-distribution":     strings.ToLower(strings.Split(cfg.ImageType, "_")[0]),
 		"cloud.google.com/gke-container-runtime":   "containerd",
-		"cloud.google.com/gke-provisioning":        cfg.ResourceLabels["goog-gke-node-pool-provisioning-model"],
+		"cloud.google.com/gke-provisioning":        provisioning(cfg),
 		"node.kubernetes.io/instance-type":         cfg.MachineType,
 		"beta.kubernetes.io/instance-type":         cfg.MachineType,
 		"topology.kubernetes.io/zone":              zone,
@@ -315,8 +315,9 @@ func (s *Server) cordon(ctx context.Context, name string) error {
 }
 
 // drain evicts the node's Pods (except DaemonSet Pods and mirror Pods, as kubectl drain and GKE
-// do), retrying evictions refused by a PodDisruptionBudget until DrainTimeout; Pods still
-// present then are deleted, as GKE does when its drain timeout expires.
+// do) and waits until they are gone, retrying evictions refused by a PodDisruptionBudget; when
+// DrainTimeout passes, the Pods still there are deleted with a zero grace period, as GKE
+// force-deletes after its drain timeout.
 func (s *Server) drain(ctx context.Context, name string) error {
 	pods := s.o.Kube.CoreV1().Pods(metav1.NamespaceAll)
 	sel := fields.OneTermEqualSelector("spec.nodeName", name).String()
@@ -327,10 +328,9 @@ func (s *Server) drain(ctx context.Context, name string) error {
 		}
 		var out []corev1.Pod
 		for _, p := range l.Items {
-			if p.Spec.NodeName != name || isDaemonOrMirror(&p) || p.DeletionTimestamp != nil {
-				continue
+			if p.Spec.NodeName == name && !isDaemonOrMirror(&p) {
+				out = append(out, p)
 			}
-			out = append(out, p)
 		}
 		return out, nil
 	}
@@ -340,6 +340,9 @@ func (s *Server) drain(ctx context.Context, name string) error {
 			return false, err
 		}
 		for _, p := range left {
+			if p.DeletionTimestamp != nil {
+				continue // evicted, terminating
+			}
 			ev := &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace}}
 			err := s.o.Kube.CoreV1().Pods(p.Namespace).EvictV1(ctx, ev)
 			if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsTooManyRequests(err) {
@@ -348,16 +351,17 @@ func (s *Server) drain(ctx context.Context, name string) error {
 		}
 		return len(left) == 0, nil
 	})
-	if err == nil || ctx.Err() != nil {
+	if err == nil || ctx.Err() != nil || !wait.Interrupted(err) {
 		return err
 	}
 	left, lerr := list(ctx)
 	if lerr != nil {
 		return lerr
 	}
+	zero := int64(0)
 	for _, p := range left {
-		s.log.Warn("drain timeout: deleting pod", "node", name, "pod", p.Namespace+"/"+p.Name)
-		err := s.o.Kube.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{})
+		s.log.Warn("drain timeout: force-deleting pod", "node", name, "pod", p.Namespace+"/"+p.Name, "timeout", s.o.DrainTimeout)
+		err := s.o.Kube.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero})
 		if err != nil && !apierrors.IsNotFound(err) {
 			return fmt.Errorf("delete pod %s/%s after drain timeout on node %s: %w", p.Namespace, p.Name, name, err)
 		}
@@ -422,4 +426,15 @@ func (s *Server) applyLabelsTaints(ctx context.Context, name string, oldCfg, new
 		_, err = nodes.Update(ctx, n, metav1.UpdateOptions{})
 		return err
 	})
+}
+
+// provisioning is the value of the node label cloud.google.com/gke-provisioning.
+func provisioning(cfg *containerpb.NodeConfig) string {
+	switch {
+	case cfg.Spot:
+		return "spot"
+	case cfg.Preemptible:
+		return "preemptible"
+	}
+	return "standard"
 }

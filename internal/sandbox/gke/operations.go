@@ -114,7 +114,7 @@ func busyErrLocked(p *pool) error {
 	}
 	return status.Errorf(codes.FailedPrecondition,
 		"Operation %s is currently %s node pool %s. Please wait and try again once it is done.",
-		p.busy.pb.Name, p.busy.verb, p.key)
+		p.busy.pb.Name, p.busy.verb, p.key.Pool)
 }
 
 // GetOperation returns an operation by projects/P/locations/L/operations/NAME (or the deprecated fields).

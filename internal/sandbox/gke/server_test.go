@@ -19,6 +19,8 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -568,5 +570,46 @@ func TestRegionalClusterSpreadsNodesOverZones(t *testing.T) {
 	cls, err := e.c.ListClusters(t.Context(), &containerpb.ListClustersRequest{Parent: "projects/sandbox/locations/-"})
 	if err != nil || len(cls.Clusters) != 2 {
 		t.Fatalf("ListClusters: %v %v", cls, err)
+	}
+}
+
+func TestDeleteDrainsNodesFirst(t *testing.T) {
+	e := start(t, func(o *Options) { o.DrainTimeout = 150 * time.Millisecond })
+	ctx := t.Context()
+	node := e.poolNodes(t, "pool-a")[0].Name
+	ctrl := true
+	for _, p := range []*corev1.Pod{
+		{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default"}, Spec: corev1.PodSpec{NodeName: node}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "pdb-blocked", Namespace: "default"}, Spec: corev1.PodSpec{NodeName: node}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "ds", Namespace: "kube-system", OwnerReferences: []metav1.OwnerReference{
+			{Kind: "DaemonSet", Name: "x", APIVersion: "apps/v1", UID: "u", Controller: &ctrl}}}, Spec: corev1.PodSpec{NodeName: node}},
+	} {
+		if _, err := e.kube.CoreV1().Pods(p.Namespace).Create(ctx, p, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var evicted []string
+	// Stand-in for the API server's eviction subresource: a PDB refuses "pdb-blocked" with 429.
+	e.kube.PrependReactor("create", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		if a.GetSubresource() != "eviction" {
+			return false, nil, nil
+		}
+		ev := a.(k8stesting.CreateAction).GetObject().(*policyv1.Eviction)
+		evicted = append(evicted, ev.Name)
+		if ev.Name == "pdb-blocked" {
+			return true, nil, apierrors.NewTooManyRequests("Cannot evict pod as it would violate the pod's disruption budget.", 1)
+		}
+		return true, nil, e.kube.Tracker().Delete(corev1.SchemeGroupVersion.WithResource("pods"), ev.Namespace, ev.Name)
+	})
+	e.ok(t)(e.c.DeleteNodePool(ctx, &containerpb.DeleteNodePoolRequest{Name: parent + "/nodePools/pool-a"}))
+	pods, err := e.kube.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pods.Items) != 1 || pods.Items[0].Name != "ds" {
+		t.Errorf("pods left %v, want only the DaemonSet pod", pods.Items)
+	}
+	if !slices.Contains(evicted, "web") || !slices.Contains(evicted, "pdb-blocked") || slices.Contains(evicted, "ds") {
+		t.Errorf("evictions %v", evicted)
 	}
 }
