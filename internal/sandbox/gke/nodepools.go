@@ -94,7 +94,7 @@ func (s *Server) CreateNodePool(_ context.Context, req *containerpb.CreateNodePo
 	if req.GetNodePool() != nil {
 		np = clonePool(req.GetNodePool())
 	}
-	if err := s.admitPool(c, np); err != nil {
+	if err := s.admitPool(c, np, false); err != nil {
 		return nil, err
 	}
 	pk := poolKey{k, np.Name}

@@ -138,7 +138,7 @@ func New(o Options) (*Server, error) {
 		s.clusters[k] = c
 		for _, np := range cs.Pools {
 			np = proto.Clone(np).(*containerpb.NodePool)
-			if err := s.admitPool(c, np); err != nil {
+			if err := s.admitPool(c, np, true); err != nil {
 				cancel()
 				return nil, fmt.Errorf("gke: seed pool %q of %s: %w", np.GetName(), k, err)
 			}
@@ -204,17 +204,55 @@ func (s *Server) Seed(ctx context.Context) error {
 		}
 	}
 	s.mu.Unlock()
+	// Nodes are created by a few workers in parallel: large seeded worlds (hundreds of nodes)
+	// must be ready in seconds.
+	type item struct {
+		j    job
+		zone string
+	}
+	work := make(chan item)
+	errs := make(chan error, seedWorkers)
+	var wg sync.WaitGroup
+	for range seedWorkers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for it := range work {
+				if _, err := s.addNode(ctx, it.j.p, it.j.c, it.j.np, it.zone); err != nil {
+					errs <- fmt.Errorf("gke: seed node pool %s: %w", it.j.p.key, err)
+					return
+				}
+			}
+		}()
+	}
+	var err error
+feed:
 	for _, j := range jobs {
 		for _, zone := range j.np.Locations {
 			for range j.np.InitialNodeCount {
-				if _, err := s.addNode(ctx, j.p, j.c, j.np, zone); err != nil {
-					return fmt.Errorf("gke: seed node pool %s: %w", j.p.key, err)
+				select {
+				case work <- item{j, zone}:
+				case err = <-errs:
+					break feed
+				case <-ctx.Done():
+					err = ctx.Err()
+					break feed
 				}
 			}
 		}
 	}
-	return nil
+	close(work)
+	wg.Wait()
+	if err == nil {
+		select {
+		case err = <-errs:
+		default:
+		}
+	}
+	return err
 }
+
+const seedWorkers = 8
 
 // Serve serves the plaintext gRPC ClusterManager API on l until Stop.
 func (s *Server) Serve(l net.Listener) error {

@@ -613,3 +613,22 @@ func TestDeleteDrainsNodesFirst(t *testing.T) {
 		t.Errorf("evictions %v", evicted)
 	}
 }
+
+func TestSeedLargeAndEmptyPools(t *testing.T) {
+	e := start(t, func(o *Options) {
+		o.Clusters[0].Pools = append(o.Clusters[0].Pools,
+			&containerpb.NodePool{Name: "big", InitialNodeCount: 120, Config: &containerpb.NodeConfig{MachineType: "e2-standard-4"}},
+			&containerpb.NodePool{Name: "empty", InitialNodeCount: 0, Config: &containerpb.NodeConfig{MachineType: "e2-standard-4"}})
+	})
+	big := names(e.poolNodes(t, "big"))
+	if len(big) != 120 || len(slices.Compact(slices.Clone(big))) != 120 {
+		t.Fatalf("big pool: %d nodes (%d unique)", len(big), len(slices.Compact(slices.Clone(big))))
+	}
+	if got := e.poolNodes(t, "empty"); len(got) != 0 {
+		t.Fatalf("empty pool has %d nodes", len(got))
+	}
+	np, err := e.c.GetNodePool(t.Context(), &containerpb.GetNodePoolRequest{Name: parent + "/nodePools/empty"})
+	if err != nil || np.InitialNodeCount != 0 {
+		t.Fatalf("empty pool: %v %v", np, err)
+	}
+}

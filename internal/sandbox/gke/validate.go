@@ -25,8 +25,9 @@ func invalid(format string, a ...any) error {
 }
 
 // admitPool fills GKE's defaults into a node pool about to be created in c and validates it.
-// Call with s.mu held (or before serving).
-func (s *Server) admitPool(c *cluster, np *containerpb.NodePool) error {
+// Seeded pools keep an initial_node_count of 0 (the world says what exists); created ones get
+// GKE's default of 1. Call with s.mu held (or before serving).
+func (s *Server) admitPool(c *cluster, np *containerpb.NodePool, seed bool) error {
 	if np == nil {
 		return invalid("Invalid request: node_pool must be set.")
 	}
@@ -73,7 +74,7 @@ func (s *Server) admitPool(c *cluster, np *containerpb.NodePool) error {
 			return err
 		}
 		np.InitialNodeCount = clampCount(np.InitialNodeCount, np.Autoscaling, len(np.Locations))
-	} else if np.InitialNodeCount == 0 {
+	} else if np.InitialNodeCount == 0 && !seed {
 		// GKE fills 1 when the request leaves initial_node_count unset (mockcontainer records).
 		np.InitialNodeCount = 1
 	}
