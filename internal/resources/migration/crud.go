@@ -60,6 +60,18 @@ func (r *migrationResource) apply(ctx context.Context, plan resourceModel, prior
 	defer cancel()
 	ns, name := plan.Namespace.ValueString(), plan.StatefulSet.ValueString()
 	plan.ID = types.StringValue(ns + "/" + name)
+	if !plan.Completed.IsUnknown() {
+		// The plan moves nothing (ModifyPlan leaves `completed` unknown exactly
+		// when it does): only arguments changed.
+		if plan.VolumeClaims.IsUnknown() {
+			plan.VolumeClaims = types.ListValueMust(types.StringType, nil)
+		}
+		if plan.Moves.IsUnknown() {
+			plan.Moves, _ = flattenMoves(ctx, nil)
+		}
+		out.Append(state.Set(ctx, &plan)...)
+		return
+	}
 
 	kube, err := r.clients.Kube(ctx)
 	if err != nil {

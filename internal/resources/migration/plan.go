@@ -29,9 +29,10 @@ func (r *migrationResource) ModifyPlan(ctx context.Context, req resource.ModifyP
 	var cfgClaims types.List
 	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("volume_claims"), &cfgClaims)...)
 	var prior []completedModel
+	var state *resourceModel
 	if !req.State.Raw.IsNull() {
-		var state resourceModel
-		resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+		state = &resourceModel{}
+		resp.Diagnostics.Append(req.State.Get(ctx, state)...)
 		c, d := completedFromState(ctx, state.Completed)
 		resp.Diagnostics.Append(d...)
 		prior = c
@@ -87,8 +88,14 @@ func (r *migrationResource) ModifyPlan(ctx context.Context, req resource.ModifyP
 		// makes drift (a Pod that moved back) a non-empty plan.
 		plan.Completed = types.ListUnknown(completedType)
 	} else {
+		// Nothing to move: no run. `moves` keeps the latest run's moves (the
+		// state after an apply must equal its plan, so a plan made without
+		// refresh must not turn them into a change).
 		plan.Completed, diags = flattenCompleted(ctx, prior)
 		resp.Diagnostics.Append(diags...)
+		if state != nil && !state.Moves.IsNull() && !state.Moves.IsUnknown() {
+			plan.Moves = state.Moves
+		}
 	}
 	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
 }

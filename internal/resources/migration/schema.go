@@ -117,8 +117,10 @@ func (r *migrationResource) Schema(ctx context.Context, _ resource.SchemaRequest
 			},
 			"moves": schema.ListNestedAttribute{
 				Computed: true,
-				MarkdownDescription: "The ordinals this apply moves, in order (known at plan). After a refresh, the ordinals that " +
-					"still need a move: a non-empty list means the next apply moves them (for example a Pod that moved back).",
+				MarkdownDescription: "In a plan: the ordinals this apply moves, in order (known at plan; `completed` is then " +
+					"unknown). After an apply: the moves it made. A refresh replaces it with the ordinals that still need a move, " +
+					"which makes the next plan an update (for example after a Pod moved back). When nothing needs a move, a plan " +
+					"keeps the latest run's moves and changes nothing.",
 				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
 					"ordinal":             schema.Int64Attribute{Computed: true},
 					"pod":                 schema.StringAttribute{Computed: true},
