@@ -134,7 +134,10 @@ func accSet(ns string, replicas int32) *appsv1.StatefulSet {
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "hist"}},
 				Spec: corev1.PodSpec{
-					NodeSelector: map[string]string{accPoolKey: "pool-a"},
+					// The sandbox honours the grace period like a kubelet;
+					// 0 keeps each wave short.
+					TerminationGracePeriodSeconds: ptr.To[int64](0),
+					NodeSelector:                  map[string]string{accPoolKey: "pool-a"},
 					Containers: []corev1.Container{{
 						Name: "hist", Image: "olap/historical:1",
 						VolumeMounts: []corev1.VolumeMount{{Name: "cache", MountPath: "/cache"}},

@@ -10,6 +10,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
@@ -69,10 +70,11 @@ func DryRunApply(ctx context.Context, kube kubernetes.Interface, desired *appsv1
 }
 
 // immutableChange recognises the API server's refusal of an in-place update:
-// an Invalid StatusError whose causes include a Forbidden (FieldValueForbidden)
-// on a spec field, as ValidateStatefulSetUpdate reports for
-// volumeClaimTemplates, selector, serviceName, podManagementPolicy and the
-// like. It returns nil for any other error.
+// an Invalid StatusError with a cause on a spec field that is either
+// Forbidden (FieldValueForbidden, ValidateStatefulSetUpdate's catch-all for
+// fields other than the updatable ones) or Invalid with apimachinery's
+// "field is immutable" message (what 1.37 reports for volumeClaimTemplates,
+// selector and the like). It returns nil for any other error.
 func immutableChange(err error) *planner.ImmutableChange {
 	var se *apierrors.StatusError
 	if !errors.As(err, &se) || !apierrors.IsInvalid(err) || se.ErrStatus.Details == nil {
@@ -81,7 +83,12 @@ func immutableChange(err error) *planner.ImmutableChange {
 	var fieldsSeen []string
 	seen := map[string]bool{}
 	for _, c := range se.ErrStatus.Details.Causes {
-		if c.Type != metav1.CauseTypeForbidden || !(c.Field == "spec" || strings.HasPrefix(c.Field, "spec.")) {
+		if !(c.Field == "spec" || strings.HasPrefix(c.Field, "spec.")) {
+			continue
+		}
+		immutable := c.Type == metav1.CauseTypeForbidden ||
+			(c.Type == metav1.CauseTypeFieldValueInvalid && strings.HasSuffix(c.Message, apivalidation.FieldImmutableErrorMsg))
+		if !immutable {
 			continue
 		}
 		if !seen[c.Field] {

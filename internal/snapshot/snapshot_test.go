@@ -92,6 +92,9 @@ func TestDryRunApply(t *testing.T) {
 	forbidden := apierrors.NewInvalid(gr, "olap", field.ErrorList{
 		field.Forbidden(field.NewPath("spec"), "updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy', 'revisionHistoryLimit', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden"),
 	})
+	immutable := apierrors.NewInvalid(gr, "olap", field.ErrorList{
+		field.Invalid(field.NewPath("spec", "volumeClaimTemplates"), "[...]", "field is immutable"),
+	})
 	badManifest := apierrors.NewInvalid(gr, "olap", field.ErrorList{
 		field.Invalid(field.NewPath("spec", "template", "metadata", "labels"), map[string]string{"app": "x"}, "`selector` does not match template `labels`"),
 	})
@@ -105,6 +108,11 @@ func TestDryRunApply(t *testing.T) {
 		"immutable change": {
 			patchErr:      forbidden,
 			wantImmutable: &planner.ImmutableChange{Fields: []string{"spec"}, Message: forbidden.Error()},
+			wantVerbs:     []string{"patch", "create"},
+		},
+		"field is immutable (1.37 volumeClaimTemplates)": {
+			patchErr:      immutable,
+			wantImmutable: &planner.ImmutableChange{Fields: []string{"spec.volumeClaimTemplates"}, Message: immutable.Error()},
 			wantVerbs:     []string{"patch", "create"},
 		},
 		"bad manifest": {patchErr: badManifest, wantErr: true, wantVerbs: []string{"patch"}},
