@@ -402,7 +402,11 @@ func (b *builder) verdict(o int, rev string) Verdict {
 		tmpl = b.currentTemplate
 	}
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%d", b.set.Name, o), Namespace: b.set.Namespace}, Spec: tmpl.Spec}
-	v := PodCanSchedule(pod, b.claims(o, b.set.Spec.VolumeClaimTemplates), b.ix)
+	claims := b.claims(o, b.set.Spec.VolumeClaimTemplates)
+	v := PodCanSchedule(pod, claims, b.ix)
+	if v.OK {
+		b.ix.Reserve(v.Node, claims)
+	}
 	b.verdicts[key] = v
 	return v
 }

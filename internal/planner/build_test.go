@@ -301,6 +301,14 @@ func TestBuild(t *testing.T) {
 				}
 			},
 		},
+		"capacity taken by earlier new ordinals of the same apply": {
+			world: func(t *testing.T) *world {
+				return newWorld(t, mkSet(1), append(mkPool("pool-a", 3, 150), mkPool("pool-b", 3, 1000)...)).desire(replicas(5))
+			},
+			want:      []string{"0 unchanged w0 ok", "1 create w1 ok", "2 create w2 ok", "3 create w3 ok", "4 create w4 NO"},
+			wantStall: []int32{4}, wantStallWave: 4,
+			wantReason: map[int32][]string{4: {"ordinal 4: no node can run Pod olap-4 with new PVC(s) data-olap-4", "3 node(s) lacks free storage for storage class topolvm-ssd"}},
+		},
 		"capacity shortage from CSIStorageCapacity": {
 			world: func(t *testing.T) *world {
 				w := newWorld(t, mkSet(3), twoPools()).desire(replicas(4))

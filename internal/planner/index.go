@@ -42,6 +42,10 @@ type Index struct {
 	placeCache map[string]*placement
 	freeCache  map[string]*freeResult
 	capCache   map[capKey]capInfo
+	// reserved is capacity taken by new PVCs the planner already placed
+	// (earlier ordinals of the same apply); resGen invalidates freeCache.
+	reserved map[capKey]int64
+	resGen   int
 }
 
 type capKey struct {
@@ -69,6 +73,7 @@ func NewIndex(s *Snapshot) *Index {
 		placeCache: map[string]*placement{},
 		freeCache:  map[string]*freeResult{},
 		capCache:   map[capKey]capInfo{},
+		reserved:   map[capKey]int64{},
 	}
 	ix.nodes = make([]*corev1.Node, len(s.Nodes))
 	for i := range s.Nodes {
@@ -307,4 +312,22 @@ func describeRequirement(e corev1.NodeSelectorRequirement) string {
 
 func formatBytes(b int64) string {
 	return resource.NewQuantity(b, resource.BinarySI).String()
+}
+
+// Reserve records that the claims still to be provisioned will take capacity
+// on node, so later placements see less free space: the planner calls it for
+// each new Pod in the order the controller creates them. The scheduler may
+// pick another node than the first fit used here; the total capacity of the
+// pool is accounted either way.
+func (ix *Index) Reserve(node string, claims []ClaimState) {
+	i, ok := ix.nodeByNm[node]
+	if !ok {
+		return
+	}
+	for _, n := range ix.needs(claims) {
+		if n.total > 0 {
+			ix.reserved[capKey{i, n.sc}] += n.total
+			ix.resGen++
+		}
+	}
 }

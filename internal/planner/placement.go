@@ -178,6 +178,7 @@ func (ix *Index) capacityFails(i int, ns []need) string {
 		if !c.limited {
 			continue
 		}
+		c.bytes -= ix.reserved[capKey{i, n.sc}]
 		if c.bytes < n.total || (c.maxVol >= 0 && c.maxVol < n.maxSingle) {
 			return fmt.Sprintf("has only %s free for storage class %s (%s) but new PVC(s) %s need %s",
 				formatBytes(c.bytes), n.sc, c.source, strings.Join(n.pvcs, ", "), formatBytes(n.total))
@@ -293,7 +294,7 @@ func PodCanSchedule(pod *corev1.Pod, claims []ClaimState, ix *Index) Verdict {
 			prefix, first.c.PV.Name, first.c.PVC, first.pin.desc, pod.Name, strings.Join(fails, "; "))}
 	}
 
-	fk := p.key + "|" + needsKey(ns)
+	fk := p.key + "|" + needsKey(ns) + "|" + strconv.Itoa(ix.resGen)
 	fr, ok := ix.freeCache[fk]
 	if !ok {
 		fr = ix.findFree(p, ns)
