@@ -28,15 +28,15 @@ type Clients struct {
 
 	deferred bool
 
-	restOnce sync.Once
-	restFn   func(ctx context.Context) (*rest.Config, error)
-	rest     *rest.Config
-	restErr  error
+	// Builders run until one succeeds: a failed build (API server not up yet, cancelled
+	// request) is retried on the next call instead of poisoning the provider instance.
+	restMu sync.Mutex
+	restFn func(ctx context.Context) (*rest.Config, error)
+	rest   *rest.Config
 
-	gkeOnce sync.Once
-	gkeFn   func(ctx context.Context) (gke.API, error)
-	gke     gke.API
-	gkeErr  error
+	gkeMu sync.Mutex
+	gkeFn func(ctx context.Context) (gke.API, error)
+	gke   gke.API
 }
 
 // Options configure New.
@@ -45,13 +45,13 @@ type Options struct {
 	PollInterval               time.Duration
 	// Deferred is true when some provider configuration was unknown at plan time.
 	Deferred bool
-	// REST builds the Kubernetes REST config (called at most once).
+	// REST builds the Kubernetes REST config (called until it succeeds once).
 	REST func(ctx context.Context) (*rest.Config, error)
-	// GKE builds the GKE API client (called at most once).
+	// GKE builds the GKE API client (called until it succeeds once).
 	GKE func(ctx context.Context) (gke.API, error)
 }
 
-// New returns Clients that build their connections on first use.
+// New returns Clients that build their connections on first use (and again after a failure).
 func New(o Options) *Clients {
 	if o.PollInterval <= 0 {
 		o.PollInterval = 2 * time.Second
@@ -68,9 +68,14 @@ func (c *Clients) Deferred() bool { return c == nil || c.deferred }
 
 // REST returns the Kubernetes REST config (a copy callers may modify).
 func (c *Clients) REST(ctx context.Context) (*rest.Config, error) {
-	c.restOnce.Do(func() { c.rest, c.restErr = c.restFn(ctx) })
-	if c.restErr != nil {
-		return nil, c.restErr
+	c.restMu.Lock()
+	defer c.restMu.Unlock()
+	if c.rest == nil {
+		cfg, err := c.restFn(ctx)
+		if err != nil {
+			return nil, err
+		}
+		c.rest = cfg
 	}
 	return rest.CopyConfig(c.rest), nil
 }
@@ -95,6 +100,14 @@ func (c *Clients) Dynamic(ctx context.Context) (dynamic.Interface, error) {
 
 // GKE returns the GKE API client.
 func (c *Clients) GKE(ctx context.Context) (gke.API, error) {
-	c.gkeOnce.Do(func() { c.gke, c.gkeErr = c.gkeFn(ctx) })
-	return c.gke, c.gkeErr
+	c.gkeMu.Lock()
+	defer c.gkeMu.Unlock()
+	if c.gke == nil {
+		g, err := c.gkeFn(ctx)
+		if err != nil {
+			return nil, err
+		}
+		c.gke = g
+	}
+	return c.gke, nil
 }
