@@ -3,6 +3,15 @@
 // server, and GKE-style operations (PENDING -> RUNNING -> DONE, failures reported in the
 // operation's Error). Only client-go and the container API types are imported so the package
 // builds and tests quickly.
+//
+// Known differences from GKE, on purpose:
+//   - A pool's current per-zone size is kept in initial_node_count (as k8s-config-connector's
+//     mockcontainer does); real GKE keeps it in the managed instance groups.
+//   - There is one Kubernetes version (Version); node_version values are accepted but never
+//     trigger an upgrade.
+//   - Node names follow GKE's shape; the truncation lengths are an approximation.
+//   - Mutations are serialised per node pool only (GKE also refuses some concurrent operations
+//     cluster-wide).
 package gke
 
 import (

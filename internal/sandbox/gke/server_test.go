@@ -632,3 +632,26 @@ func TestSeedLargeAndEmptyPools(t *testing.T) {
 		t.Fatalf("empty pool: %v %v", np, err)
 	}
 }
+
+func TestUpdateLocationsAddsAndRemovesZones(t *testing.T) {
+	e := start(t, func(o *Options) {
+		o.Clusters = []ClusterSeed{{Project: project, Location: "europe-west4", Name: "reg",
+			Pools: []*containerpb.NodePool{{Name: "p", InitialNodeCount: 1, Config: &containerpb.NodeConfig{MachineType: "n2-standard-4"}}}}}
+	})
+	pn := "projects/sandbox/locations/europe-west4/clusters/reg/nodePools/p"
+	zones := func() map[string]int {
+		out := map[string]int{}
+		for _, n := range e.poolNodes(t, "p") {
+			out[n.Labels["topology.kubernetes.io/zone"]]++
+		}
+		return out
+	}
+	before := zones()
+	done := e.ok(t)(e.c.UpdateNodePool(t.Context(), &containerpb.UpdateNodePoolRequest{Name: pn, Locations: []string{"europe-west4-a", "europe-west4-b"}}))
+	after := zones()
+	if len(before) != 3 || len(after) != 2 || after["europe-west4-c"] != 0 || !strings.Contains(done.Detail, "removed nodes") {
+		t.Fatalf("zones before %v after %v detail %q", before, after, done.Detail)
+	}
+	_, err := e.c.UpdateNodePool(t.Context(), &containerpb.UpdateNodePoolRequest{Name: pn, Locations: []string{"us-east1-b"}})
+	wantCode(t, err, codes.InvalidArgument, "region")
+}
