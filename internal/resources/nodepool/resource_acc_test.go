@@ -328,6 +328,46 @@ func TestAccLocalSSDNodePool_DiskPressure(t *testing.T) {
 	})
 }
 
+// Without expected_ephemeral_gib the demand is the ephemeral-storage requests of the Pods that
+// target the pool: here a Pending Pod waiting for the pool, as in the incident.
+func TestAccLocalSSDNodePool_DiskPressureFromPods(t *testing.T) {
+	env := acctest.Sandbox(t)
+	ctx := context.Background()
+	const ns = "acc-dp-pods"
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "scratch", Namespace: ns},
+		Spec: corev1.PodSpec{
+			NodeSelector: map[string]string{"cloud.google.com/gke-nodepool": "acc-dp-pods"},
+			Containers: []corev1.Container{{Name: "c", Image: "registry.example/olap:1", Resources: corev1.ResourceRequirements{
+				Requests: corev1.ResourceList{corev1.ResourceEphemeralStorage: apiresource.MustParse("60Gi")}}}},
+		},
+	}
+	t.Cleanup(func() { _ = env.Kube.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{}) })
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			PreConfig: func() {
+				if _, err := env.Kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+					t.Fatal(err)
+				}
+				if _, err := env.Kube.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+					t.Fatal(err)
+				}
+			},
+			Config:             poolConfig("test", "acc-dp-pods", "  node_count = 1"),
+			PlanOnly:           true,
+			ExpectNonEmptyPlan: true,
+			ConfigPlanChecks: resource.ConfigPlanChecks{PostApplyPostRefresh: []plancheck.PlanCheck{
+				plancheck.ExpectKnownValue(res, tfjsonpath.New("ephemeral_storage").AtMapKey("demand_gib"), knownvalue.Float64Exact(60)),
+				plancheck.ExpectKnownValue(res, tfjsonpath.New("ephemeral_storage").AtMapKey("demand_source"),
+					knownvalue.StringExact("ephemeral-storage requests of 1 Pod(s) targeting node pool acc-dp-pods")),
+				plancheck.ExpectKnownValue(res, tfjsonpath.New("ephemeral_storage").AtMapKey("headroom_gib"), knownvalue.Float64Exact(-16.17)),
+			}},
+		}},
+	})
+}
+
 func TestAccLocalSSDNodePool_DeletionProtection(t *testing.T) {
 	acctest.Sandbox(t)
 	protected := `
@@ -458,6 +498,10 @@ resource "olapgke_local_ssd_node_pool" "target" {
 			{ // the ordinal now lives on the target pool: shrinking it to 0 is refused and names it
 				Config:      regexp.MustCompile(`(?s)(name                 = "acc-guard-b".*?)node_count           = 1`).ReplaceAllString(pools("n2-standard-16", ""), "${1}node_count = 0"),
 				ExpectError: wrapped(`Local Data Would Be Lost.*GKE chooses which 1 of the 1 node\(s\) to delete.*ordinal\(s\) 0`),
+			},
+			{ // destroying the pool that now holds the ordinal is refused too
+				Config:      regexp.MustCompile(`(?s)resource "olapgke_local_ssd_node_pool" "target".*`).ReplaceAllString(pools("n2-standard-16", ""), ""),
+				ExpectError: wrapped(`Local Data Would Be Lost.*destroying the node pool deletes every node.*StatefulSet acc-guard/db ordinal\(s\) 0`),
 			},
 			{ // accepting the loss lets the test's destroy go through
 				Config: pools("n2-standard-16", "allow_local_data_loss = true"),
