@@ -103,6 +103,8 @@ func (s *Server) buildNode(name, zone string, c *containerpb.Cluster, np *contai
 		"beta.kubernetes.io/os":                    "linux",
 		"beta.kubernetes.io/arch":                  "amd64",
 	}
+	labels["cloud.google.com/gke-max-pods-per-node"] = strconv.FormatInt(np.GetMaxPodsConstraint().GetMaxPodsPerNode(), 10)
+	labels["cloud.google.com/gke-cpu-scaling-level"] = strconv.FormatInt(mt.VCPUs, 10)
 	if raw > 0 {
 		labels[LabelLocalNVMeSSD] = "true"
 	}

@@ -197,7 +197,8 @@ func TestGetClusterAndSeededNodes(t *testing.T) {
 		LabelNodePool: "pool-a", LabelMachineFamily: "n2", "node.kubernetes.io/instance-type": "n2-standard-8",
 		"topology.kubernetes.io/zone": "us-central1-a", "topology.kubernetes.io/region": "us-central1",
 		"kubernetes.io/hostname": n.Name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64",
-		LabelBootDisk: "pd-balanced", LabelLocalNVMeSSD: "true",
+		LabelBootDisk: "pd-balanced", LabelLocalNVMeSSD: "true", "cloud.google.com/gke-max-pods-per-node": "110",
+		"cloud.google.com/gke-provisioning": "standard",
 	} {
 		if n.Labels[k] != v {
 			t.Errorf("label %s = %q, want %q", k, n.Labels[k], v)
