@@ -270,7 +270,7 @@ func predicted(p *planner.Plan) expect {
 // assertHappened waits until the cluster is in the predicted end state, then
 // watches the Pods for quietWindow and fails on any further change (the
 // stall point holds), and checks the revision names.
-func assertHappened(t *testing.T, kube kubernetes.Interface, ns string, p *planner.Plan, before map[int32]corev1.Pod) {
+func assertHappened(t *testing.T, kube kubernetes.Interface, ns string, p *planner.Plan, before map[int32]corev1.Pod, schedulerSays string) {
 	t.Helper()
 	e := predicted(p)
 	var last string
@@ -346,12 +346,18 @@ func assertHappened(t *testing.T, kube kubernetes.Interface, ns string, p *plann
 			t.Errorf("planner predicted a stall at %v but Rollout sees none: %+v", p.Stall.Ordinals, st)
 		}
 		for _, s := range st.Stuck {
-			if e.pending[s.Ordinal] && !strings.Contains(s.Message, "didn't match PersistentVolume's node affinity") {
-				t.Errorf("ordinal %d: scheduler says %q", s.Ordinal, s.Message)
+			if e.pending[s.Ordinal] && !strings.Contains(s.Message, schedulerSays) {
+				t.Errorf("ordinal %d: scheduler says %q, want %q", s.Ordinal, s.Message, schedulerSays)
 			}
 		}
 	}
 }
+
+// Scheduler messages (v1.37.2) for the two ways a planned Pod never schedules.
+const (
+	pvAffinityMessage = "didn't match PersistentVolume's node affinity"
+	capacityMessage   = "did not have enough free storage"
+)
 
 func podList(m map[int32]corev1.Pod) []corev1.Pod {
 	var out []corev1.Pod
@@ -390,7 +396,7 @@ func TestAccPlanner_revisionHashMatchesController(t *testing.T) {
 	p2, _ := plan(t, env.Kube, changed)
 	before := podsByOrdinal(t, env.Kube, ns)
 	apply(t, env.Kube, changed)
-	assertHappened(t, env.Kube, ns, p2, before)
+	assertHappened(t, env.Kube, ns, p2, before, pvAffinityMessage)
 	// Revert: the controller reuses the first revision's name.
 	p3, _ := plan(t, env.Kube, set)
 	if p3.UpdateRevision != p.UpdateRevision {
@@ -398,7 +404,7 @@ func TestAccPlanner_revisionHashMatchesController(t *testing.T) {
 	}
 	before = podsByOrdinal(t, env.Kube, ns)
 	apply(t, env.Kube, set)
-	assertHappened(t, env.Kube, ns, p3, before)
+	assertHappened(t, env.Kube, ns, p3, before, pvAffinityMessage)
 }
 
 func TestAccPlanner_incidentRollingUpdate(t *testing.T) {
@@ -417,7 +423,7 @@ func TestAccPlanner_incidentRollingUpdate(t *testing.T) {
 	}
 	before := podsByOrdinal(t, env.Kube, ns)
 	apply(t, env.Kube, desired)
-	assertHappened(t, env.Kube, ns, p, before)
+	assertHappened(t, env.Kube, ns, p, before, pvAffinityMessage)
 }
 
 func TestAccPlanner_incidentOnDelete(t *testing.T) {
@@ -435,7 +441,7 @@ func TestAccPlanner_incidentOnDelete(t *testing.T) {
 	}
 	before := podsByOrdinal(t, env.Kube, ns)
 	apply(t, env.Kube, desired)
-	assertHappened(t, env.Kube, ns, p, before)
+	assertHappened(t, env.Kube, ns, p, before, pvAffinityMessage)
 	// The stale verdict: deleting the Pod (keeping its PVC) brings it back Pending.
 	if err := env.Kube.CoreV1().Pods(ns).Delete(context.Background(), "hist-1", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
@@ -467,7 +473,7 @@ func TestAccPlanner_partition(t *testing.T) {
 	}
 	before := podsByOrdinal(t, env.Kube, ns)
 	apply(t, env.Kube, desired)
-	assertHappened(t, env.Kube, ns, p, before)
+	assertHappened(t, env.Kube, ns, p, before, pvAffinityMessage)
 }
 
 func TestAccPlanner_maxUnavailable(t *testing.T) {
@@ -488,7 +494,7 @@ func TestAccPlanner_maxUnavailable(t *testing.T) {
 			}
 			before := podsByOrdinal(t, env.Kube, ns)
 			apply(t, env.Kube, desired)
-			assertHappened(t, env.Kube, ns, p, before)
+			assertHappened(t, env.Kube, ns, p, before, pvAffinityMessage)
 		})
 	}
 }
@@ -509,7 +515,7 @@ func TestAccPlanner_scaleDownDeletesPVCs(t *testing.T) {
 	}
 	before := podsByOrdinal(t, env.Kube, ns)
 	apply(t, env.Kube, desired)
-	assertHappened(t, env.Kube, ns, p, before)
+	assertHappened(t, env.Kube, ns, p, before, pvAffinityMessage)
 	pollUntil(t, "the PVCs of ordinals 1 and 2 are gone", func(ctx context.Context) (bool, error) {
 		pvcs, err := env.Kube.CoreV1().PersistentVolumeClaims(ns).List(ctx, metav1.ListOptions{})
 		if err != nil {
@@ -542,4 +548,37 @@ func TestAccPlanner_immutableChange(t *testing.T) {
 	if _, imm, err := snapshot.DryRunApply(context.Background(), env.Kube, bad, "", true); err == nil || imm != nil {
 		t.Errorf("bad manifest: err %v immutable %+v", err, imm)
 	}
+}
+
+func TestAccPlanner_capacityShortage(t *testing.T) {
+	env := acctest.Sandbox(t)
+	ns := accNamespace(t, env.Kube, t.Name())
+	// Size the volume so that each pool-a node holds exactly one.
+	nodes, err := env.Kube.CoreV1().Nodes().List(context.Background(), metav1.ListOptions{LabelSelector: accPoolKey + "=pool-a"})
+	if err != nil || len(nodes.Items) != 3 {
+		t.Fatalf("pool-a nodes: %v %v", len(nodes.Items), err)
+	}
+	var minFree int64 = -1
+	for _, n := range nodes.Items {
+		q, err := resource.ParseQuantity(n.Annotations[planner.AnnotationCapacityPrefix+"ssd"])
+		if err != nil {
+			t.Fatalf("node %s has no TopoLVM capacity annotation: %v", n.Name, err)
+		}
+		if minFree < 0 || q.Value() < minFree {
+			minFree = q.Value()
+		}
+	}
+	size := resource.NewQuantity(minFree*6/10/(1<<30)*(1<<30), resource.BinarySI)
+	set := accSet(ns, 1)
+	set.Spec.VolumeClaimTemplates[0].Spec.Resources.Requests[corev1.ResourceStorage] = *size
+	createReady(t, env.Kube, set)
+	desired := set.DeepCopy()
+	desired.Spec.Replicas = ptr.To[int32](4)
+	p, _ := plan(t, env.Kube, desired)
+	if p.Stall == nil || fmt.Sprint(p.Stall.Ordinals) != "[3]" || !strings.Contains(p.Stall.Reason, "lacks free storage") {
+		t.Fatalf("want a stall at ordinal 3 for capacity, got %+v", p.Stall)
+	}
+	before := podsByOrdinal(t, env.Kube, ns)
+	apply(t, env.Kube, desired)
+	assertHappened(t, env.Kube, ns, p, before, capacityMessage)
 }
