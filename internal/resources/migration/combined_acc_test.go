@@ -7,6 +7,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
 	"github.com/olapgke/terraform-provider-olapgke/internal/acctest"
@@ -78,8 +79,11 @@ func TestAccStatefulSetMigration_OneApplyWithStatefulSet(t *testing.T) {
 			{
 				Config: testAccStatefulSetMigrationConfig_combined(ns, "pool-a"),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-					plancheck.ExpectKnownValue(res, tfjsonpath.New("moves"), knownvalue.ListSizeExact(0)),
+					plancheck.ExpectUnknownValue(res, tfjsonpath.New("moves")),
 				}},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(res, tfjsonpath.New("moves"), knownvalue.ListSizeExact(0)),
+				},
 				Check: func(*terraformState) error {
 					f.waitPlaced(t, "pool-a")
 					for o := int32(0); o < 3; o++ {

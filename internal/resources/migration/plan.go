@@ -68,22 +68,20 @@ func (r *migrationResource) ModifyPlan(ctx context.Context, req resource.ModifyP
 		return
 	}
 	if ev.plan == nil {
-		// The StatefulSet is created by this apply: its Pods start where the template says.
-		plan.Moves, diags = flattenMoves(ctx, nil)
-		resp.Diagnostics.Append(diags...)
-		if cfgClaims.IsNull() {
-			plan.VolumeClaims = types.ListValueMust(types.StringType, nil)
-		}
-	} else {
-		resp.Diagnostics.Append(problemDiagnostics(plan, ev)...)
-		plan.Moves, diags = flattenMoves(ctx, ev.plan.Moves)
-		resp.Diagnostics.Append(diags...)
-		if cfgClaims.IsNull() {
-			plan.VolumeClaims, diags = types.ListValueFrom(ctx, types.StringType, nonNil(ev.plan.Claims))
-			resp.Diagnostics.Append(diags...)
-		}
+		// The StatefulSet is created by this apply (planned_manifest): its
+		// Pods start where the template says, so normally nothing moves, but
+		// what there is to check is only known once it exists.
+		unknownPlan()
+		return
 	}
-	if ev.plan != nil && len(ev.plan.Moves) > 0 {
+	resp.Diagnostics.Append(problemDiagnostics(plan, ev)...)
+	plan.Moves, diags = flattenMoves(ctx, ev.plan.Moves)
+	resp.Diagnostics.Append(diags...)
+	if cfgClaims.IsNull() {
+		plan.VolumeClaims, diags = types.ListValueFrom(ctx, types.StringType, nonNil(ev.plan.Claims))
+		resp.Diagnostics.Append(diags...)
+	}
+	if len(ev.plan.Moves) > 0 {
 		// The apply moves ordinals: `completed` changes. This is also what
 		// makes drift (a Pod that moved back) a non-empty plan.
 		plan.Completed = types.ListUnknown(completedType)

@@ -138,7 +138,7 @@ func TestAccStatefulSetMigration_CapacityShortage(t *testing.T) {
 		Steps: []resource.TestStep{{
 			Config:      testAccStatefulSetMigrationConfig_basic("mig-capacity", ""),
 			PlanOnly:    true,
-			ExpectError: regexp.MustCompile(`Not Enough Device-Class Capacity(.|\n)*ordinal 0`),
+			ExpectError: regexp.MustCompile(`Not Enough Device-Class Capacity(.|\n)*Ordinal 0:`),
 		}},
 	})
 	f.checkUntouched(t, 0, 1, 2)
