@@ -101,6 +101,17 @@ func (r *nodePoolResource) Read(ctx context.Context, req resource.ReadRequest, r
 		resp.Diagnostics.Append(apiError("Node Pool Read Failed", "GetNodePool", poolID(state.ref(), state.Name.ValueString()), "", err))
 		return
 	}
+	// ephemeral_storage is recomputed on refresh with what the next plan will use, so a refresh
+	// or an import is not followed by a plan that only fills it in.
+	flatten(ctx, got, &state, &resp.Diagnostics)
+	var cs *clusterState
+	if r.c != nil && !r.c.Deferred() {
+		if kc, err := r.c.Kube(ctx); err == nil {
+			cs, _ = readClusterState(ctx, kc, state.Name.ValueString(), false)
+		}
+	}
+	var quiet diag.Diagnostics // no DiskPressure warning on refresh: the plan gives it
+	state.EphemeralStorage = r.planEphemeral(ctx, &state, &state, cs, &quiet)
 	r.store(ctx, got, &state, &resp.State, &resp.Diagnostics)
 }
 

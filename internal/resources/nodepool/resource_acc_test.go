@@ -136,11 +136,11 @@ func TestAccLocalSSDNodePool_Lifecycle(t *testing.T) {
 					a := s.RootModule().Resources[res].Primary.Attributes
 					return a["project"] + "/" + a["location"] + "/" + a["cluster"] + "/" + a["name"], nil
 				},
-				ImportStateVerifyIgnore: []string{"ephemeral_storage", "deletion_protection", "timeouts"},
+				ImportStateVerifyIgnore: []string{"deletion_protection", "timeouts"},
 			},
 			{ // import by bare name with the provider's defaults
 				ResourceName: res, ImportState: true, ImportStateVerify: true, ImportStateId: name,
-				ImportStateVerifyIgnore: []string{"ephemeral_storage", "deletion_protection", "timeouts"},
+				ImportStateVerifyIgnore: []string{"deletion_protection", "timeouts"},
 			},
 			{ // labels and taints change in place: same nodes
 				Config: poolConfig("test", name, `
@@ -178,6 +178,52 @@ func TestAccLocalSSDNodePool_Lifecycle(t *testing.T) {
 					statecheck.ExpectKnownValue(res, tfjsonpath.New("nodes"), knownvalue.ListSizeExact(2)),
 				},
 				Check: checkNodes(env.Kube, name, 2, nil),
+			},
+		},
+	})
+}
+
+// The sandbox's default pool (pool-a: 3 x n2-standard-8, 2 Local SSDs, 100 GiB boot disks) imported
+// by name with a matching configuration plans no changes; it is then forgotten, not destroyed.
+func TestAccLocalSSDNodePool_ImportDefaultPool(t *testing.T) {
+	acctest.Sandbox(t)
+	const a = "olapgke_local_ssd_node_pool.a"
+	cfg := `
+resource "olapgke_local_ssd_node_pool" "a" {
+  name                 = "pool-a"
+  machine_type         = "n2-standard-8"
+  local_nvme_ssd_count = 2
+  node_count           = 3
+  boot_disk            = { size_gb = 100 }
+}
+`
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{
+				Config: cfg, ResourceName: a, ImportState: true, ImportStateId: "pool-a", ImportStatePersist: true,
+				ImportStateCheck: func(s []*terraform.InstanceState) error {
+					if len(s) != 1 || s[0].Attributes["nodes.#"] != "3" || s[0].Attributes["local_ssd_gib_per_node"] != "750" ||
+						s[0].Attributes["ephemeral_storage.allocatable_gib"] != "43.83" {
+						return fmt.Errorf("imported pool-a: %v", s)
+					}
+					return nil
+				},
+			},
+			{
+				Config:           cfg,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
+			},
+			{
+				Config: `
+removed {
+  from = olapgke_local_ssd_node_pool.a
+  lifecycle {
+    destroy = false
+  }
+}
+`,
 			},
 		},
 	})
