@@ -582,3 +582,50 @@ func TestAccPlanner_capacityShortage(t *testing.T) {
 	apply(t, env.Kube, desired)
 	assertHappened(t, env.Kube, ns, p, before, capacityMessage)
 }
+
+func TestAccPlanner_ordinalsStart(t *testing.T) {
+	env := acctest.Sandbox(t)
+	ns := accNamespace(t, env.Kube, t.Name())
+	set := accSet(ns, 3)
+	set.Spec.Ordinals = &appsv1.StatefulSetOrdinals{Start: 5}
+	createReady(t, env.Kube, set)
+	desired := set.DeepCopy()
+	desired.Spec.Template.Spec.Containers[0].Image = "olap/historical:2"
+	desired.Spec.Replicas = ptr.To[int32](4)
+	p, _ := plan(t, env.Kube, desired)
+	var got []string
+	for _, o := range p.Ordinals {
+		got = append(got, fmt.Sprintf("%d %s w%d", o.Ordinal, o.Action, o.Wave))
+	}
+	if want := "[5 recreate w4 6 recreate w3 7 recreate w2 8 create w1]"; fmt.Sprint(got) != want {
+		t.Fatalf("plan %v, want %s", got, want)
+	}
+	before := podsByOrdinal(t, env.Kube, ns)
+	apply(t, env.Kube, desired)
+	assertHappened(t, env.Kube, ns, p, before, pvAffinityMessage)
+}
+
+func TestAccPlanner_cordonedPinnedNode(t *testing.T) {
+	env := acctest.Sandbox(t)
+	ns := accNamespace(t, env.Kube, t.Name())
+	set := accSet(ns, 3)
+	createReady(t, env.Kube, set)
+	node := podsByOrdinal(t, env.Kube, ns)[1].Spec.NodeName
+	cordon := func(on bool) {
+		patch := fmt.Sprintf(`{"spec":{"unschedulable":%v}}`, on)
+		if _, err := env.Kube.CoreV1().Nodes().Patch(context.Background(), node, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+			t.Fatalf("cordon %s=%v: %v", node, on, err)
+		}
+	}
+	cordon(true)
+	t.Cleanup(func() { cordon(false) })
+	desired := set.DeepCopy()
+	desired.Spec.Template.Spec.Containers[0].Image = "olap/historical:2"
+	p, _ := plan(t, env.Kube, desired)
+	if p.Stall == nil || !strings.Contains(p.Stall.Reason, "is pinned to node "+node) || !strings.Contains(p.Stall.Reason, "that node is cordoned") {
+		t.Fatalf("want a stall naming cordoned node %s, got %+v", node, p.Stall)
+	}
+	before := podsByOrdinal(t, env.Kube, ns)
+	apply(t, env.Kube, desired)
+	assertHappened(t, env.Kube, ns, p, before, pvAffinityMessage)
+}
