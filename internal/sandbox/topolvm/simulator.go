@@ -160,7 +160,7 @@ func Run(ctx context.Context, o Options) error {
 		return nil // ctx ended
 	}
 	if err := s.syncConfig(ctx); err != nil {
-		logger.Error(err, "lvmd config not usable yet")
+		logger.Error(err, "lvmd config not read")
 	}
 	s.queue.Add(key{kind: kindSweep})
 
@@ -374,7 +374,9 @@ func (s *simulator) capHandler() cache.ResourceEventHandler {
 func (s *simulator) syncConfig(ctx context.Context) error {
 	cm, err := s.cms.ConfigMaps(s.ns).Get(s.cmName)
 	if apierrors.IsNotFound(err) {
-		return fmt.Errorf("lvmd ConfigMap %s/%s not found; keeping the last device classes", s.ns, s.cmName)
+		// Nothing to retry: the ConfigMap handler queues a sync when it appears.
+		klog.FromContext(ctx).Info("lvmd ConfigMap not found; keeping the last device classes", "configmap", s.ns+"/"+s.cmName)
+		return nil
 	}
 	if err != nil {
 		return err

@@ -33,17 +33,51 @@ type harness struct {
 // simulator until the test ends.
 func startSim(t *testing.T, classes []DeviceClass, objs ...runtime.Object) *harness {
 	t.Helper()
+	return newHarness(t, func(ctx context.Context, kube *fake.Clientset) error {
+		return Install(ctx, kube, InstallOptions{DeviceClasses: classes})
+	}, objs...)
+}
+
+// runSim starts Run on a fake clientset seeded with objs, without installing anything.
+func runSim(t *testing.T, objs ...runtime.Object) *harness {
+	t.Helper()
+	return newHarness(t, func(context.Context, *fake.Clientset) error { return nil }, objs...)
+}
+
+func newHarness(t *testing.T, beforeRun func(context.Context, *fake.Clientset) error, objs ...runtime.Object) *harness {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	kube := fake.NewClientset(objs...)
 	// The fake tracker does not implement generateName; the API server does.
 	var seq atomic.Int64
 	kube.PrependReactor("create", "*", func(a k8stesting.Action) (bool, runtime.Object, error) {
-		if o, ok := a.(k8stesting.CreateAction).GetObject().(metav1.Object); ok && o.GetName() == "" && o.GetGenerateName() != "" {
-			o.SetName(o.GetGenerateName() + strconv.FormatInt(seq.Add(1), 10))
+		if o, ok := a.(k8stesting.CreateAction).GetObject().(metav1.Object); ok {
+			if o.GetName() == "" && o.GetGenerateName() != "" {
+				o.SetName(o.GetGenerateName() + strconv.FormatInt(seq.Add(1), 10))
+			}
+			o.SetResourceVersion(strconv.FormatInt(seq.Add(1), 10))
 		}
 		return false, nil, nil
 	})
-	if err := Install(ctx, kube, InstallOptions{DeviceClasses: classes}); err != nil {
+	// Nor does it check resourceVersion on update; the API server does (optimistic
+	// concurrency), and the simulator's retry-on-conflict paths must be exercised.
+	kube.PrependReactor("update", "*", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		o, ok := a.(k8stesting.UpdateAction).GetObject().(metav1.Object)
+		if !ok {
+			return false, nil, nil
+		}
+		cur, err := kube.Tracker().Get(a.GetResource(), a.GetNamespace(), o.GetName())
+		if err == nil {
+			if c, ok := cur.(metav1.Object); ok && o.GetResourceVersion() != "" && c.GetResourceVersion() != o.GetResourceVersion() {
+				return true, nil, apierrors.NewConflict(a.GetResource().GroupResource(), o.GetName(),
+					fmt.Errorf("resourceVersion %s is stale, current %s", o.GetResourceVersion(), c.GetResourceVersion()))
+			}
+		}
+		o.SetResourceVersion(strconv.FormatInt(seq.Add(1), 10))
+		return false, nil, nil
+	})
+	if err := beforeRun(ctx, kube); err != nil {
+		cancel()
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
@@ -717,4 +751,24 @@ func TestExpandBoundVolume(t *testing.T) {
 		t.Errorf("PV capacity after refused expansion: %v", pv.Spec.Capacity.Storage())
 	}
 	h.waitNodeCapacity("n1", "ssd", 165*gib)
+}
+
+func TestConfigMapAppearsAfterStart(t *testing.T) {
+	t.Parallel()
+	h := runSim(t, ssdNode("n1", 2))
+	h.eventually("topology label without any lvmd config", func() string {
+		n, err := h.kube.CoreV1().Nodes().Get(h.ctx, "n1", metav1.GetOptions{})
+		if err != nil {
+			return err.Error()
+		}
+		if n.Labels[TopologyKey] != "n1" {
+			return fmt.Sprintf("labels %v", n.Labels)
+		}
+		return ""
+	})
+	if err := Install(h.ctx, h.kube, InstallOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	h.waitNodeCapacity("n1", "ssd", 740*gib)
+	h.waitCSISC("n1", DefaultStorageClassName, 740*gib)
 }
