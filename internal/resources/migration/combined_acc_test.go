@@ -32,7 +32,8 @@ resource "olapgke_statefulset" "hist" {
       template = {
         metadata = { labels = { app = "hist" } }
         spec = {
-          nodeSelector = { "cloud.google.com/gke-nodepool" = %[2]q }
+          terminationGracePeriodSeconds = 1
+          nodeSelector                  = { "cloud.google.com/gke-nodepool" = %[2]q }
           containers = [{
             name         = "historical"
             image        = "olap/historical:1"

@@ -142,7 +142,9 @@ func newSet(t *testing.T, env *acctest.Env, ns string, replicas int32, pool, siz
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: labels},
 				Spec: corev1.PodSpec{
-					NodeSelector: map[string]string{labelPool: pool},
+					// The sandbox's kubelet stand-in honours the grace period (default 30s).
+					TerminationGracePeriodSeconds: ptr.To[int64](1),
+					NodeSelector:                  map[string]string{labelPool: pool},
 					Containers: []corev1.Container{{Name: "historical", Image: "olap/historical:1",
 						VolumeMounts: []corev1.VolumeMount{{Name: claimName, MountPath: "/cache"}}}},
 				},
