@@ -181,6 +181,27 @@ func TestBuild(t *testing.T) {
 			world: func(t *testing.T) *world { return newWorld(t, mkSet(5), twoPools()).desire(replicas(3)) },
 			want:  []string{"0 unchanged w0 ok", "1 unchanged w0 ok", "2 unchanged w0 ok", "3 delete w2 pvcs=retained", "4 delete w1 pvcs=retained"},
 		},
+		"scale down and image change OrderedReady: deletions first, then the roll": {
+			world:          func(t *testing.T) *world { return newWorld(t, mkSet(5), twoPools()).desire(newImage, replicas(3)) },
+			want:           []string{"0 recreate w5 ok", "1 recreate w4 ok", "2 recreate w3 ok", "3 delete w2 pvcs=retained", "4 delete w1 pvcs=retained"},
+			wantMaxUnavail: 1,
+		},
+		"new StatefulSet: ordinals created one per wave on fresh PVCs": {
+			world: func(t *testing.T) *world {
+				w := newWorld(t, mkSet(3), twoPools())
+				d := w.snap.Live.DeepCopy()
+				d.Status = appsv1.StatefulSetStatus{}
+				d.Spec.Template.Spec.NodeSelector = map[string]string{poolKey: "pool-b"}
+				return &world{snap: Snapshot{Desired: d, Nodes: w.snap.Nodes, StorageClasses: w.snap.StorageClasses}}
+			},
+			want: []string{"0 create w1 ok", "1 create w2 ok", "2 create w3 ok"},
+			check: func(t *testing.T, w *world, p *Plan) {
+				patch, _ := RevisionPatch(w.snap.Desired)
+				if want := RevisionName(setName, HashRevision(patch, 0)); p.UpdateRevision != want || p.TemplateChanged {
+					t.Errorf("UpdateRevision %s (want %s) TemplateChanged %v", p.UpdateRevision, want, p.TemplateChanged)
+				}
+			},
+		},
 		"scale down Parallel with whenScaled Delete: together, PVCs deleted": {
 			world: func(t *testing.T) *world {
 				w := newWorld(t, mkSet(5), twoPools())
