@@ -1,6 +1,7 @@
 package topolvm
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -154,5 +155,41 @@ func TestMergeLVMDConfigKeepsOtherFields(t *testing.T) {
 	c, err := ParseLVMDConfig(out)
 	if err != nil || len(c) != 1 || c[0].Name != "ssd" {
 		t.Errorf("re-parse: %v %+v", err, c)
+	}
+}
+
+func TestNodeMetaPatch(t *testing.T) {
+	t.Parallel()
+	node := func(labels, anns map[string]string, fins ...string) *corev1.Node {
+		return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1", Labels: labels, Annotations: anns, Finalizers: fins}}
+	}
+	done := node(map[string]string{TopologyKey: "n1"}, map[string]string{CapacityAnnPrefix + "ssd": "5", DefaultCapacityKey: "5", "other": "x"}, "x", NodeFinalizer)
+	tests := map[string]struct {
+		n      *corev1.Node
+		hasVG  bool
+		free   map[string]int64
+		hasDef bool
+		want   string
+	}{
+		"fresh node": {node(nil, nil), true, map[string]int64{"ssd": 5}, true,
+			`{"metadata":{"annotations":{"capacity.topolvm.io/00default":"5","capacity.topolvm.io/ssd":"5"},"finalizers":["topolvm.io/node"],"labels":{"topology.topolvm.io/node":"n1"}}}`},
+		"up to date":           {done, true, map[string]int64{"ssd": 5}, true, `null`},
+		"capacity changed":     {done, true, map[string]int64{"ssd": 7}, true, `{"metadata":{"annotations":{"capacity.topolvm.io/00default":"7","capacity.topolvm.io/ssd":"7"}}}`},
+		"default class gone":   {done, true, map[string]int64{"ssd": 5}, false, `{"metadata":{"annotations":{"capacity.topolvm.io/00default":null}}}`},
+		"class removed":        {done, true, map[string]int64{"hdd": 1}, false, `{"metadata":{"annotations":{"capacity.topolvm.io/00default":null,"capacity.topolvm.io/hdd":"1","capacity.topolvm.io/ssd":null}}}`},
+		"no volume group":      {done, false, map[string]int64{}, true, `{"metadata":{"annotations":{"capacity.topolvm.io/00default":null,"capacity.topolvm.io/ssd":null}}}`},
+		"plain node untouched": {node(nil, map[string]string{"other": "x"}), false, map[string]int64{}, true, `null`},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			got, err := json.Marshal(nodeMetaPatch(tc.n, tc.hasVG, tc.free, "ssd", tc.hasDef))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != tc.want {
+				t.Errorf("patch\n got %s\nwant %s", got, tc.want)
+			}
+		})
 	}
 }

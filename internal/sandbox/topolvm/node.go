@@ -2,6 +2,7 @@ package topolvm
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -15,7 +16,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/util/retry"
 	"k8s.io/klog/v2"
 )
 
@@ -40,49 +40,9 @@ func (s *simulator) syncNode(ctx context.Context, name string) error {
 	free := nodeCapacities(classes, vg, size, vols)
 	def, hasDef := defaultClass(classes)
 
-	err = s.updateNode(ctx, node, func(n *corev1.Node) bool {
-		changed := false
-		for k := range n.Annotations {
-			if strings.HasPrefix(k, CapacityAnnPrefix) {
-				c := strings.TrimPrefix(k, CapacityAnnPrefix)
-				if _, keep := free[c]; !keep && (k != DefaultCapacityKey || !hasDef || !hasKey(free, def.Name)) {
-					delete(n.Annotations, k)
-					changed = true
-				}
-			}
-		}
-		if size <= 0 {
-			return changed
-		}
-		if n.Labels[TopologyKey] != n.Name {
-			if n.Labels == nil {
-				n.Labels = map[string]string{}
-			}
-			n.Labels[TopologyKey] = n.Name
-			changed = true
-		}
-		if !slices.Contains(n.Finalizers, NodeFinalizer) {
-			n.Finalizers = append(n.Finalizers, NodeFinalizer)
-			changed = true
-		}
-		want := map[string]string{}
-		for c, b := range free {
-			want[CapacityAnnPrefix+c] = strconv.FormatInt(b, 10)
-		}
-		if hasDef && hasKey(free, def.Name) {
-			want[DefaultCapacityKey] = strconv.FormatInt(free[def.Name], 10)
-		}
-		for k, v := range want {
-			if n.Annotations[k] != v {
-				if n.Annotations == nil {
-					n.Annotations = map[string]string{}
-				}
-				n.Annotations[k] = v
-				changed = true
-			}
-		}
-		return changed
-	})
+	if patch := nodeMetaPatch(node, size > 0, free, def.Name, hasDef); patch != nil {
+		err = s.patchNode(ctx, name, patch)
+	}
 	if err != nil {
 		return err
 	}
@@ -92,30 +52,61 @@ func (s *simulator) syncNode(ctx context.Context, name string) error {
 	return s.syncNodeCapacities(ctx, name, classes, free)
 }
 
-func hasKey[V any](m map[string]V, k string) bool { _, ok := m[k]; return ok }
+// nodeMetaPatch returns the strategic-merge patch that gives a node TopoLVM's metadata, or nil
+// when the (cached) node already has it: label topology.topolvm.io/node, finalizer
+// topolvm.io/node, and one capacity.topolvm.io/<class> annotation per class on the node's volume
+// group plus 00default; stale capacity annotations are removed. Nodes without a volume group only
+// lose stale annotations. A patch (not an update) so that heartbeats changing the Node's
+// resourceVersion cause no conflicts, and the finalizer list merges with others' finalizers.
+func nodeMetaPatch(n *corev1.Node, hasVG bool, free map[string]int64, defName string, hasDef bool) map[string]any {
+	want := map[string]string{}
+	if hasVG {
+		for c, b := range free {
+			want[CapacityAnnPrefix+c] = strconv.FormatInt(b, 10)
+		}
+		if b, ok := free[defName]; hasDef && ok {
+			want[DefaultCapacityKey] = strconv.FormatInt(b, 10)
+		}
+	}
+	anns := map[string]any{}
+	for k := range n.Annotations {
+		if _, keep := want[k]; strings.HasPrefix(k, CapacityAnnPrefix) && !keep {
+			anns[k] = nil // JSON null deletes the key
+		}
+	}
+	for k, v := range want {
+		if cur, ok := n.Annotations[k]; !ok || cur != v {
+			anns[k] = v
+		}
+	}
+	meta := map[string]any{}
+	if len(anns) > 0 {
+		meta["annotations"] = anns
+	}
+	if hasVG {
+		if n.Labels[TopologyKey] != n.Name {
+			meta["labels"] = map[string]string{TopologyKey: n.Name}
+		}
+		if !slices.Contains(n.Finalizers, NodeFinalizer) {
+			meta["finalizers"] = []string{NodeFinalizer} // merged into the list, not replacing it
+		}
+	}
+	if len(meta) == 0 {
+		return nil
+	}
+	return map[string]any{"metadata": meta}
+}
 
-// updateNode applies mutate to the cached node and writes it when something changed, retrying
-// on conflicts with a fresh read.
-func (s *simulator) updateNode(ctx context.Context, cached *corev1.Node, mutate func(*corev1.Node) bool) error {
-	first := true
-	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		var n *corev1.Node
-		if first {
-			n = cached.DeepCopy()
-			first = false
-		} else {
-			fresh, err := s.kube.CoreV1().Nodes().Get(ctx, cached.Name, metav1.GetOptions{})
-			if err != nil {
-				return err
-			}
-			n = fresh
-		}
-		if !mutate(n) {
-			return nil
-		}
-		_, err := s.kube.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{})
+func (s *simulator) patchNode(ctx context.Context, name string, patch map[string]any) error {
+	body, err := json.Marshal(patch)
+	if err != nil {
 		return err
-	})
+	}
+	_, err = s.kube.CoreV1().Nodes().Patch(ctx, name, types.StrategicMergePatchType, body, metav1.PatchOptions{})
+	if err != nil {
+		return fmt.Errorf("patch node %s: %w", name, err)
+	}
+	return nil
 }
 
 // finalizeNode does what TopoLVM's node finalizer does: delete the TopoLVM PVCs whose
@@ -195,14 +186,9 @@ func (s *simulator) finalizeNode(ctx context.Context, node *corev1.Node) error {
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("node %s finalizer: %w", node.Name, err)
 	}
-	err = s.updateNode(ctx, node, func(n *corev1.Node) bool {
-		i := slices.Index(n.Finalizers, NodeFinalizer)
-		if i < 0 {
-			return false
-		}
-		n.Finalizers = slices.Delete(n.Finalizers, i, i+1)
-		return true
-	})
+	err = s.patchNode(ctx, node.Name, map[string]any{"metadata": map[string]any{
+		"$deleteFromPrimitiveList/finalizers": []string{NodeFinalizer},
+	}})
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("node %s: remove finalizer %s: %w", node.Name, NodeFinalizer, err)
 	}

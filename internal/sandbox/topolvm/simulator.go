@@ -37,7 +37,7 @@ type Options struct {
 
 // workers is the number of queue workers. Provisioning is safe with several: the space check and
 // the reservation happen under one lock.
-const workers = 2
+const workers = 4
 
 type kind int
 

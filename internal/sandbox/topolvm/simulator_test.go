@@ -429,7 +429,9 @@ func TestRetainedPVIsKept(t *testing.T) {
 
 func TestNodeDeletionRunsFinalizer(t *testing.T) {
 	t.Parallel()
-	h := startSim(t, nil, ssdNode("n1", 2), ssdNode("n2", 2))
+	n1 := ssdNode("n1", 2)
+	n1.Finalizers = []string{"example.com/other"}
+	h := startSim(t, nil, n1, ssdNode("n2", 2))
 	h.create(pvc("bound", DefaultStorageClassName, "n1", "10Gi"))
 	h.waitPV("pvc-uid-bound")
 	other := pvc("other", DefaultStorageClassName, "n2", "10Gi")
@@ -464,8 +466,8 @@ func TestNodeDeletionRunsFinalizer(t *testing.T) {
 		if err != nil {
 			return err.Error()
 		}
-		if slices.Contains(n.Finalizers, NodeFinalizer) {
-			return "finalizer still present"
+		if !slices.Equal(n.Finalizers, []string{"example.com/other"}) {
+			return fmt.Sprintf("finalizers %v, want only example.com/other", n.Finalizers)
 		}
 		return ""
 	})
