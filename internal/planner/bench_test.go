@@ -35,6 +35,18 @@ func BenchmarkBuild(b *testing.B) {
 			}
 		})
 	}
+	// Scale-up from 1 to 1,000: every new ordinal needs capacity, and each
+	// placement reserves it for the next.
+	nodes := append(mkPool("pool-a", 2500, 1000), mkPool("pool-b", 2500, 1000)...)
+	up := newWorld(b, mkSet(1), nodes).desire(replicas(1000), parallel).snap
+	b.Run("ScaleUpParallel", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := Build(up); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
 
 // TestBuildLarge checks the answers at the benchmark's size (the timing is
