@@ -99,7 +99,7 @@ func up(args []string) error {
 	if err := writeOutputs(dir, w, sb); err != nil {
 		return err
 	}
-	klog.InfoS("sandbox ready", "elapsed", time.Since(start).String(), "apiserver", sb.cp.Endpoint, "gke", sb.gkeAddr)
+	klog.InfoS("sandbox ready", "elapsed", time.Since(start).String(), "cpu", cpuTime().String(), "apiserver", sb.cp.Endpoint, "gke", sb.gkeAddr)
 	fmt.Printf("olapgke-sandbox ready in %s: KUBECONFIG=%s, env in %s\n",
 		time.Since(start).Round(time.Millisecond), filepath.Join(dir, "kubeconfig"), filepath.Join(dir, "env"))
 
@@ -172,7 +172,8 @@ func startSandbox(sigCtx context.Context, dir string, w *world.World, logFile *o
 		return sb, fmt.Errorf("start control plane: %w", err)
 	}
 	sb.cp = cp
-	klog.InfoS("control plane up", "apiserver", cp.Endpoint)
+	phase := time.Now()
+	klog.InfoS("control plane up", "cpu", cpuTime().String(), "apiserver", cp.Endpoint)
 
 	if err := kwoknodes.Start(runCtx, kwoknodes.Options{Kubeconfig: cp.Kubeconfig, Log: logFile, Verbosity: f.verbosity}); err != nil {
 		return sb, fmt.Errorf("start KWOK: %w", err)
@@ -234,12 +235,17 @@ func startSandbox(sigCtx context.Context, dir string, w *world.World, logFile *o
 			sb.errCh <- fmt.Errorf("GKE API emulator stopped: %v", err)
 		}
 	}()
+	klog.InfoS("KWOK, TopoLVM and GKE emulator started", "elapsed", time.Since(phase).String(), "cpu", cpuTime().String())
+	phase = time.Now()
 	if err := srv.Seed(sigCtx); err != nil {
 		return sb, fmt.Errorf("seed node pools: %w", err)
 	}
+	klog.InfoS("node pools seeded", "elapsed", time.Since(phase).String(), "cpu", cpuTime().String())
+	phase = time.Now()
 	if err := waitWorldReady(sigCtx, cp.Kube, f.readyTimeout); err != nil {
 		return sb, err
 	}
+	klog.InfoS("world ready", "elapsed", time.Since(phase).String(), "cpu", cpuTime().String())
 	return sb, nil
 }
 
@@ -290,7 +296,12 @@ func createStorageClasses(ctx context.Context, kube kubernetes.Interface, w *wor
 // its ServiceAccount (Pod admission needs it).
 func waitWorldReady(ctx context.Context, kube kubernetes.Interface, timeout time.Duration) error {
 	var last string
+	logged := time.Now()
 	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		if time.Since(logged) > 2*time.Second {
+			klog.InfoS("waiting for the world", "state", last)
+			logged = time.Now()
+		}
 		nodes, err := kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{ResourceVersion: "0"})
 		if err != nil {
 			last = err.Error()
@@ -384,4 +395,14 @@ func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
 		return err
 	}
 	return os.Rename(tmp.Name(), path)
+}
+
+// cpuTime is the process's user+system CPU time so far: on a shared machine
+// it says more about start-up cost than wall time does.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Round(time.Millisecond)
 }
