@@ -12,6 +12,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
@@ -228,7 +229,30 @@ func (o *observer) evaluate(set *appsv1.StatefulSet) (*RolloutResult, bool, erro
 			done = false
 		}
 	}
+	if done && len(ords) > 0 {
+		// The controller's status follows the Pods a moment later; wait for it too, so the
+		// counts recorded after the wait (readyReplicas, updatedReplicas) are the final ones.
+		ready, updated := o.countPods(set)
+		done = set.Status.ReadyReplicas >= ready && set.Status.UpdatedReplicas >= updated
+	}
 	return res, done, nil
+}
+
+// countPods counts the set's Ready Pods and its Pods at the update revision, as the informer sees them.
+func (o *observer) countPods(set *appsv1.StatefulSet) (ready, updated int32) {
+	pods, _ := o.pods.List(labels.Everything())
+	for _, p := range pods {
+		if !strings.HasPrefix(p.Name, set.Name+"-") || p.DeletionTimestamp != nil || !metav1.IsControlledBy(p, set) {
+			continue
+		}
+		if podReady(p) {
+			ready++
+		}
+		if p.Labels[appsv1.ControllerRevisionHashLabelKey] == set.Status.UpdateRevision {
+			updated++
+		}
+	}
+	return ready, updated
 }
 
 func (o *observer) ordinal(set *appsv1.StatefulSet, ord int32) (OrdinalProgress, *StuckError) {

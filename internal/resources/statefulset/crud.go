@@ -361,7 +361,22 @@ func importedManifest(live *appsv1.StatefulSet) (any, error) {
 		return nil, err
 	}
 	if ac.Spec != nil {
-		return objectJSON(ac)
+		v, err := objectJSON(ac)
+		if err != nil {
+			return nil, err
+		}
+		// Claim templates are an atomic list, owned whole by the applier, so the extraction also
+		// carries their server-populated status; no manifest sets it.
+		if spec, ok := v.(map[string]any)["spec"].(map[string]any); ok {
+			if vcts, ok := spec["volumeClaimTemplates"].([]any); ok {
+				for _, t := range vcts {
+					if m, ok := t.(map[string]any); ok {
+						delete(m, "status")
+					}
+				}
+			}
+		}
+		return v, nil
 	}
 	cp := live.DeepCopy()
 	cp.APIVersion, cp.Kind = "apps/v1", "StatefulSet"

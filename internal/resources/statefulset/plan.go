@@ -81,6 +81,16 @@ func (r *statefulSetResource) planChange(ctx context.Context, plan, state *resou
 			plan.UID = state.UID
 		}
 	}
+	if m.Set.Spec.ServiceName == "" && plan.ManageService.ValueBool() {
+		// The API server accepts a StatefulSet without serviceName, but its Pods then get no
+		// stable DNS names and there is no governing Service to manage.
+		diags.Append(diagnostics.AttributeError(manifestPath, "StatefulSet Has No serviceName", diagnostics.Detail{
+			Checked: "spec.serviceName of the manifest (manage_service = true).",
+			Found:   fmt.Sprintf("StatefulSet %s/%s sets no spec.serviceName, so its Pods get no stable network identity and there is no headless Service to manage.", m.Namespace, m.Name),
+			Do:      "Set spec.serviceName (the provider creates the headless Service of that name), or set manage_service = false to run without one.",
+		}))
+		return replace
+	}
 	if r.clients.Deferred() {
 		diags.Append(diagnostics.Deferred("the per-ordinal StatefulSet plan (dry run, placement checks)"))
 		return replace
