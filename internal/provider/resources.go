@@ -4,6 +4,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 
+	"github.com/olapgke/terraform-provider-olapgke/internal/resources/deviceclass"
 	"github.com/olapgke/terraform-provider-olapgke/internal/resources/migration"
 	"github.com/olapgke/terraform-provider-olapgke/internal/resources/nodepool"
 	"github.com/olapgke/terraform-provider-olapgke/internal/resources/statefulset"
@@ -15,6 +16,7 @@ func resources() []func() resource.Resource {
 		nodepool.NewLocalSSDNodePoolResource,
 		statefulset.NewStatefulSetResource,
 		migration.NewStatefulSetMigrationResource,
+		deviceclass.NewTopoLVMDeviceClassResource,
 	}
 }
 

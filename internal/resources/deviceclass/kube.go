@@ -1,0 +1,470 @@
+package deviceclass
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	k8stypes "k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/retry"
+
+	"github.com/olapgke/terraform-provider-olapgke/internal/lvmdconf"
+)
+
+// readConfig reads lvmd's config; cm is nil when the ConfigMap does not exist (cfg is then empty).
+func readConfig(ctx context.Context, kube kubernetes.Interface, ref cmRef) (*lvmdconf.Config, *corev1.ConfigMap, error) {
+	cm, err := kube.CoreV1().ConfigMaps(ref.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		cfg, _ := lvmdconf.Parse("")
+		return cfg, nil, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg, err := lvmdconf.Parse(cm.Data[ref.Key])
+	if err != nil {
+		return nil, cm, fmt.Errorf("ConfigMap %s key %s: %w", ref, ref.Key, err)
+	}
+	return cfg, cm, nil
+}
+
+// edit applies one change to a config: rename from (if set and different) or set want, or
+// remove from when want is nil.
+func edit(cfg *lvmdconf.Config, from string, want *lvmdconf.DeviceClass) error {
+	switch {
+	case want == nil:
+		_, err := cfg.Remove(from)
+		return err
+	case from != "" && from != want.Name:
+		return cfg.Rename(from, *want)
+	default:
+		return cfg.Set(*want)
+	}
+}
+
+// conflictsOf returns the cross-class problems the edited file would have that concern class
+// name (duplicate names or targets naming it) plus a wrong default count.
+func conflictsOf(classes []lvmdconf.DeviceClass, name string) (others []error, defaults *lvmdconf.DefaultCountError) {
+	for _, err := range lvmdconf.Conflicts(classes) {
+		var dce *lvmdconf.DefaultCountError
+		if errors.As(err, &dce) {
+			defaults = dce
+			continue
+		}
+		if strings.Contains(err.Error(), strconv.Quote(name)) {
+			others = append(others, err)
+		}
+	}
+	return others, defaults
+}
+
+// writeClass edits the lvmd ConfigMap with read-modify-write: Update carries the resourceVersion
+// it read, and a conflict (someone else wrote in between) re-reads and re-applies the edit.
+// Entries of other classes, other fields of the file and other data keys are kept. It returns
+// the file text after the write and whether it changed. A missing ConfigMap is created (not when
+// removing).
+func writeClass(ctx context.Context, kube kubernetes.Interface, ref cmRef, from string, want *lvmdconf.DeviceClass) (string, bool, error) {
+	var text string
+	var changed bool
+	cms := kube.CoreV1().ConfigMaps(ref.Namespace)
+	retriable := func(err error) bool { return apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err) }
+	err := retry.OnError(retry.DefaultRetry, retriable, func() error {
+		changed = false
+		cfg, cm, err := readConfig(ctx, kube, ref)
+		if err != nil {
+			return err
+		}
+		if cm == nil && want == nil {
+			return nil
+		}
+		if err := edit(cfg, from, want); err != nil {
+			return err
+		}
+		if want != nil {
+			classes, err := cfg.Classes()
+			if err != nil {
+				return err
+			}
+			if others, _ := conflictsOf(classes, want.Name); len(others) > 0 {
+				return fmt.Errorf("refusing to write ConfigMap %s: %w", ref, errors.Join(others...))
+			}
+		}
+		text, err = cfg.Marshal()
+		if err != nil {
+			return err
+		}
+		if cm == nil {
+			_, err = cms.Create(ctx, &corev1.ConfigMap{
+				ObjectMeta: metav1.ObjectMeta{Name: ref.Name, Namespace: ref.Namespace},
+				Data:       map[string]string{ref.Key: text},
+			}, metav1.CreateOptions{FieldManager: "olapgke"})
+			changed = err == nil
+			return err
+		}
+		if cm.Data[ref.Key] == text {
+			return nil
+		}
+		cm = cm.DeepCopy()
+		if cm.Data == nil {
+			cm.Data = map[string]string{}
+		}
+		cm.Data[ref.Key] = text
+		_, err = cms.Update(ctx, cm, metav1.UpdateOptions{FieldManager: "olapgke"})
+		changed = err == nil
+		return err
+	})
+	return text, changed, err
+}
+
+// lvmdDaemonSets are the DaemonSets in the ConfigMap's namespace whose pod template mounts it
+// (the chart's topolvm-lvmd-<n>, or topolvm-node when lvmd is embedded).
+func lvmdDaemonSets(ctx context.Context, kube kubernetes.Interface, ref cmRef) ([]appsv1.DaemonSet, error) {
+	list, err := kube.AppsV1().DaemonSets(ref.Namespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	var out []appsv1.DaemonSet
+	for _, ds := range list.Items {
+		for _, v := range ds.Spec.Template.Spec.Volumes {
+			if v.ConfigMap != nil && v.ConfigMap.Name == ref.Name {
+				out = append(out, ds)
+				break
+			}
+		}
+	}
+	return out, nil
+}
+
+// restartLVMD rolls the lvmd DaemonSets by setting a pod-template annotation to the config's
+// hash (the DaemonSet controller then replaces the pods; lvmd reads its config only at start).
+// It returns the DaemonSets patched; none found is not an error.
+func restartLVMD(ctx context.Context, kube kubernetes.Interface, ref cmRef, text string) ([]string, error) {
+	sets, err := lvmdDaemonSets(ctx, kube, ref)
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256([]byte(text))
+	hash := hex.EncodeToString(sum[:])
+	patch, _ := json.Marshal(map[string]any{"spec": map[string]any{"template": map[string]any{"metadata": map[string]any{"annotations": map[string]string{AnnLVMDConfigHash: hash}}}}})
+	var names []string
+	for _, ds := range sets {
+		if ds.Spec.Template.Annotations[AnnLVMDConfigHash] == hash {
+			continue
+		}
+		if _, err := kube.AppsV1().DaemonSets(ds.Namespace).Patch(ctx, ds.Name, k8stypes.MergePatchType, patch, metav1.PatchOptions{FieldManager: "olapgke"}); err != nil {
+			return names, fmt.Errorf("patch DaemonSet %s/%s: %w", ds.Namespace, ds.Name, err)
+		}
+		names = append(names, ds.Namespace+"/"+ds.Name)
+	}
+	return names, nil
+}
+
+// immutableEqual reports whether two StorageClasses agree on the fields Kubernetes will not update.
+func immutableEqual(a, b *storagev1.StorageClass) bool {
+	return a.Provisioner == b.Provisioner && reflect.DeepEqual(a.Parameters, b.Parameters) &&
+		reflect.DeepEqual(a.ReclaimPolicy, b.ReclaimPolicy) && reflect.DeepEqual(a.VolumeBindingMode, b.VolumeBindingMode) &&
+		reflect.DeepEqual(a.MountOptions, b.MountOptions)
+}
+
+// ensureStorageClass makes the StorageClass match want. Mutable fields (labels, annotations,
+// allowVolumeExpansion) are updated in place; when an immutable one differs the object is
+// deleted and created again (existing PVs keep their own copy of everything they need).
+// priorLabels/priorAnnotations are the keys managed before, removed when no longer wanted.
+func ensureStorageClass(ctx context.Context, kube kubernetes.Interface, want *storagev1.StorageClass, priorLabels, priorAnnotations map[string]string) (replaced bool, err error) {
+	scs := kube.StorageV1().StorageClasses()
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		replaced = false
+		cur, err := scs.Get(ctx, want.Name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			_, err = scs.Create(ctx, want, metav1.CreateOptions{FieldManager: "olapgke"})
+			return err
+		}
+		if err != nil {
+			return err
+		}
+		next := cur.DeepCopy()
+		next.Labels = mergeMeta(cur.Labels, want.Labels, priorLabels)
+		wantAnn := want.Annotations
+		if _, ok := wantAnn[AnnIsDefaultClass]; !ok {
+			priorAnnotations = withKey(priorAnnotations, AnnIsDefaultClass)
+		}
+		next.Annotations = mergeMeta(cur.Annotations, wantAnn, priorAnnotations)
+		next.AllowVolumeExpansion = want.AllowVolumeExpansion
+		if !immutableEqual(cur, want) {
+			if err := scs.Delete(ctx, cur.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &cur.UID}}); err != nil && !apierrors.IsNotFound(err) {
+				return err
+			}
+			fresh := want.DeepCopy()
+			fresh.Labels, fresh.Annotations = next.Labels, next.Annotations
+			_, err = scs.Create(ctx, fresh, metav1.CreateOptions{FieldManager: "olapgke"})
+			replaced = err == nil
+			return err
+		}
+		if reflect.DeepEqual(next, cur) {
+			return nil
+		}
+		_, err = scs.Update(ctx, next, metav1.UpdateOptions{FieldManager: "olapgke"})
+		return err
+	})
+	return replaced, err
+}
+
+func withKey(m map[string]string, k string) map[string]string {
+	out := map[string]string{k: ""}
+	for kk, v := range m {
+		out[kk] = v
+	}
+	return out
+}
+
+// deleteStorageClass deletes a StorageClass of the topolvm.io provisioner; a missing one or one
+// of another provisioner (not ours to delete) is left alone.
+func deleteStorageClass(ctx context.Context, kube kubernetes.Interface, name string) error {
+	cur, err := kube.StorageV1().StorageClasses().Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if !isTopoLVM(cur.Provisioner) {
+		return nil
+	}
+	err = kube.StorageV1().StorageClasses().Delete(ctx, name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &cur.UID}})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
+}
+
+func isTopoLVM(provisioner string) bool {
+	return provisioner == Provisioner || provisioner == LegacyProvisioner
+}
+
+// classStorageClasses are the TopoLVM StorageClasses provisioning from class: their
+// topolvm.io/device-class parameter names it, or (for the default class) names none.
+func classStorageClasses(scs []storagev1.StorageClass, class string, isDefault bool) map[string]bool {
+	out := map[string]bool{}
+	for _, sc := range scs {
+		if !isTopoLVM(sc.Provisioner) {
+			continue
+		}
+		dc := sc.Parameters[DeviceClassParam]
+		if dc == class || (dc == "" && isDefault) {
+			out[sc.Name] = true
+		}
+	}
+	return out
+}
+
+// volumeUse is one PVC (or PV without PVC) on the class.
+type volumeUse struct {
+	Namespace, PVC, PV, Node, StorageClass, StatefulSet string
+	Ordinal                                             int
+}
+
+func (v volumeUse) String() string {
+	s := v.Namespace + "/" + v.PVC
+	var parts []string
+	if v.StatefulSet != "" {
+		parts = append(parts, fmt.Sprintf("StatefulSet %s ordinal %d", v.StatefulSet, v.Ordinal))
+	}
+	if v.PV != "" {
+		parts = append(parts, "PV "+v.PV)
+	} else {
+		parts = append(parts, "not bound yet")
+	}
+	if v.Node != "" {
+		parts = append(parts, "node "+v.Node)
+	}
+	return s + " (" + strings.Join(parts, ", ") + ")"
+}
+
+// usage lists the PVCs and PVs of class (see volumes in the schema), sorted.
+func usage(ctx context.Context, kube kubernetes.Interface, class string, isDefault bool) ([]volumeUse, error) {
+	scList, err := kube.StorageV1().StorageClasses().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	scNames := classStorageClasses(scList.Items, class, isDefault)
+	pvs, err := kube.CoreV1().PersistentVolumes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	pvcs, err := kube.CoreV1().PersistentVolumeClaims(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	sets, err := kube.AppsV1().StatefulSets(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	return classUsage(class, scNames, pvs.Items, pvcs.Items, sets.Items), nil
+}
+
+// classUsage is the pure part of usage.
+func classUsage(class string, scNames map[string]bool, pvs []corev1.PersistentVolume, pvcs []corev1.PersistentVolumeClaim, sets []appsv1.StatefulSet) []volumeUse {
+	ours := map[string]*corev1.PersistentVolume{}
+	for i := range pvs {
+		pv := &pvs[i]
+		if pv.Spec.CSI == nil || !isTopoLVM(pv.Spec.CSI.Driver) {
+			continue
+		}
+		if pv.Spec.CSI.VolumeAttributes[DeviceClassParam] == class || scNames[pv.Spec.StorageClassName] {
+			ours[pv.Name] = pv
+		}
+	}
+	var out []volumeUse
+	claimed := map[string]bool{}
+	for i := range pvcs {
+		pvc := &pvcs[i]
+		sc := ""
+		if pvc.Spec.StorageClassName != nil {
+			sc = *pvc.Spec.StorageClassName
+		}
+		pv := ours[pvc.Spec.VolumeName]
+		if pv == nil && !scNames[sc] {
+			continue
+		}
+		u := volumeUse{Namespace: pvc.Namespace, PVC: pvc.Name, PV: pvc.Spec.VolumeName, StorageClass: sc, Ordinal: -1}
+		if pv != nil {
+			u.Node = pinnedNode(pv)
+			claimed[pv.Name] = true
+		}
+		u.StatefulSet, u.Ordinal = statefulSetOrdinal(pvc, sets)
+		out = append(out, u)
+	}
+	for name, pv := range ours {
+		if claimed[name] {
+			continue
+		}
+		u := volumeUse{PV: name, Node: pinnedNode(pv), StorageClass: pv.Spec.StorageClassName, Ordinal: -1}
+		if pv.Spec.ClaimRef != nil {
+			u.Namespace, u.PVC = pv.Spec.ClaimRef.Namespace, pv.Spec.ClaimRef.Name
+		}
+		out = append(out, u)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.Namespace != b.Namespace {
+			return a.Namespace < b.Namespace
+		}
+		if a.PVC != b.PVC {
+			return a.PVC < b.PVC
+		}
+		return a.PV < b.PV
+	})
+	return out
+}
+
+// statefulSetOrdinal finds the StatefulSet and ordinal of a PVC: a controlling owner reference
+// (retention policy Delete) or the controller's naming <claim>-<set>-<ordinal>.
+func statefulSetOrdinal(pvc *corev1.PersistentVolumeClaim, sets []appsv1.StatefulSet) (string, int) {
+	ordinal := func(s string) int {
+		i := strings.LastIndexByte(s, '-')
+		if i < 0 {
+			return -1
+		}
+		n, err := strconv.Atoi(s[i+1:])
+		if err != nil || n < 0 {
+			return -1
+		}
+		return n
+	}
+	for _, ref := range pvc.OwnerReferences {
+		if ref.Controller != nil && *ref.Controller {
+			switch ref.Kind {
+			case "StatefulSet":
+				return pvc.Namespace + "/" + ref.Name, ordinal(pvc.Name)
+			case "Pod": // whenScaled: Delete makes the Pod <set>-<ordinal> the owner
+				n := ordinal(ref.Name)
+				if n >= 0 {
+					return pvc.Namespace + "/" + strings.TrimSuffix(ref.Name, "-"+strconv.Itoa(n)), n
+				}
+			}
+		}
+	}
+	for i := range sets {
+		s := &sets[i]
+		if s.Namespace != pvc.Namespace {
+			continue
+		}
+		for _, t := range s.Spec.VolumeClaimTemplates {
+			if rest, ok := strings.CutPrefix(pvc.Name, t.Name+"-"+s.Name+"-"); ok {
+				if n, err := strconv.Atoi(rest); err == nil && n >= 0 {
+					return s.Namespace + "/" + s.Name, n
+				}
+			}
+		}
+	}
+	return "", -1
+}
+
+// pinnedNode is the node of a TopoLVM PV's required node affinity.
+func pinnedNode(pv *corev1.PersistentVolume) string {
+	if pv.Spec.NodeAffinity == nil || pv.Spec.NodeAffinity.Required == nil {
+		return ""
+	}
+	for _, t := range pv.Spec.NodeAffinity.Required.NodeSelectorTerms {
+		for _, r := range t.MatchExpressions {
+			if r.Key == TopologyKey && r.Operator == corev1.NodeSelectorOpIn && len(r.Values) == 1 {
+				return r.Values[0]
+			}
+		}
+	}
+	return ""
+}
+
+// capacity returns free bytes per node for class: the node annotation capacity.topolvm.io/<class>
+// where present, otherwise CSIStorageCapacity objects of the class's StorageClasses.
+func capacity(ctx context.Context, kube kubernetes.Interface, class string, isDefault bool) (map[string]int64, error) {
+	nodes, err := kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]int64{}
+	for _, n := range nodes.Items {
+		if v, ok := n.Annotations[CapacityAnnPrefix+class]; ok {
+			if b, err := strconv.ParseInt(v, 10, 64); err == nil {
+				out[n.Name] = b
+			}
+		}
+	}
+	if len(out) > 0 {
+		return out, nil
+	}
+	scList, err := kube.StorageV1().StorageClasses().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	scNames := classStorageClasses(scList.Items, class, isDefault)
+	if len(scNames) == 0 {
+		return out, nil
+	}
+	caps, err := kube.StorageV1().CSIStorageCapacities(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range caps.Items {
+		if !scNames[c.StorageClassName] || c.NodeTopology == nil || c.Capacity == nil {
+			continue
+		}
+		if node := c.NodeTopology.MatchLabels[TopologyKey]; node != "" {
+			out[node] = c.Capacity.Value()
+		}
+	}
+	return out, nil
+}
