@@ -3,6 +3,9 @@ package deviceclass
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
+	"strconv"
 	"reflect"
 	"strings"
 
@@ -377,18 +380,24 @@ func (r *deviceClassResource) planDestroy(ctx context.Context, req resource.Modi
 
 func inUse(p path.Path, class, what string, uses []volumeUse) diag.Diagnostic {
 	lines := make([]string, len(uses))
-	sets := map[string][]string{}
+	sets := map[string][]int{}
 	for i, u := range uses {
 		lines[i] = "  - " + u.String()
 		if u.StatefulSet != "" {
-			sets[u.StatefulSet] = append(sets[u.StatefulSet], fmt.Sprint(u.Ordinal))
+			sets[u.StatefulSet] = append(sets[u.StatefulSet], u.Ordinal)
 		}
 	}
 	found := fmt.Sprintf("This change %s, but %d PVC(s) use it:\n%s", what, len(uses), strings.Join(lines, "\n"))
 	if len(sets) > 0 {
 		var s []string
-		for set, ords := range sets {
-			s = append(s, set+" ordinals "+strings.Join(ords, ","))
+		for _, set := range slices.Sorted(maps.Keys(sets)) {
+			ords := sets[set]
+			slices.Sort(ords)
+			strs := make([]string, len(ords))
+			for i, o := range ords {
+				strs[i] = strconv.Itoa(o)
+			}
+			s = append(s, set+" ordinals "+strings.Join(strs, ","))
 		}
 		found += "\nStatefulSet ordinals affected: " + strings.Join(s, "; ") + "."
 	}
