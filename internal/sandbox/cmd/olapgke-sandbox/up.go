@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"syscall"
 	"time"
@@ -88,6 +89,13 @@ func up(args []string) error {
 	defer stop()
 
 	start := time.Now()
+	// Start-up allocates a lot of short-lived memory (API server storage and
+	// OpenAPI setup, informer lists): a higher GC target during start-up cut
+	// its CPU time by about a third here. Steady state goes back to the
+	// default so a long-running sandbox stays small. GOGC, if set, wins.
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(400)
+	}
 	sb, err := startSandbox(ctx, dir, w, logFile, slogger, f)
 	if sb != nil {
 		defer sb.shutdown()
@@ -95,6 +103,9 @@ func up(args []string) error {
 	if err != nil {
 		klog.ErrorS(err, "sandbox failed to start")
 		return fmt.Errorf("%w (log: %s)", err, logFile.Name())
+	}
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(100)
 	}
 	if err := writeOutputs(dir, w, sb); err != nil {
 		return err
