@@ -288,9 +288,13 @@ func (s *simulator) syncNodeCapacities(ctx context.Context, node string, classes
 		if keep.Capacity != nil && keep.Capacity.Cmp(*q) == 0 && keep.MaximumVolumeSize != nil && keep.MaximumVolumeSize.Cmp(*q) == 0 {
 			continue
 		}
-		upd := keep.DeepCopy()
-		upd.Capacity, upd.MaximumVolumeSize = q, q
-		updated, err := api.Update(ctx, upd, metav1.UpdateOptions{})
+		// A merge patch, not an update: the cached copy may predate our own last write, and
+		// only the simulator writes these objects.
+		body, err := json.Marshal(map[string]any{"capacity": q, "maximumVolumeSize": q})
+		if err != nil {
+			return err
+		}
+		updated, err := api.Patch(ctx, keep.Name, types.MergePatchType, body, metav1.PatchOptions{})
 		if err != nil {
 			errs = append(errs, fmt.Errorf("update CSIStorageCapacity %s: %w", keep.Name, err))
 			continue
