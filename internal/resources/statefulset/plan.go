@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/olapgke/terraform-provider-olapgke/internal/diagnostics"
@@ -43,11 +45,18 @@ func (r *statefulSetResource) ModifyPlan(ctx context.Context, req resource.Modif
 			return // nothing changes: keep the recorded ordinals
 		}
 	}
+	start := time.Now()
 	replace := r.planChange(ctx, &plan, state, &resp.Diagnostics)
 	if replace {
 		resp.RequiresReplace = append(resp.RequiresReplace, manifestPath)
 	}
 	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+	// Read by `make bench` (internal/bench): the provider's own time for the per-ordinal plan.
+	tflog.Debug(ctx, "olapgke plan timing", map[string]any{
+		"statefulset": plan.ID.ValueString(),
+		"ordinals":    len(plan.Ordinals.Elements()),
+		"ms":          float64(time.Since(start).Microseconds()) / 1000,
+	})
 }
 
 // planChange fills the planned computed values and reports whether the StatefulSet object must be
@@ -103,15 +112,12 @@ func (r *statefulSetResource) planChange(ctx context.Context, plan, state *resou
 
 	desired, err := applyStatefulSet(ctx, kube, m, plan.ForceConflicts.ValueBool(), true)
 	var imm *planner.ImmutableChange
-	if err != nil && apierrors.IsInvalid(err) && state != nil && !replace {
+	if err != nil && apierrors.IsInvalid(err) && !replace {
 		// The server may refuse the in-place update of immutable fields: ask it (never a hand-kept
-		// list) and get the object the replacement would store.
-		var derr error
-		desired, imm, derr = snapshot.DryRunApply(ctx, kube, m.Set, FieldManager, plan.ForceConflicts.ValueBool())
-		if imm == nil || derr != nil {
-			desired = nil
-		} else {
-			err = nil
+		// list) and get the object the replacement would store. Without state this is the create
+		// half of a replacement Terraform plans after RequiresReplace; the old object still exists.
+		if d, i, derr := snapshot.DryRunApply(ctx, kube, m.Set, FieldManager, plan.ForceConflicts.ValueBool()); i != nil && derr == nil {
+			desired, imm, err = d, i, nil
 		}
 	}
 	if err != nil {
