@@ -13,6 +13,8 @@
 //   - PVCs with volume.kubernetes.io/selected-node get a PV pinned to that node, or a
 //     ProvisioningFailed event and the selected-node annotation removed when space is short.
 //   - Released PVs with reclaim policy Delete are deleted; deleting a Node runs the node finalizer.
+//   - A bound PVC whose request grows is expanded (external-resizer and the kubelet's filesystem
+//     grow in one step), or gets a VolumeResizeFailed event when the node lacks space.
 //
 // Simplifications, on purpose:
 //   - Real lvmd reads its config only at start (a config change needs an lvmd restart, e.g. a
