@@ -88,6 +88,14 @@ output "ordinal_map" {
   value = module.historical.ordinals
 }
 
+# The same map as text, one line per ordinal (the demo prints it).
+output "ordinal_table" {
+  value = join("\n", [for k, o in module.historical.ordinals : format(
+    "ordinal %s -> Pod %s -> node %s -> PV %s (pinned to %s)%s",
+    k, o.pod, o.node == "" ? "(none)" : o.node, join(", ", o.pvs), join(", ", o.pinned_nodes), o.ready ? "" : " NOT READY",
+  )])
+}
+
 output "moves" {
   value = module.historical.moves
 }
