@@ -1,0 +1,131 @@
+package deviceclass
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/olapgke/terraform-provider-olapgke/internal/lvmdconf"
+)
+
+var ref = cmRef{DefaultNamespace, DefaultConfigMapName, DefaultConfigKey}
+
+const worldLVMD = "socket-name: /run/topolvm/lvmd.sock\ndevice-classes:\n- name: ssd\n  volume-group: vg-ssd\n  default: true\n"
+
+// TestWriteClassRetriesConflict: another writer adds a class between our read and our update;
+// the update conflicts, is retried on a fresh read, and both classes end up in the file.
+func TestWriteClassRetriesConflict(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	kube := fake.NewClientset(&corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ref.Namespace, Name: ref.Name, ResourceVersion: "1"},
+		Data:       map[string]string{ref.Key: worldLVMD, "other-key": "kept"},
+	})
+	updates := 0
+	kube.PrependReactor("update", "configmaps", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		updates++
+		if updates > 1 {
+			return false, nil, nil
+		}
+		// Someone else's write lands first.
+		cur, _ := kube.Tracker().Get(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, ref.Namespace, ref.Name)
+		cm := cur.(*corev1.ConfigMap).DeepCopy()
+		cm.Data[ref.Key] += "- name: theirs\n  volume-group: vg-other\n"
+		cm.ResourceVersion = "2"
+		if err := kube.Tracker().Update(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, cm, ref.Namespace); err != nil {
+			t.Fatal(err)
+		}
+		return true, nil, apierrors.NewConflict(schema.GroupResource{Resource: "configmaps"}, ref.Name, nil)
+	})
+	text, changed, err := writeClass(ctx, kube, ref, "", &lvmdconf.DeviceClass{Name: "fast", VolumeGroup: "vg-ssd", Type: "thin", ThinPool: &lvmdconf.ThinPool{Name: "p", OverprovisionRatio: 2}})
+	if err != nil || !changed {
+		t.Fatalf("writeClass: changed=%v err=%v", changed, err)
+	}
+	if updates != 2 {
+		t.Errorf("updates = %d, want 2 (one conflict, one retry)", updates)
+	}
+	cm, _ := kube.CoreV1().ConfigMaps(ref.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
+	if cm.Data[ref.Key] != text || cm.Data["other-key"] != "kept" {
+		t.Fatalf("stored data %v, returned text %q", cm.Data, text)
+	}
+	cfg, err := lvmdconf.Parse(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []string{"ssd", "theirs", "fast"} {
+		if _, ok := cfg.Get(c); !ok {
+			t.Errorf("class %s missing after the retried write:\n%s", c, text)
+		}
+	}
+	if !strings.Contains(text, "socket-name: /run/topolvm/lvmd.sock") {
+		t.Errorf("socket-name lost:\n%s", text)
+	}
+
+	// Writing the same class again changes nothing; removing it leaves the others.
+	if _, changed, err := writeClass(ctx, kube, ref, "fast", &lvmdconf.DeviceClass{Name: "fast", VolumeGroup: "vg-ssd", Type: "thin", ThinPool: &lvmdconf.ThinPool{Name: "p", OverprovisionRatio: 2}}); err != nil || changed {
+		t.Errorf("idempotent write: changed=%v err=%v", changed, err)
+	}
+	text, changed, err = writeClass(ctx, kube, ref, "fast", nil)
+	if err != nil || !changed || strings.Contains(text, "fast") || !strings.Contains(text, "theirs") {
+		t.Errorf("remove: changed=%v err=%v text=%q", changed, err, text)
+	}
+}
+
+func TestWriteClassRefusesConflictingTarget(t *testing.T) {
+	t.Parallel()
+	kube := fake.NewClientset(&corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ref.Namespace, Name: ref.Name},
+		Data:       map[string]string{ref.Key: worldLVMD},
+	})
+	_, _, err := writeClass(context.Background(), kube, ref, "", &lvmdconf.DeviceClass{Name: "dup", VolumeGroup: "vg-ssd"})
+	if err == nil || !strings.Contains(err.Error(), `"ssd" and "dup" both use volume group "vg-ssd"`) {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestEnsureStorageClass(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	reclaim := corev1.PersistentVolumeReclaimDelete
+	binding := storagev1.VolumeBindingWaitForFirstConsumer
+	expand := true
+	want := func(fs string, labels map[string]string) *storagev1.StorageClass {
+		return &storagev1.StorageClass{
+			ObjectMeta:  metav1.ObjectMeta{Name: "topolvm-fast", Labels: labels},
+			Provisioner: Provisioner, Parameters: map[string]string{DeviceClassParam: "fast", FSTypeParam: fs},
+			ReclaimPolicy: &reclaim, VolumeBindingMode: &binding, AllowVolumeExpansion: &expand,
+		}
+	}
+	kube := fake.NewClientset(&storagev1.StorageClass{
+		ObjectMeta:  metav1.ObjectMeta{Name: "topolvm-fast", UID: "old", Labels: map[string]string{"theirs": "1", "mine": "a"}},
+		Provisioner: Provisioner, Parameters: map[string]string{DeviceClassParam: "fast", FSTypeParam: "xfs"},
+		ReclaimPolicy: &reclaim, VolumeBindingMode: &binding,
+	})
+	// Mutable change only: updated in place, foreign label kept, dropped managed label removed.
+	replaced, err := ensureStorageClass(ctx, kube, want("xfs", map[string]string{"new": "b"}), map[string]string{"mine": "a"}, nil)
+	if err != nil || replaced {
+		t.Fatalf("in-place: replaced=%v err=%v", replaced, err)
+	}
+	got, _ := kube.StorageV1().StorageClasses().Get(ctx, "topolvm-fast", metav1.GetOptions{})
+	if got.UID != "old" || got.Labels["theirs"] != "1" || got.Labels["new"] != "b" || got.Labels["mine"] != "" || !*got.AllowVolumeExpansion {
+		t.Fatalf("in-place result: uid %s labels %v expand %v", got.UID, got.Labels, got.AllowVolumeExpansion)
+	}
+	// Parameter change: replaced.
+	replaced, err = ensureStorageClass(ctx, kube, want("ext4", map[string]string{"new": "b"}), map[string]string{"new": "b"}, nil)
+	if err != nil || !replaced {
+		t.Fatalf("replace: replaced=%v err=%v", replaced, err)
+	}
+	got, _ = kube.StorageV1().StorageClasses().Get(ctx, "topolvm-fast", metav1.GetOptions{})
+	if got.Parameters[FSTypeParam] != "ext4" || got.Labels["theirs"] != "1" {
+		t.Fatalf("replaced object: %v %v", got.Parameters, got.Labels)
+	}
+}
