@@ -97,10 +97,10 @@ resource "olapgke_local_ssd_node_pool" "this" {
   }
 
   # The active pool cannot be destroyed by accident; an inactive one can be removed from
-  # `pools`, and the data-loss guard (allow_local_data_loss = false) still refuses that while a
-  # PV is pinned to one of its nodes.
+  # `pools`, and the data-loss guard (allow_local_data_loss = false, the default) still refuses
+  # that while a PV is pinned to one of its nodes.
   deletion_protection   = coalesce(each.value.deletion_protection, each.key == var.active_pool)
-  allow_local_data_loss = false
+  allow_local_data_loss = each.value.allow_local_data_loss
 }
 
 resource "olapgke_topolvm_device_class" "this" {

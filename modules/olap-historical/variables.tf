@@ -45,8 +45,9 @@ variable "pools" {
       value  = optional(string)
       effect = string
     })), [])
-    auto_upgrade        = optional(bool, false)
-    deletion_protection = optional(bool)
+    auto_upgrade          = optional(bool, false)
+    deletion_protection   = optional(bool)
+    allow_local_data_loss = optional(bool, false)
   }))
 
   validation {
