@@ -20,6 +20,13 @@ import (
 // volume attribute (<start time ms>-<random>-<driver>).
 var provisionerIdentity = strconv.FormatInt(time.Now().UnixMilli(), 10) + "-" + strconv.Itoa(rand.IntN(10000)) + "-" + DriverName
 
+// multiNodeModes maps the access modes TopoLVM cannot serve to the CSI names external-provisioner
+// translates them to.
+var multiNodeModes = map[corev1.PersistentVolumeAccessMode]string{
+	corev1.ReadWriteMany: "MULTI_NODE_MULTI_WRITER",
+	corev1.ReadOnlyMany:  "MULTI_NODE_READER_ONLY",
+}
+
 // pvName is external-provisioner's deterministic PV name: one PV per PVC, even across restarts.
 func pvName(pvc *corev1.PersistentVolumeClaim) string { return "pvc-" + string(pvc.UID) }
 
@@ -88,6 +95,13 @@ func (s *simulator) syncPVC(ctx context.Context, namespace, name string) error {
 		return err
 	}
 
+	// TopoLVM volumes are node-local: CreateVolume refuses multi-node access modes.
+	for _, m := range pvc.Spec.AccessModes {
+		if csiMode, multi := multiNodeModes[m]; multi {
+			fail("rpc error: code = InvalidArgument desc = unsupported access mode: %s", csiMode)
+			return nil
+		}
+	}
 	req := pvc.Spec.Resources.Requests[corev1.ResourceStorage]
 	requested := roundUpGiB(req.Value())
 	vg, size := nodeVolumeGroup(node)

@@ -312,6 +312,21 @@ func TestCapacityShortage(t *testing.T) {
 	}
 	h.waitNodeCapacity("n1", "ssd", 65*gib)
 
+	// Multi-node access modes are refused without rescheduling.
+	rwx := pvc("shared", DefaultStorageClassName, "n1", "1Gi")
+	rwx.Spec.AccessModes = []corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany}
+	h.create(rwx)
+	h.eventually("ProvisioningFailed for ReadWriteMany", func() string {
+		ev := h.events("shared")
+		if !slices.ContainsFunc(ev, func(s string) bool { return strings.HasSuffix(s, "unsupported access mode: MULTI_NODE_MULTI_WRITER") }) {
+			return fmt.Sprint(ev)
+		}
+		return ""
+	})
+	if c, _ := h.kube.CoreV1().PersistentVolumeClaims("default").Get(h.ctx, "shared", metav1.GetOptions{}); c.Annotations[AnnSelectedNode] != "n1" {
+		t.Errorf("ReadWriteMany PVC lost its selected node: %v", c.Annotations)
+	}
+
 	// A node without Local SSDs has nothing to give: same failure, free=0.
 	h.create(ssdNode("plain", 0))
 	h.create(pvc("on-plain", DefaultStorageClassName, "plain", "1Gi"))
