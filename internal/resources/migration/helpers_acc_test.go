@@ -315,7 +315,7 @@ func (f *setFixture) switchPool(t *testing.T, pool string) {
 	}
 	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
 		s, err := sets.Get(ctx, f.name, metav1.GetOptions{})
-		return err == nil && s.Status.ObservedGeneration >= s.Generation && s.Status.UpdateRevision != s.Status.CurrentRevision, err
+		return err == nil && s.Status.ObservedGeneration >= s.Generation, err
 	})
 	if err != nil {
 		t.Fatalf("controller did not observe the template change: %v", err)
@@ -443,4 +443,28 @@ func nsObject(name string) *corev1.Namespace {
 
 func deleteNamespace(env *acctest.Env, ns string) {
 	_ = env.Kube.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{})
+}
+
+// moveBack simulates drift: ordinal o is recreated on pool `to` (template
+// switched there, its PVC and Pod deleted), then the template goes back to
+// `template`. OnDelete: nothing else changes.
+func (f *setFixture) moveBack(t *testing.T, o int32, to, template string) {
+	t.Helper()
+	ctx := t.Context()
+	f.switchPool(t, to)
+	pvc := planner.ClaimPVCName(claimName, f.name, o)
+	if err := f.env.Kube.CoreV1().PersistentVolumeClaims(f.ns).Delete(ctx, pvc, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.env.Kube.CoreV1().Pods(f.ns).Delete(ctx, planner.PodName(f.name, o), metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		ok, _, err := placed(ctx, f.env.Kube, f.ns, f.name, o, to)
+		return ok, err
+	})
+	if err != nil {
+		t.Fatalf("ordinal %d did not come back on %s: %v", o, to, err)
+	}
+	f.switchPool(t, template)
 }

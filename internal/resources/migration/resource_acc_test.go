@@ -94,8 +94,18 @@ func testMove(t *testing.T, ns string, replicas int32) {
 				},
 			},
 			{
+				// Drift: ordinal 1 is back on pool-a; the plan moves it again.
+				PreConfig: func() { f.moveBack(t, 1, "pool-a", "pool-b") },
+				Config:    testAccStatefulSetMigrationConfig_basic(ns, ""),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(res, plancheck.ResourceActionUpdate),
+					plancheck.ExpectKnownValue(res, tfjsonpath.New("moves"), expectOrdinals(1)),
+				}},
+				Check: func(*terraformState) error { f.waitPlaced(t, "pool-b"); return nil },
+			},
+			{
 				ResourceName: res, ImportState: true, ImportStateId: ns + "/hist", ImportStateVerify: true,
-				ImportStateVerifyIgnore: []string{"completed", "timeouts", "ordinal_timeout"},
+				ImportStateVerifyIgnore: []string{"completed", "moves", "timeouts", "ordinal_timeout"},
 			},
 		},
 	})
