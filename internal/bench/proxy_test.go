@@ -1,0 +1,86 @@
+package bench
+
+import (
+	"encoding/pem"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/client-go/rest"
+)
+
+func TestRequestKey(t *testing.T) {
+	t.Parallel()
+	for name, tc := range map[string]struct{ method, url, want string }{
+		"list nodes":      {"GET", "/api/v1/nodes", "LIST /api/v1/nodes"},
+		"list pods in ns": {"GET", "/api/v1/namespaces/ns/pods?labelSelector=a%3Db", "LIST /api/v1/namespaces/ns/pods"},
+		"get one pod":     {"GET", "/api/v1/namespaces/ns/pods/web-0", "GET /api/v1/namespaces/ns/pods/web-0"},
+		"get namespace":   {"GET", "/api/v1/namespaces/ns", "GET /api/v1/namespaces/ns"},
+		"list namespaces": {"GET", "/api/v1/namespaces", "LIST /api/v1/namespaces"},
+		"group list":      {"GET", "/apis/apps/v1/namespaces/ns/controllerrevisions", "LIST /apis/apps/v1/namespaces/ns/controllerrevisions"},
+		"watch":           {"GET", "/api/v1/namespaces/ns/pods?watch=true", "WATCH /api/v1/namespaces/ns/pods"},
+		"dry run":         {"PATCH", "/apis/apps/v1/namespaces/ns/statefulsets/web?dryRun=All", "PATCH(dry-run) /apis/apps/v1/namespaces/ns/statefulsets/web"},
+		"discovery":       {"GET", "/apis", "GET /apis"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			r := httptest.NewRequest(tc.method, tc.url, nil)
+			if got := RequestKey(r); got != tc.want {
+				t.Errorf("RequestKey(%s %s) = %q, want %q", tc.method, tc.url, got, tc.want)
+			}
+		})
+	}
+}
+
+// TestProxyCountsAndForwards runs the proxy in front of a TLS server (as the API server is) and
+// checks the request reaches it with the caller's token, the answer comes back, and Take counts.
+func TestProxyCountsAndForwards(t *testing.T) {
+	t.Parallel()
+	var gotAuth string
+	up := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		gotAuth = r.Header.Get("Authorization")
+		_, _ = io.WriteString(w, "ok "+r.URL.Path)
+	}))
+	defer up.Close()
+	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: up.Certificate().Raw})
+	p, err := NewProxy(&rest.Config{Host: up.URL, TLSClientConfig: rest.TLSClientConfig{CAData: ca}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	for _, path := range []string{"/api/v1/nodes", "/api/v1/nodes", "/api/v1/namespaces/ns/pods/web-0"} {
+		req, _ := http.NewRequest("GET", p.URL+path, nil)
+		req.Header.Set("Authorization", "Bearer tok")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if string(body) != "ok "+path {
+			t.Errorf("GET %s through the proxy: body %q", path, body)
+		}
+	}
+	if gotAuth != "Bearer tok" {
+		t.Errorf("upstream saw Authorization %q, want the caller's bearer token", gotAuth)
+	}
+	want := Requests{"LIST /api/v1/nodes": 2, "GET /api/v1/namespaces/ns/pods/web-0": 1}
+	if diff := cmp.Diff(want, p.Take()); diff != "" {
+		t.Errorf("counts (-want +got):\n%s", diff)
+	}
+	if n := p.Take().Total(); n != 0 {
+		t.Errorf("after Take, %d requests counted, want 0", n)
+	}
+}
+
+func TestParseTimings(t *testing.T) {
+	t.Parallel()
+	log := []byte(`2026-11-30T00:40:01.123Z [DEBUG] provider.terraform-provider-olapgke: olapgke plan timing: @caller=/x/plan.go:60 @module=olapgke ms=123.456 ordinals=200 statefulset=bench/olap timestamp=...
+2026-11-30T00:40:02.000Z [DEBUG] provider.terraform-provider-olapgke: other line ms=9
+2026-11-30T00:40:03.000Z [DEBUG] provider.terraform-provider-olapgke: olapgke plan timing: ms=7 ordinals=10`)
+	if diff := cmp.Diff([]float64{123.456, 7}, ParseTimings(log)); diff != "" {
+		t.Errorf("ParseTimings (-want +got):\n%s", diff)
+	}
+}

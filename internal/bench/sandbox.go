@@ -1,0 +1,193 @@
+package bench
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// Sandbox is a running `olapgke-sandbox up` subprocess.
+type Sandbox struct {
+	Dir        string            // state dir (kubeconfig, env, ready)
+	Env        map[string]string // DIR/env
+	Kubeconfig string
+	Rest       *rest.Config
+	Kube       kubernetes.Interface
+
+	// StartToReady is the time from exec to DIR/ready; CPUToReady the process's user+sys time then.
+	StartToReady, CPUToReady time.Duration
+	// RSSAtReadyMiB is the process's peak RSS (VmHWM) when DIR/ready appeared.
+	RSSAtReadyMiB int
+	ReadyNodes    int
+
+	cmd  *exec.Cmd
+	done chan error
+}
+
+// World returns a sandbox world YAML: cluster olap with pool-a of a nodes and pool-b of b nodes
+// (the default machine type, 2 raw-block Local SSDs each).
+func World(a, b int) string {
+	return fmt.Sprintf(`clusters:
+- name: olap
+  location: us-central1-a
+  nodePools:
+  - name: pool-a
+    nodeCount: %d
+  - name: pool-b
+    nodeCount: %d
+`, a, b)
+}
+
+// StartSandbox runs `bin up --state-dir dir/state --config dir/world.yaml` and waits (up to
+// timeout) for DIR/ready. Its output goes to dir/sandbox.log.
+func StartSandbox(ctx context.Context, bin, dir, world string, timeout time.Duration) (*Sandbox, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	cfgPath := filepath.Join(dir, "world.yaml")
+	if err := os.WriteFile(cfgPath, []byte(world), 0o644); err != nil {
+		return nil, err
+	}
+	state := filepath.Join(dir, "state")
+	_ = os.RemoveAll(state)
+	logf, err := os.Create(filepath.Join(dir, "sandbox.log"))
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(bin, "up", "--state-dir", state, "--config", cfgPath)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		_ = logf.Close()
+		return nil, fmt.Errorf("starting %s: %w", bin, err)
+	}
+	s := &Sandbox{Dir: state, cmd: cmd, done: make(chan error, 1)}
+	go func() { s.done <- cmd.Wait(); _ = logf.Close() }()
+
+	// Polling a file: the sandbox's only readiness signal is DIR/ready (see DESIGN.md).
+	err = wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
+		select {
+		case err := <-s.done:
+			return false, fmt.Errorf("sandbox exited before ready (%v); see %s", err, logf.Name())
+		default:
+		}
+		_, err := os.Stat(filepath.Join(state, "ready"))
+		return err == nil, nil
+	})
+	if err != nil {
+		s.Stop()
+		return nil, fmt.Errorf("sandbox not ready: %w", err)
+	}
+	s.StartToReady = time.Since(start)
+	s.RSSAtReadyMiB, _ = PeakRSSMiB(cmd.Process.Pid)
+	s.CPUToReady, _ = cpuTime(cmd.Process.Pid)
+
+	if s.Env, err = readEnv(filepath.Join(state, "env")); err != nil {
+		s.Stop()
+		return nil, err
+	}
+	s.Kubeconfig = filepath.Join(state, "kubeconfig")
+	if s.Rest, err = clientcmd.BuildConfigFromFlags("", s.Kubeconfig); err != nil {
+		s.Stop()
+		return nil, err
+	}
+	s.Rest.QPS, s.Rest.Burst = 100, 200
+	if s.Kube, err = kubernetes.NewForConfig(s.Rest); err != nil {
+		s.Stop()
+		return nil, err
+	}
+	nodes, err := s.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		s.Stop()
+		return nil, err
+	}
+	for _, n := range nodes.Items {
+		for _, c := range n.Status.Conditions {
+			if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
+				s.ReadyNodes++
+			}
+		}
+	}
+	return s, nil
+}
+
+// PeakRSSMiB is the process's VmHWM now.
+func (s *Sandbox) PeakRSSMiB() int {
+	v, _ := PeakRSSMiB(s.cmd.Process.Pid)
+	return v
+}
+
+// Stop sends SIGTERM and waits up to 30 s, then kills.
+func (s *Sandbox) Stop() {
+	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-s.done:
+	case <-time.After(30 * time.Second):
+		_ = s.cmd.Process.Kill()
+		<-s.done
+	}
+}
+
+// PeakRSSMiB reads VmHWM (the kernel's peak resident set size) of pid.
+func PeakRSSMiB(pid int) (int, error) {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
+			kb, err := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")))
+			return kb / 1024, err
+		}
+	}
+	return 0, errors.New("no VmHWM in /proc status")
+}
+
+// cpuTime is utime+stime of pid (fields 14 and 15 of /proc/pid/stat, in clock ticks of 1/100 s:
+// Linux's USER_HZ is 100 on every architecture Go supports).
+func cpuTime(pid int) (time.Duration, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	f := strings.Fields(s[i+1:]) // f[0] is field 3 (state)
+	if len(f) < 13 {
+		return 0, errors.New("short /proc stat")
+	}
+	u, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(u+st) * 10 * time.Millisecond, nil
+}
+
+func readEnv(path string) (map[string]string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	env := map[string]string{}
+	for _, l := range strings.Split(string(b), "\n") {
+		if k, v, ok := strings.Cut(strings.TrimSpace(l), "="); ok && !strings.HasPrefix(k, "#") {
+			env[k] = v
+		}
+	}
+	return env, nil
+}

@@ -1,0 +1,85 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"time"
+)
+
+// Terraform runs the terraform CLI in Dir with a CLI config whose dev_overrides point
+// registry.terraform.io/olapgke/olapgke at ProviderDir (no init, no registry).
+type Terraform struct {
+	Dir         string
+	ProviderDir string
+	Env         map[string]string // added to the environment (the sandbox's DIR/env)
+}
+
+// Run is one terraform command's outcome.
+type Run struct {
+	Wall     time.Duration
+	ExitCode int
+	Output   string
+	// ProviderMS are the `olapgke plan timing` ms values the provider logged, in order.
+	ProviderMS []float64
+}
+
+// ProviderSource is the address the generated configurations use.
+const ProviderSource = "olapgke/olapgke"
+
+// Exec runs `terraform args...` with the provider's debug log in Dir/<logName> (empty: no log).
+func (t *Terraform) Exec(ctx context.Context, logName string, args ...string) (Run, error) {
+	rc := filepath.Join(t.Dir, "dev.tfrc")
+	if err := os.WriteFile(rc, fmt.Appendf(nil, "provider_installation {\n  dev_overrides {\n    %q = %q\n  }\n  direct {}\n}\n",
+		"registry.terraform.io/"+ProviderSource, t.ProviderDir), 0o644); err != nil {
+		return Run{}, err
+	}
+	cmd := exec.CommandContext(ctx, "terraform", append([]string{"-chdir=" + t.Dir}, args...)...)
+	env := append(os.Environ(), "TF_CLI_CONFIG_FILE="+rc, "CHECKPOINT_DISABLE=1", "TF_IN_AUTOMATION=1")
+	for k, v := range t.Env {
+		env = append(env, k+"="+v)
+	}
+	var logPath string
+	if logName != "" {
+		logPath = filepath.Join(t.Dir, logName)
+		_ = os.Remove(logPath)
+		env = append(env, "TF_LOG_PROVIDER=DEBUG", "TF_LOG_PATH="+logPath)
+	}
+	cmd.Env = env
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	start := time.Now()
+	err := cmd.Run()
+	r := Run{Wall: time.Since(start), Output: out.String()}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		r.ExitCode, err = ee.ExitCode(), nil
+	}
+	if err != nil {
+		return r, err
+	}
+	if logPath != "" {
+		b, _ := os.ReadFile(logPath)
+		r.ProviderMS = ParseTimings(b)
+	}
+	return r, nil
+}
+
+var timingRE = regexp.MustCompile(`olapgke plan timing:.*?\bms=([0-9.]+)`)
+
+// ParseTimings extracts the ms values of the provider's `olapgke plan timing` log lines.
+func ParseTimings(log []byte) []float64 {
+	var out []float64
+	for _, m := range timingRE.FindAllSubmatch(log, -1) {
+		if v, err := strconv.ParseFloat(string(m[1]), 64); err == nil {
+			out = append(out, v)
+		}
+	}
+	return out
+}
