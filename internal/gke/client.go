@@ -103,7 +103,9 @@ func (c *Client) ListNodePools(ctx context.Context, ref ClusterRef) ([]*containe
 // CreateNodePool creates np and waits for the operation.
 func (c *Client) CreateNodePool(ctx context.Context, ref ClusterRef, np *containerpb.NodePool) error {
 	what := "creating node pool " + poolName(ref, np.GetName())
-	op, err := c.cm.CreateNodePool(ctx, &containerpb.CreateNodePoolRequest{Parent: ref.Name(), NodePool: np})
+	op, err := c.whenIdle(ctx, func() (*containerpb.Operation, error) {
+		return c.cm.CreateNodePool(ctx, &containerpb.CreateNodePoolRequest{Parent: ref.Name(), NodePool: np})
+	})
 	return c.finish(ctx, ref, what, op, err)
 }
 
@@ -113,36 +115,75 @@ func (c *Client) UpdateNodePool(ctx context.Context, req *containerpb.UpdateNode
 	if err != nil {
 		return err
 	}
-	op, err := c.cm.UpdateNodePool(ctx, req)
+	op, err := c.whenIdle(ctx, func() (*containerpb.Operation, error) { return c.cm.UpdateNodePool(ctx, req) })
 	return c.finish(ctx, ref, "updating node pool "+req.GetName(), op, err)
 }
 
 // SetNodePoolSize resizes a pool and waits.
 func (c *Client) SetNodePoolSize(ctx context.Context, ref ClusterRef, pool string, count int32) error {
 	name := poolName(ref, pool)
-	op, err := c.cm.SetNodePoolSize(ctx, &containerpb.SetNodePoolSizeRequest{Name: name, NodeCount: count})
+	op, err := c.whenIdle(ctx, func() (*containerpb.Operation, error) {
+		return c.cm.SetNodePoolSize(ctx, &containerpb.SetNodePoolSizeRequest{Name: name, NodeCount: count})
+	})
 	return c.finish(ctx, ref, fmt.Sprintf("resizing node pool %s to %d", name, count), op, err)
 }
 
 // SetNodePoolAutoscaling sets autoscaling and waits.
 func (c *Client) SetNodePoolAutoscaling(ctx context.Context, ref ClusterRef, pool string, a *containerpb.NodePoolAutoscaling) error {
 	name := poolName(ref, pool)
-	op, err := c.cm.SetNodePoolAutoscaling(ctx, &containerpb.SetNodePoolAutoscalingRequest{Name: name, Autoscaling: a})
+	op, err := c.whenIdle(ctx, func() (*containerpb.Operation, error) {
+		return c.cm.SetNodePoolAutoscaling(ctx, &containerpb.SetNodePoolAutoscalingRequest{Name: name, Autoscaling: a})
+	})
 	return c.finish(ctx, ref, "setting autoscaling of node pool "+name, op, err)
 }
 
 // SetNodePoolManagement sets auto-repair/auto-upgrade and waits.
 func (c *Client) SetNodePoolManagement(ctx context.Context, ref ClusterRef, pool string, m *containerpb.NodeManagement) error {
 	name := poolName(ref, pool)
-	op, err := c.cm.SetNodePoolManagement(ctx, &containerpb.SetNodePoolManagementRequest{Name: name, Management: m})
+	op, err := c.whenIdle(ctx, func() (*containerpb.Operation, error) {
+		return c.cm.SetNodePoolManagement(ctx, &containerpb.SetNodePoolManagementRequest{Name: name, Management: m})
+	})
 	return c.finish(ctx, ref, "setting management of node pool "+name, op, err)
 }
 
 // DeleteNodePool deletes a pool and waits; a pool that is already gone is ErrNotFound.
 func (c *Client) DeleteNodePool(ctx context.Context, ref ClusterRef, pool string) error {
 	name := poolName(ref, pool)
-	op, err := c.cm.DeleteNodePool(ctx, &containerpb.DeleteNodePoolRequest{Name: name})
+	op, err := c.whenIdle(ctx, func() (*containerpb.Operation, error) {
+		return c.cm.DeleteNodePool(ctx, &containerpb.DeleteNodePoolRequest{Name: name})
+	})
 	return c.finish(ctx, ref, "deleting node pool "+name, op, err)
+}
+
+// whenIdle runs a mutating call, retrying every PollInterval while GKE refuses it because
+// another operation is running on the cluster ("Cluster is running incompatible operation"),
+// which GKE reports as FAILED_PRECONDITION. Other errors return at once.
+func (c *Client) whenIdle(ctx context.Context, call func() (*containerpb.Operation, error)) (*containerpb.Operation, error) {
+	var op *containerpb.Operation
+	var callErr, busyErr error
+	err := wait.PollUntilContextCancel(ctx, c.poll, true, func(ctx context.Context) (bool, error) {
+		op, callErr = call()
+		switch {
+		case callErr != nil && isBusy(callErr):
+			busyErr = callErr
+			return false, nil
+		case callErr != nil && ctx.Err() != nil:
+			return false, ctx.Err() // the deadline cut the call short; report the wait below
+		}
+		return true, nil
+	})
+	if err != nil {
+		if busyErr != nil {
+			return nil, fmt.Errorf("%w (the cluster was still busy: %w)", err, busyErr)
+		}
+		return nil, err
+	}
+	return op, callErr
+}
+
+func isBusy(err error) bool {
+	st, ok := status.FromError(err)
+	return ok && st.Code() == codes.FailedPrecondition && strings.Contains(strings.ToLower(st.Message()), "incompatible operation")
 }
 
 func (c *Client) finish(ctx context.Context, ref ClusterRef, what string, op *containerpb.Operation, err error) error {

@@ -22,6 +22,10 @@ type fakeGKE struct {
 	containerpb.UnimplementedClusterManagerServer
 
 	mu        sync.Mutex
+	busy      int // SetNodePoolSize calls refused as busy before one is accepted
+	sizeCalls int
+	onRefuse  func(n int) // called after the n-th busy refusal
+	onPoll    func(n int) // called after the n-th GetOperation
 	pollsLeft map[string]int
 	opErr     map[string]*status.Status
 	polled    []string
@@ -52,6 +56,23 @@ func (f *fakeGKE) CreateNodePool(_ context.Context, r *containerpb.CreateNodePoo
 	return f.startOp("op-create", 2, nil), nil
 }
 
+func (f *fakeGKE) SetNodePoolSize(_ context.Context, r *containerpb.SetNodePoolSizeRequest) (*containerpb.Operation, error) {
+	f.mu.Lock()
+	f.sizeCalls++
+	refuse, n, hook := f.sizeCalls <= f.busy, f.sizeCalls, f.onRefuse
+	f.mu.Unlock()
+	if refuse {
+		if hook != nil {
+			hook(n)
+		}
+		return nil, grpcstatus.Errorf(codes.FailedPrecondition, "Cluster is running incompatible operation operation-123.")
+	}
+	if r.GetNodeCount() < 0 {
+		return nil, grpcstatus.Errorf(codes.InvalidArgument, "node_count must be >= 0")
+	}
+	return f.startOp("op-size", 1, nil), nil
+}
+
 func (f *fakeGKE) DeleteNodePool(_ context.Context, r *containerpb.DeleteNodePoolRequest) (*containerpb.Operation, error) {
 	return nil, grpcstatus.Errorf(codes.NotFound, "node pool %q not found", r.GetName())
 }
@@ -60,6 +81,9 @@ func (f *fakeGKE) GetOperation(_ context.Context, r *containerpb.GetOperationReq
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.polled = append(f.polled, r.GetName())
+	if f.onPoll != nil {
+		f.onPoll(len(f.polled))
+	}
 	id := r.GetName()[strings.LastIndex(r.GetName(), "/")+1:]
 	left, ok := f.pollsLeft[id]
 	if !ok {
@@ -135,12 +159,17 @@ func TestOperationErrorSurfaced(t *testing.T) {
 }
 
 func TestOperationWaiterHonoursContext(t *testing.T) {
-	_, c := startFake(t)
-	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+	f, c := startFake(t)
+	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
+	f.onPoll = func(n int) {
+		if n == 3 {
+			cancel() // the caller gives up while the operation is still RUNNING
+		}
+	}
 	start := time.Now()
 	err := c.CreateNodePool(ctx, ref, &containerpb.NodePool{Name: "slow"})
-	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "RUNNING") {
+	if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "RUNNING") {
 		t.Fatalf("error = %v, want deadline exceeded with the last status", err)
 	}
 	if d := time.Since(start); d > 2*time.Second {
@@ -184,5 +213,35 @@ func TestTokenSourceChoices(t *testing.T) {
 	_, err = TokenSource(ctx, Auth{Credentials: "/does/not/exist.json"})
 	if err == nil || strings.Contains(err.Error(), "/does/not") {
 		t.Fatalf("missing file error = %v (must not echo the value)", err)
+	}
+}
+
+func TestMutationRetriedWhileClusterBusy(t *testing.T) {
+	f, c := startFake(t)
+	f.busy = 3
+	if err := c.SetNodePoolSize(t.Context(), ref, "pool-a", 3); err != nil {
+		t.Fatal(err)
+	}
+	if f.sizeCalls != 4 {
+		t.Fatalf("SetNodePoolSize called %d times, want 4 (3 refused as busy)", f.sizeCalls)
+	}
+	// Other errors are not retried.
+	f.sizeCalls, f.busy = 0, 0
+	err := c.SetNodePoolSize(t.Context(), ref, "pool-a", -1)
+	if err == nil || !strings.Contains(err.Error(), "node_count must be >= 0") || f.sizeCalls != 1 {
+		t.Fatalf("error = %v after %d calls, want the InvalidArgument message after 1 call", err, f.sizeCalls)
+	}
+	// A cluster that stays busy gives up with the context and says why.
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	f.sizeCalls, f.busy = 0, 1<<30
+	f.onRefuse = func(n int) {
+		if n == 3 {
+			cancel() // the caller gives up while the cluster is still busy
+		}
+	}
+	err = c.SetNodePoolSize(ctx, ref, "pool-a", 3)
+	if err == nil || !strings.Contains(err.Error(), "incompatible operation") {
+		t.Fatalf("error = %v, want the busy message", err)
 	}
 }
