@@ -46,12 +46,16 @@ const (
 	EnvSandboxBin = "OLAPGKE_SANDBOX_BIN"
 	// EnvKeepSandbox keeps the sandbox state directory after the tests (it is always kept on failure).
 	EnvKeepSandbox = "OLAPGKE_KEEP_SANDBOX"
+	// EnvStartTimeout overrides StartTimeout (a Go duration).
+	EnvStartTimeout = "OLAPGKE_SANDBOX_START_TIMEOUT"
 )
 
 // Timeouts of the harness.
 var (
-	// StartTimeout bounds the wait for DIR/ready after the sandbox process started.
-	StartTimeout = 120 * time.Second
+	// StartTimeout bounds the wait for DIR/ready after the sandbox process started. The
+	// control plane is up in seconds on an idle machine; the margin is for CI machines where
+	// several test packages (each with its own sandbox) and builds share two cores.
+	StartTimeout = 240 * time.Second
 	// StopTimeout is how long the sandbox gets to exit after SIGTERM before it is killed.
 	StopTimeout = 30 * time.Second
 )
@@ -197,7 +201,13 @@ func start(ctx context.Context) (*Env, error) {
 	}
 	started = p
 
-	if err := p.waitReady(ctx, StartTimeout); err != nil {
+	timeout := StartTimeout
+	if v := os.Getenv(EnvStartTimeout); v != "" {
+		if timeout, err = time.ParseDuration(v); err != nil {
+			return nil, fmt.Errorf("%s=%q: %w", EnvStartTimeout, v, err)
+		}
+	}
+	if err := p.waitReady(ctx, timeout); err != nil {
 		return nil, err
 	}
 	vars, err := readEnvFile(filepath.Join(dir, "env"))
