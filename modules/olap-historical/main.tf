@@ -111,6 +111,8 @@ resource "olapgke_topolvm_device_class" "this" {
   type         = var.device_class.type
   thin_pool    = var.device_class.thin_pool
 
+  force_destroy = var.device_class.force_destroy
+
   storage_class = {
     name    = local.storage_class_name
     fs_type = var.device_class.fs_type

@@ -96,6 +96,8 @@ variable "device_class" {
     }))
     storage_class_name = optional(string)
     fs_type            = optional(string, "xfs")
+    # Allow destroying the class while PVs use it (their data stays stranded on the nodes).
+    force_destroy = optional(bool, false)
   })
   default = {}
 
