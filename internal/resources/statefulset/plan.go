@@ -149,6 +149,11 @@ func (r *statefulSetResource) planChange(ctx context.Context, plan, state *resou
 		replace = true
 		plan.UID = types.StringUnknown()
 		diags.Append(replacementWarning(m, p))
+		if state == nil {
+			// The create half of a replacement is planned again during apply, after the old
+			// object is gone, so its ordinals are only known then.
+			plan.Ordinals = types.ListUnknown(ordinalType)
+		}
 	}
 	diags.Append(verdictDiagnostics(m, p, plan.AllowUnschedulable.ValueBool())...)
 	return replace

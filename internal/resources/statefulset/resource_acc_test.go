@@ -45,7 +45,7 @@ func wrapped(pattern string) *regexp.Regexp {
 // stsConfig is the resource with the manifest written as users write it: yamldecode of a YAML
 // document. strategy is the YAML of spec.updateStrategy; extra is HCL attribute lines.
 type stsConfig struct {
-	ns, name, image, pool, strategy, extra string
+	ns, name, image, pool, strategy, extra, storage string
 	replicas                               int
 }
 
@@ -62,6 +62,9 @@ func (c stsConfig) String() string {
 	if c.replicas == 0 {
 		c.replicas = 3
 	}
+	if c.storage == "" {
+		c.storage = "1Gi"
+	}
 	return fmt.Sprintf(`
 resource "olapgke_statefulset" "test" {
   manifest = yamldecode(<<-EOT
@@ -73,6 +76,7 @@ resource "olapgke_statefulset" "test" {
     spec:
       serviceName: %[2]s
       replicas: %[6]d
+      persistentVolumeClaimRetentionPolicy: {whenDeleted: Retain, whenScaled: Retain}
       selector:
         matchLabels: {app: %[2]s}
       updateStrategy: %[5]s
@@ -99,12 +103,12 @@ resource "olapgke_statefulset" "test" {
           # volumeClaimTemplates is an atomic list: the server's defaults inside it belong to the
           # applier, so import brings volumeMode back; writing it keeps import exact.
           volumeMode: Filesystem
-          resources: {requests: {storage: 1Gi}}
+          resources: {requests: {storage: %[8]s}}
     EOT
   )
 %[7]s
 }
-`, c.ns, c.name, c.image, c.pool, c.strategy, c.replicas, c.extra)
+`, c.ns, c.name, c.image, c.pool, c.strategy, c.replicas, c.extra, c.storage)
 }
 
 // namespace creates a namespace for one test and deletes it afterwards.
@@ -453,5 +457,55 @@ func TestAccStatefulSet_BadManifests(t *testing.T) {
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
 		Steps:                    steps,
+	})
+}
+
+// A change the API server refuses in place (volumeClaimTemplates) replaces the StatefulSet; with
+// whenDeleted: Retain the new object re-adopts the PVCs by name.
+func TestAccStatefulSet_ImmutableReplace(t *testing.T) {
+	env := acctest.Sandbox(t)
+	t.Parallel()
+	ns := namespace(t, env.Kube, "sts-replace")
+	cfg := stsConfig{ns: ns, name: "hist", replicas: 2}
+	bigger := cfg
+	bigger.storage = "2Gi"
+	pvcs := map[string]types.UID{}
+	recordPVCs := func(*terraform.State) error {
+		l, err := env.Kube.CoreV1().PersistentVolumeClaims(ns).List(context.Background(), metav1.ListOptions{})
+		if err != nil {
+			return err
+		}
+		for _, p := range l.Items {
+			pvcs[p.Name] = p.UID
+		}
+		if len(pvcs) != 2 {
+			return fmt.Errorf("PVCs: %v", pvcs)
+		}
+		return nil
+	}
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{Config: cfg.String(), Check: recordPVCs},
+			{
+				Config: bigger.String(),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(res, plancheck.ResourceActionDestroyBeforeCreate),
+				}},
+				Check: func(*terraform.State) error {
+					for name, uid := range pvcs {
+						p, err := env.Kube.CoreV1().PersistentVolumeClaims(ns).Get(context.Background(), name, metav1.GetOptions{})
+						if err != nil {
+							return err
+						}
+						if p.UID != uid {
+							return fmt.Errorf("PVC %s was recreated, not re-adopted", name)
+						}
+					}
+					return nil
+				},
+			},
+		},
 	})
 }
