@@ -46,7 +46,7 @@ func wrapped(pattern string) *regexp.Regexp {
 // document. strategy is the YAML of spec.updateStrategy; extra is HCL attribute lines.
 type stsConfig struct {
 	ns, name, image, pool, strategy, extra, storage string
-	replicas                               int
+	replicas                                        int
 }
 
 func (c stsConfig) String() string {
