@@ -5,6 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/types"
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -127,5 +130,55 @@ func TestEnsureStorageClass(t *testing.T) {
 	got, _ = kube.StorageV1().StorageClasses().Get(ctx, "topolvm-fast", metav1.GetOptions{})
 	if got.Parameters[FSTypeParam] != "ext4" || got.Labels["theirs"] != "1" {
 		t.Fatalf("replaced object: %v %v", got.Parameters, got.Labels)
+	}
+}
+
+func scObject(name, fs string) types.Object {
+	return types.ObjectValueMust(scAttrTypes, map[string]attr.Value{
+		"name": types.StringValue(name), "fs_type": types.StringValue(fs), "reclaim_policy": types.StringValue("Delete"),
+		"allow_volume_expansion": types.BoolValue(true), "is_default": types.BoolValue(false),
+		"volume_binding_mode": types.StringValue(bindingWaitForUser),
+		"labels":              types.MapNull(types.StringType), "annotations": types.MapNull(types.StringType),
+	})
+}
+
+func TestPlanStorageClassWarnsOnReplacement(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	reclaim := corev1.PersistentVolumeReclaimDelete
+	binding := storagev1.VolumeBindingWaitForFirstConsumer
+	kube := fake.NewClientset(&storagev1.StorageClass{
+		ObjectMeta:  metav1.ObjectMeta{Name: "topolvm-fast"},
+		Provisioner: Provisioner, Parameters: map[string]string{DeviceClassParam: "fast", FSTypeParam: "xfs"},
+		ReclaimPolicy: &reclaim, VolumeBindingMode: &binding,
+	})
+	tests := map[string]struct {
+		state, plan types.Object
+		want        string // "" = no warning
+	}{
+		"unchanged":     {state: scObject("topolvm-fast", "xfs"), plan: scObject("topolvm-fast", "xfs")},
+		"fs type":       {state: scObject("topolvm-fast", "xfs"), plan: scObject("topolvm-fast", "ext4"), want: "immutable fields differ: parameters"},
+		"renamed":       {state: scObject("topolvm-fast", "xfs"), plan: scObject("topolvm-fast2", "xfs"), want: `its name changes from "topolvm-fast" to "topolvm-fast2"`},
+		"adopt differs": {state: types.ObjectNull(scAttrTypes), plan: scObject("topolvm-fast", "btrfs"), want: "immutable fields differ"},
+	}
+	r := &deviceClassResource{}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			state := &model{StorageClass: tc.state}
+			plan := &model{StorageClass: tc.plan}
+			var diags diag.Diagnostics
+			r.planStorageClass(ctx, kube, state, plan, "fast", &diags)
+			if tc.want == "" {
+				if len(diags) != 0 {
+					t.Fatalf("unexpected diagnostics %v", diags)
+				}
+				return
+			}
+			if len(diags) != 1 || diags[0].Severity() != diag.SeverityWarning || diags[0].Summary() != "StorageClass Will Be Replaced" ||
+				!strings.Contains(diags[0].Detail(), tc.want) || !strings.Contains(diags[0].Detail(), "existing PVCs and PVs are unaffected") {
+				t.Fatalf("diagnostics %v, want one warning mentioning %q", diags, tc.want)
+			}
+		})
 	}
 }

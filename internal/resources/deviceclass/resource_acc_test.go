@@ -20,6 +20,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apiresource "k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	k8stypes "k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
@@ -132,7 +133,9 @@ func checkLVMD(kube kubernetes.Interface, classes ...string) resource.TestCheckF
 	}
 }
 
-func configTwoClasses(fastSpare int) string {
+func configTwoClasses(fastSpare int) string { return configTwoClassesFS(fastSpare, "xfs") }
+
+func configTwoClassesFS(fastSpare int, fsType string) string {
 	return fmt.Sprintf(`
 resource "olapgke_topolvm_device_class" "fast" {
   name         = "fast"
@@ -144,8 +147,9 @@ resource "olapgke_topolvm_device_class" "fast" {
     overprovision_ratio = 2
   }
   storage_class = {
-    name   = "topolvm-fast"
-    labels = { "olapgke.io/test" = "two-classes" }
+    name    = "topolvm-fast"
+    fs_type = %q
+    labels  = { "olapgke.io/test" = "two-classes" }
   }
 }
 
@@ -159,7 +163,7 @@ resource "olapgke_topolvm_device_class" "bulk" {
     overprovision_ratio = 4.5
   }
 }
-`, fastSpare)
+`, fastSpare, fsType)
 }
 
 // TestAccTopoLVMDeviceClass_TwoClassesOneConfigMap creates two thin classes in the default lvmd
@@ -169,6 +173,7 @@ func TestAccTopoLVMDeviceClass_TwoClassesOneConfigMap(t *testing.T) {
 	env := acctest.Sandbox(t)
 	kube := env.Kube
 	fast := "olapgke_topolvm_device_class.fast"
+	var scUID k8stypes.UID
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
@@ -216,6 +221,24 @@ func TestAccTopoLVMDeviceClass_TwoClassesOneConfigMap(t *testing.T) {
 				),
 			},
 			{
+				// fs_type is an immutable StorageClass parameter: the object is replaced, lvmd untouched.
+				PreConfig: func() { scUID = storageClassUID(t, kube, "topolvm-fast") },
+				Config:    configTwoClassesFS(50, "ext4"),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(fast, plancheck.ResourceActionUpdate),
+				}},
+				Check: func(*terraform.State) error {
+					sc, err := kube.StorageV1().StorageClasses().Get(context.Background(), "topolvm-fast", metav1.GetOptions{})
+					if err != nil {
+						return err
+					}
+					if sc.UID == scUID || sc.Parameters["csi.storage.k8s.io/fstype"] != "ext4" || sc.Labels["olapgke.io/test"] != "two-classes" {
+						return fmt.Errorf("StorageClass not replaced as expected: uid %s (was %s), parameters %v, labels %v", sc.UID, scUID, sc.Parameters, sc.Labels)
+					}
+					return nil
+				},
+			},
+			{
 				ResourceName:            fast,
 				ImportState:             true,
 				ImportStateId:           "topolvm-system/topolvm-lvmd-0/fast",
@@ -231,6 +254,15 @@ func TestAccTopoLVMDeviceClass_TwoClassesOneConfigMap(t *testing.T) {
 			},
 		},
 	})
+}
+
+func storageClassUID(t *testing.T, kube kubernetes.Interface, name string) k8stypes.UID {
+	t.Helper()
+	sc, err := kube.StorageV1().StorageClasses().Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("reading StorageClass %s: %v", name, err)
+	}
+	return sc.UID
 }
 
 func firstNode(t *testing.T, kube kubernetes.Interface) string {
