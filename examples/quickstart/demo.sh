@@ -20,7 +20,6 @@ SANDBOX_BIN="${SANDBOX_BIN:-$ROOT/.bin/olapgke-sandbox}"
 # the module source ../../modules/olap-historical resolves the same way.
 DEMO_DIR="$ROOT/.cache/demo"
 SANDBOX_DIR="$ROOT/.cache/demo-sandbox"
-READY_TIMEOUT="${READY_TIMEOUT:-180}"
 
 start=$(date +%s)
 step() { printf '\n\033[1m==> [%3ds] %s\033[0m\n' "$(($(date +%s) - start))" "$*"; }
@@ -30,17 +29,13 @@ command -v terraform >/dev/null || die "terraform is not on PATH. The demo runs 
 [[ -x "$PROVIDER_BIN_DIR/terraform-provider-olapgke" ]] || die "no provider binary in $PROVIDER_BIN_DIR: run make demo (it builds it) or make build."
 [[ -x "$SANDBOX_BIN" ]] || die "no sandbox binary at $SANDBOX_BIN: run make demo (it builds it) or make sandbox-bin."
 
+# shellcheck source=sandbox.sh
+. "$ROOT/examples/quickstart/sandbox.sh"
+
 # Terraform: the freshly built provider through dev_overrides, no registry, no init.
-rm -rf "$DEMO_DIR" "$SANDBOX_DIR"
-mkdir -p "$DEMO_DIR" "$SANDBOX_DIR"
-cat >"$DEMO_DIR/dev.tfrc" <<EOF
-provider_installation {
-  dev_overrides {
-    "registry.terraform.io/olapgke/olapgke" = "$PROVIDER_BIN_DIR"
-  }
-  direct {}
-}
-EOF
+rm -rf "$DEMO_DIR"
+mkdir -p "$DEMO_DIR"
+write_dev_tfrc "$DEMO_DIR/dev.tfrc" "$PROVIDER_BIN_DIR"
 export TF_CLI_CONFIG_FILE="$DEMO_DIR/dev.tfrc" TF_IN_AUTOMATION=1 CHECKPOINT_DISABLE=1
 unset TF_LOG TF_LOG_PROVIDER TF_LOG_CORE
 cp "$ROOT/examples/quickstart/main.tf" "$DEMO_DIR/"
@@ -73,38 +68,19 @@ tf_show() {
 	return "$rc"
 }
 
-sandbox_pid=""
-stop_sandbox() {
+on_exit() {
 	local rc=$?
-	if [[ -n "$sandbox_pid" ]] && kill -0 "$sandbox_pid" 2>/dev/null; then
-		step "stopping the sandbox (pid $sandbox_pid)"
-		kill -TERM "$sandbox_pid" 2>/dev/null || true
-		for _ in $(seq 1 60); do kill -0 "$sandbox_pid" 2>/dev/null || break; sleep 0.5; done
-		kill -0 "$sandbox_pid" 2>/dev/null && kill -KILL "$sandbox_pid" 2>/dev/null || true
-		wait "$sandbox_pid" 2>/dev/null || true
-	fi
+	sandbox_stop
 	if [[ $rc -ne 0 ]]; then
 		echo "demo: FAILED (exit $rc). Sandbox log: $SANDBOX_DIR/sandbox.log; terraform files: $DEMO_DIR" >&2
 	fi
 	exit $rc
 }
-trap stop_sandbox EXIT
 trap 'exit 130' INT TERM
 
 step "starting the sandbox (Kubernetes control plane, KWOK nodes, TopoLVM and GKE emulators)"
-"$SANDBOX_BIN" up --state-dir "$SANDBOX_DIR" >"$SANDBOX_DIR/stdout.log" 2>&1 &
-sandbox_pid=$!
-# Poll with a deadline: the sandbox writes DIR/ready once every component is up.
-deadline=$(($(date +%s) + READY_TIMEOUT))
-until [[ -f "$SANDBOX_DIR/ready" ]]; do
-	kill -0 "$sandbox_pid" 2>/dev/null || { tail -n 30 "$SANDBOX_DIR/stdout.log" >&2; die "the sandbox exited before it was ready"; }
-	(($(date +%s) < deadline)) || { tail -n 30 "$SANDBOX_DIR/stdout.log" >&2; die "the sandbox was not ready after ${READY_TIMEOUT}s"; }
-	sleep 0.2
-done
-set -a
-# shellcheck disable=SC1091
-. "$SANDBOX_DIR/env"
-set +a
+sandbox_start "$SANDBOX_BIN" "$SANDBOX_DIR" || die "could not start the sandbox"
+trap on_exit EXIT
 echo "    ready: cluster $OLAPGKE_CLUSTER in $OLAPGKE_LOCATION (project $GOOGLE_PROJECT), GKE API at $OLAPGKE_CONTAINER_ENDPOINT"
 
 step "1/5 apply examples/quickstart: pools a and b, TopoLVM device class, StatefulSet historical on pool a"
