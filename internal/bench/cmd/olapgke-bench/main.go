@@ -1,0 +1,132 @@
+// Command olapgke-bench runs the performance scenarios of `make bench` on the local sandbox and
+// writes BENCHMARKS.md: planner Go benchmarks, then per world size (50 / 500 nodes) sandbox
+// start-up and memory, plan cost at 10 / 50 / 200 ordinals, and (on the first world) a
+// migration of 10 ordinals by olapgke_statefulset_migration against a kubectl loop.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/olapgke/terraform-provider-olapgke/internal/bench"
+)
+
+func main() {
+	root, _ := os.Getwd()
+	var (
+		sandboxBin  = flag.String("sandbox-bin", filepath.Join(root, ".bin/olapgke-sandbox"), "olapgke-sandbox binary")
+		providerDir = flag.String("provider-dir", filepath.Join(root, ".bin"), "directory holding terraform-provider-olapgke (dev_overrides)")
+		kubectl     = flag.String("kubectl", filepath.Join(root, ".bin/kubectl"), "kubectl binary for the comparison loop")
+		work        = flag.String("work", filepath.Join(root, ".cache/bench"), "scratch directory (sandbox state, terraform dirs, logs)")
+		out         = flag.String("out", filepath.Join(root, "BENCHMARKS.md"), "Markdown report to write (empty: stdout only)")
+		nodesFlag   = flag.String("nodes", "50,500", "world sizes (total nodes; pool-b gets 5 of them)")
+		ordFlag     = flag.String("ordinals", "10,50,200", "StatefulSet sizes for the plan scenario")
+		migrate     = flag.Int("migrate", 10, "ordinals to migrate on the first world (0: skip)")
+		runs        = flag.Int("plan-runs", 3, "`terraform plan -refresh=false` runs per cell")
+		planner     = flag.Bool("planner", true, "run the planner Go benchmarks")
+	)
+	flag.Parse()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	logf := func(format string, a ...any) { log.Printf(format, a...) }
+
+	nodes, err := ints(*nodesFlag)
+	if err != nil {
+		log.Fatalf("-nodes: %v", err)
+	}
+	ords, err := ints(*ordFlag)
+	if err != nil {
+		log.Fatalf("-ordinals: %v", err)
+	}
+	for _, f := range []string{*sandboxBin, filepath.Join(*providerDir, "terraform-provider-olapgke")} {
+		if _, err := os.Stat(f); err != nil {
+			log.Fatalf("%s missing (make bench builds it): %v", f, err)
+		}
+	}
+	if *migrate > 0 {
+		if _, err := os.Stat(*kubectl); err != nil {
+			log.Fatalf("kubectl missing at %s (make bench builds it): %v", *kubectl, err)
+		}
+	}
+
+	res := &bench.Results{Started: time.Now(), Machine: bench.DescribeMachine(ctx)}
+	if *planner {
+		logf("planner benchmarks")
+		cmd := exec.CommandContext(ctx, "go", "test", "-run", "^$", "-bench", "^BenchmarkBuild", "-benchmem", "-count", "1", "-timeout", "20m", "./internal/planner/")
+		b, err := cmd.CombinedOutput()
+		res.Planner = bench.ParseGoBench(string(b))
+		if err != nil || len(res.Planner) == 0 {
+			res.PlannerErr = fmt.Sprintf("%v\n%s", err, b)
+		}
+		for _, g := range res.Planner {
+			logf("  %s: %.1f ms/op, %.0f B/op, %.0f allocs/op", g.Name, g.NsPerOp/1e6, g.BytesPerOp, g.AllocsPerOp)
+		}
+	}
+
+	for i, n := range nodes {
+		dir := filepath.Join(*work, fmt.Sprintf("nodes-%d", n))
+		_ = os.RemoveAll(dir)
+		logf("sandbox with %d nodes", n)
+		sr := bench.SandboxResult{Nodes: n}
+		sb, err := bench.StartSandbox(ctx, *sandboxBin, dir, bench.World(n-5, 5), 15*time.Minute)
+		if err != nil {
+			sr.Err = err.Error()
+			res.Sandboxes = append(res.Sandboxes, sr)
+			logf("  %v", err)
+			continue
+		}
+		sr.Ready, sr.CPU, sr.ReadyNodes, sr.RSSReadyMiB = sb.StartToReady, sb.CPUToReady, sb.ReadyNodes, sb.RSSAtReadyMiB
+		logf("  ready in %s (CPU %s), %d Ready nodes, peak RSS %d MiB", sb.StartToReady.Round(time.Millisecond), sb.CPUToReady, sb.ReadyNodes, sb.RSSAtReadyMiB)
+		proxy, err := bench.NewProxy(sb.Rest)
+		if err != nil {
+			sb.Stop()
+			log.Fatalf("proxy: %v", err)
+		}
+		res.Plans = append(res.Plans, bench.PlanScenario(ctx, sb, proxy, *providerDir, filepath.Join(dir, "plan"), n, ords, *runs, logf)...)
+		if i == 0 && *migrate > 0 && ctx.Err() == nil {
+			m := bench.MigrationScenario(ctx, sb, proxy, *providerDir, *kubectl, filepath.Join(dir, "migrate"), *migrate, logf)
+			res.Migration = &m
+		}
+		sr.RSSEndMiB = sb.PeakRSSMiB()
+		res.Sandboxes = append(res.Sandboxes, sr)
+		_ = proxy.Close()
+		sb.Stop()
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	res.Finished = time.Now()
+	md := res.Markdown()
+	fmt.Print(md)
+	if *out != "" {
+		if err := os.WriteFile(*out, []byte(md), 0o644); err != nil {
+			log.Fatal(err)
+		}
+		logf("wrote %s", *out)
+	}
+}
+
+func ints(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		v, err := strconv.Atoi(f)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}

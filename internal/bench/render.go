@@ -1,0 +1,253 @@
+package bench
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.0f", float64(d)/float64(time.Millisecond)) }
+func secs(d time.Duration) string { return fmt.Sprintf("%.2f", d.Seconds()) }
+func yes(ok bool) string {
+	if ok {
+		return "yes"
+	}
+	return "**NO**"
+}
+
+var scaleRE = regexp.MustCompile(`ordinals=(\d+)/nodes=(\d+)`)
+
+// Markdown renders BENCHMARKS.md.
+func (r *Results) Markdown() string {
+	var b strings.Builder
+	w := func(format string, a ...any) { fmt.Fprintf(&b, format+"\n", a...) }
+	w("# olapgke benchmarks")
+	w("")
+	w("Written by `make bench` (`internal/bench`, driver `internal/bench/cmd/olapgke-bench`) from one run, %s to %s UTC (%s).",
+		r.Started.UTC().Format("2006-01-02 15:04"), r.Finished.UTC().Format("15:04"), r.Finished.Sub(r.Started).Round(time.Second))
+	w("Machine: %d CPUs (%s), %s RAM; %s; %s; load average (1/5/15 min) before the run: %s, after: %s.",
+		r.Machine.CPUs, r.Machine.Model, r.Machine.Mem, r.Machine.Go, r.Machine.TF, r.Machine.LoadBefore, LoadAvg())
+	w("The machine is shared (other builds and tests run on the same 2 cores), so absolute times are noisy;")
+	w("the comparisons below are side by side in the same run.")
+	w("")
+	w("## Targets (issue 11)")
+	w("")
+	w("| target | measured | holds |")
+	w("|---|---|---|")
+	for _, v := range r.verdicts() {
+		w("| %s | %s | %s |", v[0], v[1], v[2])
+	}
+	for _, n := range r.Notes {
+		w("")
+		w("%s", n)
+	}
+
+	w("")
+	w("## 1. Plan of `olapgke_statefulset` (template change that recreates every ordinal)")
+	w("")
+	w("Real `terraform plan` with the built provider through `dev_overrides`. The StatefulSet (Parallel, RollingUpdate, one 1 GiB TopoLVM claim per ordinal, on pool-a) is applied and all Pods are Ready first; the plan changes a template annotation, so ModifyPlan runs the server-side dry run, the snapshot LISTs and the planner, and lists every ordinal as a recreate with its placement verdict.")
+	w("*Provider ms* is the provider's own `olapgke plan timing` log line (ModifyPlan, TF_LOG_PROVIDER=DEBUG), median of the `plan -refresh=false` runs (all runs in brackets). *Requests* are counted at a loopback proxy between the provider and the API server: `plan -refresh=false` isolates the per-ordinal plan; *full plan* adds the refresh (the resource's Read).")
+	w("")
+	w("| nodes | ordinals | provider ms, median [runs] | `terraform plan -refresh=false` wall s (median) | requests (plan only) | by verb | requests (full plan) | full plan wall s |")
+	w("|---|---|---|---|---|---|---|---|")
+	for _, p := range r.Plans {
+		if p.Err != "" {
+			w("| %d | %d | failed: %s | | | | | |", p.Nodes, p.Ordinals, oneLine(p.Err))
+			continue
+		}
+		var runs []string
+		for _, v := range p.ProviderMS {
+			runs = append(runs, fmt.Sprintf("%.0f", v))
+		}
+		var totals []string
+		for _, q := range p.Requests {
+			totals = append(totals, strconv.Itoa(q.Total()))
+		}
+		w("| %d | %d | %.0f [%s] | %s | %s | %s | %d | %s |", p.Nodes, p.Ordinals, median(p.ProviderMS), strings.Join(runs, ", "),
+			secs(median(p.Wall)), strings.Join(totals, ", "), p.Requests[0].ByVerb(), p.RefreshRequests.Total(), secs(p.RefreshWall))
+	}
+	if last := r.lastPlan(); last != nil {
+		w("")
+		w("Requests of one `plan -refresh=false` at %d nodes x %d ordinals, then of the full plan:", last.Nodes, last.Ordinals)
+		w("")
+		w("```")
+		for _, k := range last.Requests[0].Keys() {
+			w("%s", k)
+		}
+		w("--- full plan (refresh + plan)")
+		for _, k := range last.RefreshRequests.Keys() {
+			w("%s", k)
+		}
+		w("```")
+	}
+
+	w("")
+	w("## 2. Migration of %d ordinals", r.migOrdinals())
+	w("")
+	if m := r.Migration; m == nil {
+		w("Not run.")
+	} else if m.Err != "" && m.Provider.N == 0 {
+		w("Failed: %s", fence(m.Err))
+	} else {
+		w("Same StatefulSet (OnDelete, grace period 1 s, one 1 GiB TopoLVM claim per ordinal), same session: first `olapgke_statefulset_migration` moves every ordinal pool-a -> pool-b (`terraform apply`), then a kubectl loop (real kubectl v1.37 built from k8s.io/kubectl) moves them back with the same steps in the same order (`kubectl delete pvc --wait=false`, `kubectl delete pod`, `kubectl wait --for=condition=Ready`, retried while the Pod does not exist yet).")
+		w("*Cluster latency* of one ordinal: old Pod seen terminating -> its successor seen Ready, from a Pod watch in the benchmark process (object timestamps have 1 s resolution). *Span*: first old Pod terminating -> last new Pod Ready. *Overhead* = span / sum of cluster latencies - 1: time between the moves that the tool, not the cluster, spends.")
+		w("")
+		w("| tool | moves | span s | sum of cluster latency s | overhead | whole command wall s | API requests |")
+		w("|---|---|---|---|---|---|---|")
+		w("| olapgke_statefulset_migration | %d | %s | %s | %.1f%% | %s (`terraform apply`, incl. CLI start, refresh, plan) | %d (%s) |", m.Provider.N, secs(m.Provider.Span), secs(m.Provider.Sum), 100*m.Provider.Overhead(), secs(m.ProviderApply), m.ProviderRequests.Total(), m.ProviderRequests.ByVerb())
+		if m.Kubectl.N > 0 {
+			w("| kubectl loop | %d | %s | %s | %.1f%% | %s (bash loop) | not counted (direct) |", m.Kubectl.N, secs(m.Kubectl.Span), secs(m.Kubectl.Sum), 100*m.Kubectl.Overhead(), secs(m.KubectlLoop))
+		}
+		if m.Err != "" {
+			w("")
+			w("Error: %s", fence(m.Err))
+		}
+	}
+
+	w("")
+	w("## 3. Sandbox start-up and memory")
+	w("")
+	w("`olapgke-sandbox up --config` with pool-a of N-5 and pool-b of 5 nodes (KWOK). Ready = DIR/ready exists (all nodes Ready, TopoLVM capacity published). Peak RSS is the process's VmHWM at ready and at the end of that sandbox's plan (and migration) runs. `internal/sandbox/bench/startup.sh` measures the same alone.")
+	w("")
+	w("| nodes | start to ready s | CPU s to ready | Ready nodes | peak RSS at ready MiB | peak RSS at end MiB |")
+	w("|---|---|---|---|---|---|")
+	for _, s := range r.Sandboxes {
+		if s.Err != "" {
+			w("| %d | failed: %s | | | | |", s.Nodes, oneLine(s.Err))
+			continue
+		}
+		w("| %d | %s | %s | %d | %d | %d |", s.Nodes, secs(s.Ready), secs(s.CPU), s.ReadyNodes, s.RSSReadyMiB, s.RSSEndMiB)
+	}
+
+	w("")
+	w("## 4. Planner alone (`go test -bench 'BenchmarkBuild' -benchmem ./internal/planner/`)")
+	w("")
+	if r.PlannerErr != "" {
+		w("Failed: %s", fence(r.PlannerErr))
+	}
+	w("BenchmarkBuild: 1,000 ordinals x 5,000 nodes (PVs pinned to pool-a, template moved to pool-b). BenchmarkBuildScale: the OnDelete case at growing sizes (nodes = 5 x ordinals).")
+	w("")
+	w("| benchmark | ms/op | KiB/op | allocs/op | bytes per ordinal | allocs per ordinal |")
+	w("|---|---|---|---|---|---|")
+	for _, g := range r.Planner {
+		per, aper := "", ""
+		if m := scaleRE.FindStringSubmatch(g.Name); m != nil {
+			o, _ := strconv.Atoi(m[1])
+			per, aper = fmt.Sprintf("%.0f", g.BytesPerOp/float64(o)), fmt.Sprintf("%.1f", g.AllocsPerOp/float64(o))
+		}
+		w("| %s | %.1f | %.0f | %.0f | %s | %s |", g.Name, g.NsPerOp/1e6, g.BytesPerOp/1024, g.AllocsPerOp, per, aper)
+	}
+	return b.String()
+}
+
+func (r *Results) migOrdinals() int {
+	if r.Migration != nil {
+		return r.Migration.Ordinals
+	}
+	return 0
+}
+
+func (r *Results) lastPlan() *PlanResult {
+	for i := len(r.Plans) - 1; i >= 0; i-- {
+		if r.Plans[i].Err == "" {
+			return &r.Plans[i]
+		}
+	}
+	return nil
+}
+
+func oneLine(s string) string {
+	s = strings.SplitN(s, "\n", 2)[0]
+	return strings.ReplaceAll(s, "|", "/")
+}
+
+func fence(s string) string { return "\n\n```\n" + s + "\n```" }
+
+// verdicts: target, measured, holds.
+func (r *Results) verdicts() [][3]string {
+	var out [][3]string
+	// Requests constant in ordinals, per node count.
+	byNodes := map[int][]PlanResult{}
+	var nodeOrder []int
+	for _, p := range r.Plans {
+		if _, ok := byNodes[p.Nodes]; !ok {
+			nodeOrder = append(nodeOrder, p.Nodes)
+		}
+		byNodes[p.Nodes] = append(byNodes[p.Nodes], p)
+	}
+	for _, n := range nodeOrder {
+		var parts []string
+		set, setFull := map[int]bool{}, map[int]bool{}
+		failed := false
+		for _, p := range byNodes[n] {
+			if p.Err != "" {
+				failed = true
+				continue
+			}
+			for _, q := range p.Requests {
+				set[q.Total()] = true
+			}
+			setFull[p.RefreshRequests.Total()] = true
+			parts = append(parts, fmt.Sprintf("%d ordinals: %d (full plan %d)", p.Ordinals, p.Requests[0].Total(), p.RefreshRequests.Total()))
+		}
+		out = append(out, [3]string{fmt.Sprintf("plan API requests do not grow with ordinals (%d nodes)", n), strings.Join(parts, "; "),
+			yes(!failed && len(parts) > 1 && len(set) == 1 && len(setFull) == 1)})
+	}
+	for _, p := range r.Plans {
+		if p.Nodes == 500 && p.Ordinals == 200 {
+			if p.Err != "" {
+				out = append(out, [3]string{"provider time of the plan at 200 ordinals x 500 nodes < 2 s", "failed: " + oneLine(p.Err), yes(false)})
+			} else {
+				m := median(p.ProviderMS)
+				out = append(out, [3]string{"provider time of the plan at 200 ordinals x 500 nodes < 2 s", fmt.Sprintf("%.0f ms (median)", m), yes(m < 2000)})
+			}
+		}
+	}
+	if m := r.Migration; m != nil && m.Provider.N > 0 {
+		out = append(out, [3]string{"migration overhead <= 5% over the cluster's own latency",
+			fmt.Sprintf("%.1f%% (span %ss, sum %ss)", 100*m.Provider.Overhead(), secs(m.Provider.Span), secs(m.Provider.Sum)), yes(m.Provider.Overhead() <= 0.05)})
+		if m.Kubectl.N > 0 {
+			out = append(out, [3]string{"migration not slower than the kubectl loop",
+				fmt.Sprintf("span %ss vs %ss; whole command %ss vs %ss", secs(m.Provider.Span), secs(m.Kubectl.Span), secs(m.ProviderApply), secs(m.KubectlLoop)),
+				yes(m.Provider.Span <= m.Kubectl.Span && m.ProviderApply <= m.KubectlLoop)})
+		}
+	} else {
+		out = append(out, [3]string{"migration overhead <= 5%", "not measured", yes(false)})
+	}
+	for _, s := range r.Sandboxes {
+		if s.Nodes != 500 {
+			continue
+		}
+		if s.Err != "" {
+			out = append(out, [3]string{"sandbox ready < 10 s and < 1 GiB at 500 nodes", "failed: " + oneLine(s.Err), yes(false)})
+			continue
+		}
+		out = append(out, [3]string{"sandbox start to ready < 10 s at 500 nodes", secs(s.Ready) + " s (CPU " + secs(s.CPU) + " s)", yes(s.Ready < 10*time.Second)})
+		out = append(out, [3]string{"sandbox peak RSS < 1 GiB at 500 nodes", fmt.Sprintf("%d MiB at ready, %d MiB at end", s.RSSReadyMiB, s.RSSEndMiB), yes(s.RSSEndMiB < 1024 && s.RSSReadyMiB < 1024)})
+	}
+	var worst GoBench
+	var scale []GoBench
+	for _, g := range r.Planner {
+		if strings.HasPrefix(g.Name, "BenchmarkBuild/") && g.NsPerOp > worst.NsPerOp {
+			worst = g
+		}
+		if scaleRE.MatchString(g.Name) {
+			scale = append(scale, g)
+		}
+	}
+	if worst.Name != "" {
+		out = append(out, [3]string{"planner < 1 s at 1,000 ordinals x 5,000 nodes", fmt.Sprintf("slowest case %s: %.0f ms", worst.Name, worst.NsPerOp/1e6), yes(worst.NsPerOp < 1e9)})
+	}
+	if len(scale) >= 2 {
+		a, z := scale[0], scale[len(scale)-1]
+		oa, _ := strconv.Atoi(scaleRE.FindStringSubmatch(a.Name)[1])
+		oz, _ := strconv.Atoi(scaleRE.FindStringSubmatch(z.Name)[1])
+		grow := (z.BytesPerOp / float64(oz)) / (a.BytesPerOp / float64(oa))
+		out = append(out, [3]string{"planner allocation growth linear",
+			fmt.Sprintf("bytes per ordinal x%.2f and allocs per ordinal x%.2f from %d to %d ordinals; time x%.1f for x%d size", grow,
+				(z.AllocsPerOp/float64(oz))/(a.AllocsPerOp/float64(oa)), oa, oz, z.NsPerOp/a.NsPerOp, oz/oa), yes(grow < 1.25)})
+	}
+	return out
+}

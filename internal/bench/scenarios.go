@@ -1,0 +1,393 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/retry"
+	"k8s.io/utils/ptr"
+)
+
+// Names the scenarios use in the sandbox.
+const (
+	PoolLabel    = "cloud.google.com/gke-nodepool"
+	StorageClass = "topolvm-provisioner"
+	PlanNS       = "bench"
+	PlanSet      = "olap"
+	MigNS        = "mig"
+	MigSet       = "hist"
+	Claim        = "data"
+)
+
+// PlanResult is one (nodes, ordinals) cell of the plan table.
+type PlanResult struct {
+	Nodes, Ordinals int
+	// ProviderMS: the provider's own ModifyPlan time per `terraform plan -refresh=false` run.
+	ProviderMS []float64
+	// Wall: the whole `terraform plan -refresh=false` per run.
+	Wall []time.Duration
+	// Requests per `plan -refresh=false` run (the per-ordinal plan path only).
+	Requests []Requests
+	// RefreshRequests: a full `terraform plan` (refresh = the resource's Read, then the plan).
+	RefreshRequests Requests
+	RefreshWall     time.Duration
+	Err             string
+}
+
+// planManifest is the StatefulSet the plan scenario applies: Parallel (so N Pods start together),
+// RollingUpdate, one 1 GiB TopoLVM claim, pinned to pool-a. rev goes into a template annotation:
+// changing it makes every ordinal a recreate the planner has to place.
+func planManifest(replicas int, rev string) map[string]any {
+	labels := map[string]any{"app": PlanSet}
+	return map[string]any{
+		"apiVersion": "apps/v1", "kind": "StatefulSet",
+		"metadata": map[string]any{"name": PlanSet, "namespace": PlanNS},
+		"spec": map[string]any{
+			"serviceName": PlanSet, "replicas": replicas, "podManagementPolicy": "Parallel",
+			"selector": map[string]any{"matchLabels": labels},
+			"template": map[string]any{
+				"metadata": map[string]any{"labels": labels, "annotations": map[string]any{"bench.olapgke.io/rev": rev}},
+				"spec": map[string]any{
+					"terminationGracePeriodSeconds": 1,
+					"nodeSelector":                  map[string]any{PoolLabel: "pool-a"},
+					"containers": []any{map[string]any{"name": "olap", "image": "olap/historical:1",
+						"volumeMounts": []any{map[string]any{"name": Claim, "mountPath": "/data"}}}},
+				},
+			},
+			"volumeClaimTemplates": []any{map[string]any{
+				"metadata": map[string]any{"name": Claim},
+				"spec": map[string]any{"accessModes": []any{"ReadWriteOnce"}, "storageClassName": StorageClass,
+					"resources": map[string]any{"requests": map[string]any{"storage": "1Gi"}}},
+			}},
+		},
+	}
+}
+
+const tfHeader = `terraform {
+  required_providers {
+    olapgke = { source = %q }
+  }
+}
+
+provider "olapgke" {
+  kubernetes {
+%s
+  }
+}
+`
+
+func writeFile(path string, v any) error {
+	var b []byte
+	switch x := v.(type) {
+	case string:
+		b = []byte(x)
+	default:
+		var err error
+		if b, err = json.MarshalIndent(v, "", "  "); err != nil {
+			return err
+		}
+	}
+	return os.WriteFile(path, b, 0o644)
+}
+
+func ensureNamespace(ctx context.Context, kube kubernetes.Interface, ns string) error {
+	_, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+	if err != nil && !strings.Contains(err.Error(), "already exists") {
+		return err
+	}
+	return nil
+}
+
+// waitSetReady polls until the StatefulSet has observed its generation and all replicas are
+// Ready at the update revision (or, with anyRevision, Ready at all).
+func waitSetReady(ctx context.Context, kube kubernetes.Interface, ns, name string, replicas int, timeout time.Duration, anyRevision bool) error {
+	var last string
+	err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		s, err := kube.AppsV1().StatefulSets(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			last = err.Error()
+			return false, nil
+		}
+		st := s.Status
+		last = fmt.Sprintf("observedGeneration %d/%d, ready %d, updated %d of %d", st.ObservedGeneration, s.Generation, st.ReadyReplicas, st.UpdatedReplicas, replicas)
+		ok := st.ObservedGeneration >= s.Generation && int(st.ReadyReplicas) == replicas && int(st.Replicas) == replicas
+		if !anyRevision {
+			ok = ok && int(st.UpdatedReplicas) == replicas
+		}
+		return ok, nil
+	})
+	if err != nil {
+		return fmt.Errorf("StatefulSet %s/%s not Ready after %s (%s): %w", ns, name, timeout, last, err)
+	}
+	return nil
+}
+
+// PlanScenario applies the plan StatefulSet at each ordinal count (ascending, scaling the same
+// object), waits until its Pods are Ready, then measures `terraform plan` of a template change.
+func PlanScenario(ctx context.Context, sb *Sandbox, proxy *Proxy, providerDir, dir string, nodes int, ordinals []int, runs int, logf func(string, ...any)) []PlanResult {
+	var out []PlanResult
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return []PlanResult{{Nodes: nodes, Err: err.Error()}}
+	}
+	if err := ensureNamespace(ctx, sb.Kube, PlanNS); err != nil {
+		return []PlanResult{{Nodes: nodes, Err: err.Error()}}
+	}
+	token := sb.Rest.BearerToken
+	if token == "" {
+		token = sb.Env["GOOGLE_OAUTH_ACCESS_TOKEN"]
+	}
+	tf := &Terraform{Dir: dir, ProviderDir: providerDir, Env: sb.Env}
+	main := fmt.Sprintf(tfHeader, ProviderSource, fmt.Sprintf("    host  = %q\n    token = %q", proxy.URL, token)) + `
+resource "olapgke_statefulset" "olap" {
+  manifest         = jsondecode(file("${path.module}/set.json"))
+  wait_for_rollout = false
+}
+`
+	if err := writeFile(filepath.Join(dir, "main.tf"), main); err != nil {
+		return []PlanResult{{Nodes: nodes, Err: err.Error()}}
+	}
+	for _, n := range ordinals {
+		r := PlanResult{Nodes: nodes, Ordinals: n}
+		fail := func(format string, a ...any) []PlanResult {
+			r.Err = fmt.Sprintf(format, a...)
+			logf("plan %d nodes x %d ordinals: %s", nodes, n, r.Err)
+			return append(out, r)
+		}
+		if err := writeFile(filepath.Join(dir, "set.json"), planManifest(n, "1")); err != nil {
+			return fail("%v", err)
+		}
+		t0 := time.Now()
+		ap, err := tf.Exec(ctx, "", "apply", "-auto-approve", "-input=false", "-no-color")
+		if err != nil || ap.ExitCode != 0 {
+			return fail("terraform apply (%d ordinals) failed: %v\n%s", n, err, tail(ap.Output, 40))
+		}
+		if err := waitSetReady(ctx, sb.Kube, PlanNS, PlanSet, n, 20*time.Minute, false); err != nil {
+			return fail("%v", err)
+		}
+		logf("plan %d nodes: %d ordinals applied and Ready in %s", nodes, n, time.Since(t0).Round(time.Second))
+		if err := writeFile(filepath.Join(dir, "set.json"), planManifest(n, "2")); err != nil {
+			return fail("%v", err)
+		}
+		for i := 0; i < runs; i++ {
+			proxy.Take()
+			pr, err := tf.Exec(ctx, fmt.Sprintf("plan-%d-%d.log", n, i), "plan", "-refresh=false", "-input=false", "-no-color", "-lock=false")
+			reqs := proxy.Take()
+			if err != nil || pr.ExitCode != 0 || len(pr.ProviderMS) == 0 {
+				return fail("terraform plan -refresh=false: exit %d, %v, %d timing lines\n%s", pr.ExitCode, err, len(pr.ProviderMS), tail(pr.Output, 40))
+			}
+			if !strings.Contains(pr.Output, "Ordinals Will Be Recreated") {
+				return fail("plan did not show the per-ordinal recreate warning:\n%s", tail(pr.Output, 40))
+			}
+			r.ProviderMS = append(r.ProviderMS, pr.ProviderMS[len(pr.ProviderMS)-1])
+			r.Wall = append(r.Wall, pr.Wall)
+			r.Requests = append(r.Requests, reqs)
+		}
+		proxy.Take()
+		full, err := tf.Exec(ctx, fmt.Sprintf("plan-refresh-%d.log", n), "plan", "-input=false", "-no-color", "-lock=false")
+		r.RefreshRequests = proxy.Take()
+		r.RefreshWall = full.Wall
+		if err != nil || full.ExitCode != 0 {
+			return fail("terraform plan: exit %d, %v\n%s", full.ExitCode, err, tail(full.Output, 40))
+		}
+		logf("plan %d nodes x %d ordinals: provider ms %v, requests %d (refresh: %d), wall %v", nodes, n, r.ProviderMS, r.Requests[0].Total(), r.RefreshRequests.Total(), r.Wall)
+		out = append(out, r)
+	}
+	return out
+}
+
+// MigrationResult compares one migration by olapgke_statefulset_migration with the same moves
+// made by a kubectl loop, both against the cluster's own latency.
+type MigrationResult struct {
+	Ordinals int
+	Provider MoveStats
+	// ProviderApply is the wall time of `terraform apply` (CLI start-up, refresh, plan included).
+	ProviderApply    time.Duration
+	ProviderRequests Requests
+	Kubectl          MoveStats
+	KubectlLoop      time.Duration
+	Err              string
+}
+
+func migSet(replicas int32) *appsv1.StatefulSet {
+	labels := map[string]string{"app": MigSet}
+	return &appsv1.StatefulSet{
+		ObjectMeta: metav1.ObjectMeta{Namespace: MigNS, Name: MigSet},
+		Spec: appsv1.StatefulSetSpec{
+			Replicas: ptr.To(replicas), ServiceName: MigSet,
+			PodManagementPolicy: appsv1.ParallelPodManagement,
+			Selector:            &metav1.LabelSelector{MatchLabels: labels},
+			UpdateStrategy:      appsv1.StatefulSetUpdateStrategy{Type: appsv1.OnDeleteStatefulSetStrategyType},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{
+					// Like the migration acceptance tests: the sandbox honours grace periods.
+					TerminationGracePeriodSeconds: ptr.To[int64](1),
+					NodeSelector:                  map[string]string{PoolLabel: "pool-a"},
+					Containers: []corev1.Container{{Name: "hist", Image: "olap/historical:1",
+						VolumeMounts: []corev1.VolumeMount{{Name: Claim, MountPath: "/data"}}}},
+				},
+			},
+			VolumeClaimTemplates: []corev1.PersistentVolumeClaim{{
+				ObjectMeta: metav1.ObjectMeta{Name: Claim},
+				Spec: corev1.PersistentVolumeClaimSpec{
+					AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+					StorageClassName: ptr.To(StorageClass),
+					Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{
+						corev1.ResourceStorage: resource.MustParse("1Gi")}},
+				},
+			}},
+		},
+	}
+}
+
+// switchPool points the migration StatefulSet's template at pool and waits until the controller
+// has observed it (OnDelete: no Pod changes).
+func switchPool(ctx context.Context, kube kubernetes.Interface, pool string, replicas int) error {
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		s, err := kube.AppsV1().StatefulSets(MigNS).Get(ctx, MigSet, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		s = s.DeepCopy()
+		s.Spec.Template.Spec.NodeSelector = map[string]string{PoolLabel: pool}
+		_, err = kube.AppsV1().StatefulSets(MigNS).Update(ctx, s, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return waitSetReady(ctx, kube, MigNS, MigSet, replicas, 2*time.Minute, true)
+}
+
+// MigrationScenario moves n ordinals pool-a -> pool-b with olapgke_statefulset_migration, then
+// back pool-b -> pool-a with a kubectl loop (delete pvc --wait=false, delete pod, wait Ready),
+// timing both against the moves the Pod watch saw.
+func MigrationScenario(ctx context.Context, sb *Sandbox, proxy *Proxy, providerDir, kubectl, dir string, n int, logf func(string, ...any)) MigrationResult {
+	r := MigrationResult{Ordinals: n}
+	fail := func(format string, a ...any) MigrationResult {
+		r.Err = fmt.Sprintf(format, a...)
+		logf("migration: %s", r.Err)
+		return r
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fail("%v", err)
+	}
+	if err := ensureNamespace(ctx, sb.Kube, MigNS); err != nil {
+		return fail("%v", err)
+	}
+	if _, err := sb.Kube.AppsV1().StatefulSets(MigNS).Create(ctx, migSet(int32(n)), metav1.CreateOptions{}); err != nil {
+		return fail("creating StatefulSet %s/%s: %v", MigNS, MigSet, err)
+	}
+	if err := waitSetReady(ctx, sb.Kube, MigNS, MigSet, n, 10*time.Minute, false); err != nil {
+		return fail("%v", err)
+	}
+	tl, err := WatchPods(ctx, sb.Kube, MigNS)
+	if err != nil {
+		return fail("%v", err)
+	}
+	defer tl.Stop()
+
+	// 1. olapgke_statefulset_migration, pool-a -> pool-b.
+	if err := switchPool(ctx, sb.Kube, "pool-b", n); err != nil {
+		return fail("%v", err)
+	}
+	token := sb.Rest.BearerToken
+	if token == "" {
+		token = sb.Env["GOOGLE_OAUTH_ACCESS_TOKEN"]
+	}
+	main := fmt.Sprintf(tfHeader, ProviderSource, fmt.Sprintf("    host  = %q\n    token = %q", proxy.URL, token)) + fmt.Sprintf(`
+resource "olapgke_statefulset_migration" "hist" {
+  namespace       = %q
+  statefulset     = %q
+  ordinal_timeout = "5m"
+}
+`, MigNS, MigSet)
+	if err := writeFile(filepath.Join(dir, "main.tf"), main); err != nil {
+		return fail("%v", err)
+	}
+	old := tl.Current()
+	proxy.Take()
+	tf := &Terraform{Dir: dir, ProviderDir: providerDir, Env: sb.Env}
+	ap, err := tf.Exec(ctx, "apply.log", "apply", "-auto-approve", "-input=false", "-no-color")
+	r.ProviderRequests = proxy.Take()
+	if err != nil || ap.ExitCode != 0 {
+		return fail("terraform apply of olapgke_statefulset_migration: exit %d, %v\n%s", ap.ExitCode, err, tail(ap.Output, 40))
+	}
+	r.ProviderApply = ap.Wall
+	moves, err := tl.Moves(old)
+	if err != nil {
+		return fail("provider migration: %v", err)
+	}
+	r.Provider = Stats(moves)
+	logf("migration by the provider: apply %s, span %s, cluster latency sum %s", ap.Wall.Round(time.Millisecond), r.Provider.Span.Round(time.Millisecond), r.Provider.Sum.Round(time.Millisecond))
+
+	// 2. kubectl loop, pool-b -> pool-a, same steps, same order (descending).
+	if err := switchPool(ctx, sb.Kube, "pool-a", n); err != nil {
+		return fail("%v", err)
+	}
+	var ords []string
+	for o := n - 1; o >= 0; o-- {
+		ords = append(ords, fmt.Sprint(o))
+	}
+	// A human's loop: kubectl wait fails with NotFound until the controller has recreated the
+	// Pod (the delete above returns once the old Pod is gone), so it is retried, bounded.
+	script := fmt.Sprintf(`set -eu
+for o in %s; do
+  %[2]s -n %[3]s delete pvc %[4]s-%[5]s-$o --wait=false
+  %[2]s -n %[3]s delete pod %[5]s-$o
+  ok=
+  for try in $(seq 1 200); do
+    if %[2]s -n %[3]s wait --for=condition=Ready pod/%[5]s-$o --timeout=300s 2>/dev/null; then ok=1; break; fi
+  done
+  [ -n "$ok" ] || { echo "ordinal $o never Ready" >&2; exit 1; }
+done
+`, strings.Join(ords, " "), kubectl, MigNS, Claim, MigSet)
+	if err := writeFile(filepath.Join(dir, "kubectl-loop.sh"), script); err != nil {
+		return fail("%v", err)
+	}
+	old = tl.Current()
+	cmd := exec.CommandContext(ctx, "bash", filepath.Join(dir, "kubectl-loop.sh"))
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+sb.Kubeconfig)
+	t0 := time.Now()
+	out, err := cmd.CombinedOutput()
+	r.KubectlLoop = time.Since(t0)
+	if err != nil {
+		return fail("kubectl loop: %v\n%s", err, tail(string(out), 40))
+	}
+	if moves, err = tl.Moves(old); err != nil {
+		return fail("kubectl loop: %v", err)
+	}
+	r.Kubectl = Stats(moves)
+	logf("migration by kubectl: loop %s, span %s, cluster latency sum %s", r.KubectlLoop.Round(time.Millisecond), r.Kubectl.Span.Round(time.Millisecond), r.Kubectl.Sum.Round(time.Millisecond))
+	return r
+}
+
+func tail(s string, lines int) string {
+	l := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(l) > lines {
+		l = l[len(l)-lines:]
+	}
+	return strings.Join(l, "\n")
+}
+
+func median[T int | float64 | time.Duration](v []T) T {
+	if len(v) == 0 {
+		return 0
+	}
+	c := append([]T(nil), v...)
+	sort.Slice(c, func(i, j int) bool { return c[i] < c[j] })
+	return c[len(c)/2]
+}
