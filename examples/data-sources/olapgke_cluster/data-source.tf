@@ -1,11 +1,10 @@
-# The cluster the provider is configured for, as GKE and its API server report it.
+# The provider's cluster as GKE and its API server see it (no secrets).
 data "olapgke_cluster" "this" {}
 
-output "cluster" {
-  value = {
-    endpoint           = data.olapgke_cluster.this.endpoint
-    master_version     = data.olapgke_cluster.this.master_version
-    kubernetes_version = data.olapgke_cluster.this.kubernetes_version
-    node_pools         = data.olapgke_cluster.this.node_pools
-  }
+output "kubernetes_version" {
+  value = data.olapgke_cluster.this.kubernetes_version
+}
+
+output "node_pools" {
+  value = data.olapgke_cluster.this.node_pools
 }
