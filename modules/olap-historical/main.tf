@@ -120,8 +120,9 @@ resource "olapgke_topolvm_device_class" "this" {
 }
 
 resource "olapgke_statefulset" "this" {
-  manifest         = local.manifest
-  wait_for_rollout = var.wait_for_rollout
+  manifest            = local.manifest
+  wait_for_rollout    = var.wait_for_rollout
+  allow_unschedulable = var.allow_unschedulable
 
   pod_disruption_budget = var.pod_disruption_budget_max_unavailable == null ? null : {
     max_unavailable = var.pod_disruption_budget_max_unavailable

@@ -250,6 +250,12 @@ variable "pod_disruption_budget_max_unavailable" {
   }
 }
 
+variable "allow_unschedulable" {
+  description = "Downgrade the StatefulSet's plan error for ordinals that would be recreated into Pods that can never schedule to a warning. Leave false; policies (examples/policies) can still refuse such plans."
+  type        = bool
+  default     = false
+}
+
 variable "wait_for_rollout" {
   description = "Wait after apply until created ordinals are Running and Ready."
   type        = bool
