@@ -197,3 +197,33 @@ func TestAccStatefulSetMigration_FailureMidway(t *testing.T) {
 }
 
 type terraformState = terraform.State
+
+func TestAccStatefulSetMigration_TwoAtATime(t *testing.T) {
+	env := acctest.Sandbox(t)
+	ensurePool(t, env, "pool-b", 3)
+	f := newSet(t, env, "mig-two", 4, "pool-a", "1Gi")
+	f.switchPool(t, "pool-b")
+	var mon *orderMonitor
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			PreConfig: func() { mon = f.monitor(t, []int32{3, 2, 1, 0}, nil); mon.batch = 2 },
+			Config:    testAccStatefulSetMigrationConfig_basic("mig-two", "  max_unavailable = 2"),
+			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+				plancheck.ExpectKnownValue(res, tfjsonpath.New("moves"), expectOrdinals(3, 2, 1, 0)),
+			}},
+			Check: resource.ComposeAggregateTestCheckFunc(
+				func(*terraformState) error {
+					mon.verify(t)
+					if !mon.overlapped() {
+						t.Error("max_unavailable = 2: the second ordinal was not deleted before the first one was Ready again")
+					}
+					f.checkMoved(t, "pool-b", 3, 2, 1, 0)
+					return nil
+				},
+				durationsRecorded(0, 1, 2, 3),
+			),
+		}},
+	})
+}
