@@ -50,9 +50,17 @@ type GRPC struct {
 	srv  *grpc.Server
 	conn *grpc.ClientConn
 
-	mu     sync.Mutex
-	rng    *rand.Rand
-	events []GRPCEvent
+	mu       sync.Mutex
+	rng      *rand.Rand
+	disabled bool
+	events   []GRPCEvent
+}
+
+// SetEnabled turns fault injection on or off (calls are always forwarded).
+func (g *GRPC) SetEnabled(on bool) {
+	g.mu.Lock()
+	g.disabled = !on
+	g.mu.Unlock()
 }
 
 // rawCodec passes message bytes through unchanged. It is only ever forced on the proxy's own
@@ -145,7 +153,7 @@ func (g *GRPC) Close() {
 func (g *GRPC) pick(method string) (err error, slow bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if len(g.events) >= g.cfg.MaxFaults || (g.cfg.Eligible != nil && !g.cfg.Eligible(method)) {
+	if g.disabled || len(g.events) >= g.cfg.MaxFaults || (g.cfg.Eligible != nil && !g.cfg.Eligible(method)) {
 		return nil, false
 	}
 	for _, c := range []codes.Code{codes.Unavailable, codes.ResourceExhausted, codes.FailedPrecondition, codes.Internal, codes.DeadlineExceeded} {

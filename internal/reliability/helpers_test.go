@@ -1,0 +1,545 @@
+package reliability
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/retry"
+	"k8s.io/utils/ptr"
+
+	"github.com/olapgke/terraform-provider-olapgke/internal/acctest"
+	"github.com/olapgke/terraform-provider-olapgke/internal/planner"
+)
+
+// Two pools of three nodes (n2-standard-8, two raw-block Local SSDs each): the migration moves
+// every ordinal from pool-a to pool-b.
+const worldYAML = `
+clusters:
+- name: olap
+  location: us-central1-a
+  nodePools:
+  - name: pool-a
+  - name: pool-b
+`
+
+func TestMain(m *testing.M) { acctest.MainWithWorld(m, worldYAML) }
+
+const (
+	// EnvReliability enables the slow suites (make reliability).
+	EnvReliability = "OLAPGKE_RELIABILITY"
+	claimName      = "cache"
+	storageClass   = "topolvm-provisioner"
+	setName        = "hist"
+)
+
+// slow skips a test unless the slow suites were asked for.
+func slow(t *testing.T) {
+	t.Helper()
+	if os.Getenv(EnvReliability) == "" {
+		t.Skipf("slow reliability suite: set %s=1 (make reliability)", EnvReliability)
+	}
+}
+
+// result logs a line `make reliability` collects into RELIABILITY.md.
+func result(t *testing.T, format string, args ...any) {
+	t.Helper()
+	t.Logf("RESULT %s: %s", t.Name(), fmt.Sprintf(format, args...))
+}
+
+// ---- terraform CLI driver -------------------------------------------------------------------
+
+var (
+	buildOnce sync.Once
+	pluginDir string
+	buildErr  error
+)
+
+// providerBinary builds the provider from this checkout once per test process.
+func providerBinary(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "olapgke-reliability-plugin-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		pluginDir = dir
+		cmd := exec.Command("go", "build", "-o", filepath.Join(dir, "terraform-provider-olapgke"), ".")
+		cmd.Dir = acctest.RepoRoot()
+		if out, err := cmd.CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("building the provider: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return pluginDir
+}
+
+// tf runs the real terraform CLI in its own working directory with the provider built from this
+// checkout (dev_overrides: no init, no registry). A SIGKILL of the process group ends terraform
+// and the provider plugin together, as when a CI runner dies.
+type tf struct {
+	t    *testing.T
+	bin  string
+	dir  string
+	rc   string
+	env  map[string]string // extra environment (KUBE_*, OLAPGKE_CONTAINER_ENDPOINT, TF_LOG)
+	logs []string          // every command's output, for secrets checks
+}
+
+func newTF(t *testing.T, config string) *tf {
+	t.Helper()
+	bin, err := exec.LookPath("terraform")
+	if err != nil {
+		t.Fatal(err)
+	}
+	plugins := providerBinary(t)
+	dir := t.TempDir()
+	rc := filepath.Join(dir, "terraformrc")
+	must(t, os.WriteFile(rc, fmt.Appendf(nil, `provider_installation {
+  dev_overrides {
+    "registry.terraform.io/olapgke/olapgke" = %q
+  }
+  direct {}
+}
+`, plugins), 0o600))
+	work := filepath.Join(dir, "work")
+	must(t, os.MkdirAll(work, 0o755))
+	f := &tf{t: t, bin: bin, dir: work, rc: rc, env: map[string]string{}}
+	f.write(config)
+	return f
+}
+
+func (f *tf) write(config string) {
+	must(f.t, os.WriteFile(filepath.Join(f.dir, "main.tf"), []byte(`terraform {
+  required_providers {
+    olapgke = { source = "olapgke/olapgke" }
+  }
+}
+provider "olapgke" {}
+`+config), 0o600))
+}
+
+func (f *tf) cmd(ctx context.Context, args ...string) (*exec.Cmd, *bytes.Buffer) {
+	cmd := exec.CommandContext(ctx, f.bin, append(args, "-input=false", "-no-color")...)
+	cmd.Dir = f.dir
+	env := append(os.Environ(), "TF_CLI_CONFIG_FILE="+f.rc, "TF_IN_AUTOMATION=1", "CHECKPOINT_DISABLE=1")
+	for k, v := range f.env {
+		env = append(env, k+"="+v)
+	}
+	cmd.Env = env
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	return cmd, &out
+}
+
+// run runs a terraform command to the end and returns its output and error.
+func (f *tf) run(args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(f.t.Context(), 10*time.Minute)
+	defer cancel()
+	cmd, out := f.cmd(ctx, args...)
+	err := cmd.Run()
+	f.logs = append(f.logs, out.String())
+	return out.String(), err
+}
+
+func (f *tf) apply() (string, error) { return f.run("apply", "-auto-approve") }
+
+// planEmpty fails the test unless `terraform plan` has no changes.
+func (f *tf) planEmpty() {
+	f.t.Helper()
+	out, err := f.run("plan", "-detailed-exitcode")
+	if err != nil {
+		f.t.Fatalf("plan after a completed apply is not empty (%v):\n%s", err, out)
+	}
+}
+
+// errorSummary matches Terraform's rendering of an error diagnostic with a Title-Case summary.
+var errorSummary = regexp.MustCompile(`Error: ([A-Z][a-z0-9]*(?: [A-Z0-9][A-Za-z0-9]*)+)`)
+
+// clearError checks that a failed terraform run failed with olapgke's diagnostics, not a crash.
+func clearError(t *testing.T, out string) string {
+	t.Helper()
+	for _, bad := range []string{"panic:", "Plugin did not respond", "The plugin encountered an error", "Provider produced inconsistent result", "rpc error: code = Unavailable desc = error reading from server"} {
+		if strings.Contains(out, bad) {
+			t.Fatalf("terraform failed with %q (a crash or provider bug, not a clear error):\n%s", bad, out)
+		}
+	}
+	m := errorSummary.FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("terraform failed without a Title-Case error summary:\n%s", out)
+	}
+	return m[1]
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// ---- StatefulSet fixture --------------------------------------------------------------------
+
+// set is a StatefulSet "hist" created with client-go in its own namespace: OnDelete, Parallel,
+// one claim "cache" per ordinal, 1s termination grace (the sandbox honours grace periods).
+type set struct {
+	kube kubernetes.Interface
+	ns   string
+	n    int32
+	pods map[int32]string // original Pod UIDs
+	pvcs map[int32]string // original PVC UIDs
+}
+
+func newSet(t *testing.T, kube kubernetes.Interface, ns string, replicas int32, pool string) *set {
+	t.Helper()
+	ctx := t.Context()
+	if _, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("creating namespace %s: %v", ns, err)
+	}
+	t.Cleanup(func() { _ = kube.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{}) })
+	labels := map[string]string{"app": setName}
+	sts := &appsv1.StatefulSet{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: setName},
+		Spec: appsv1.StatefulSetSpec{
+			Replicas: ptr.To(replicas), ServiceName: setName,
+			PodManagementPolicy: appsv1.ParallelPodManagement,
+			Selector:            &metav1.LabelSelector{MatchLabels: labels},
+			UpdateStrategy:      appsv1.StatefulSetUpdateStrategy{Type: appsv1.OnDeleteStatefulSetStrategyType},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{
+					TerminationGracePeriodSeconds: ptr.To[int64](1),
+					NodeSelector:                  map[string]string{planner.LabelNodePool: pool},
+					Containers: []corev1.Container{{Name: "historical", Image: "olap/historical:1",
+						VolumeMounts: []corev1.VolumeMount{{Name: claimName, MountPath: "/cache"}}}},
+				},
+			},
+			VolumeClaimTemplates: []corev1.PersistentVolumeClaim{{
+				ObjectMeta: metav1.ObjectMeta{Name: claimName},
+				Spec: corev1.PersistentVolumeClaimSpec{
+					AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+					StorageClassName: ptr.To(storageClass),
+					Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{
+						corev1.ResourceStorage: resource.MustParse("1Gi")}},
+				},
+			}},
+		},
+	}
+	if _, err := kube.AppsV1().StatefulSets(ns).Create(ctx, sts, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("creating StatefulSet: %v", err)
+	}
+	s := &set{kube: kube, ns: ns, n: replicas, pods: map[int32]string{}, pvcs: map[int32]string{}}
+	s.waitOn(t, pool, nil)
+	for o := range replicas {
+		p, c := s.get(t, o)
+		s.pods[o], s.pvcs[o] = string(p.UID), string(c.UID)
+	}
+	return s
+}
+
+func (s *set) get(t *testing.T, o int32) (*corev1.Pod, *corev1.PersistentVolumeClaim) {
+	t.Helper()
+	p, err := s.kube.CoreV1().Pods(s.ns).Get(t.Context(), planner.PodName(setName, o), metav1.GetOptions{})
+	must(t, err)
+	c, err := s.kube.CoreV1().PersistentVolumeClaims(s.ns).Get(t.Context(), planner.ClaimPVCName(claimName, setName, o), metav1.GetOptions{})
+	must(t, err)
+	return p, c
+}
+
+// onPool reports whether ordinal o runs Ready on a node of pool.
+func (s *set) onPool(ctx context.Context, o int32, pool string) (bool, error) {
+	p, err := s.kube.CoreV1().Pods(s.ns).Get(ctx, planner.PodName(setName, o), metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	} else if err != nil {
+		return false, err
+	}
+	if p.Spec.NodeName == "" || p.DeletionTimestamp != nil || !planner.PodReady(p) {
+		return false, nil
+	}
+	n, err := s.kube.CoreV1().Nodes().Get(ctx, p.Spec.NodeName, metav1.GetOptions{})
+	if err != nil {
+		return false, err
+	}
+	return n.Labels[planner.LabelNodePool] == pool, nil
+}
+
+// waitOn waits until the given ordinals (nil: all) run Ready on pool.
+func (s *set) waitOn(t *testing.T, pool string, ordinals []int32) {
+	t.Helper()
+	if ordinals == nil {
+		for o := range s.n {
+			ordinals = append(ordinals, o)
+		}
+	}
+	err := wait.PollUntilContextTimeout(t.Context(), 200*time.Millisecond, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
+		for _, o := range ordinals {
+			if ok, err := s.onPool(ctx, o, pool); !ok || err != nil {
+				return false, err
+			}
+		}
+		return true, nil
+	})
+	if err != nil {
+		t.Fatalf("ordinals %v of %s/%s not Ready on %s: %v", ordinals, s.ns, setName, pool, err)
+	}
+}
+
+// switchPool points the template at pool (OnDelete: no Pod changes) and waits until the
+// controller observed it.
+func (s *set) switchPool(t *testing.T, pool string) {
+	t.Helper()
+	ctx := t.Context()
+	sets := s.kube.AppsV1().StatefulSets(s.ns)
+	must(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cur, err := sets.Get(ctx, setName, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		cur = cur.DeepCopy()
+		cur.Spec.Template.Spec.NodeSelector = map[string]string{planner.LabelNodePool: pool}
+		_, err = sets.Update(ctx, cur, metav1.UpdateOptions{})
+		return err
+	}))
+	must(t, wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		cur, err := sets.Get(ctx, setName, metav1.GetOptions{})
+		return err == nil && cur.Status.ObservedGeneration >= cur.Generation, err
+	}))
+}
+
+// checkFinal checks, by UID, that moved ordinals have a new Pod and PVC and run on pool, and
+// that the others kept their original Pod and PVC.
+func (s *set) checkFinal(t *testing.T, pool string, moved []int32) {
+	t.Helper()
+	s.waitOn(t, pool, moved)
+	isMoved := map[int32]bool{}
+	for _, o := range moved {
+		isMoved[o] = true
+	}
+	for o := range s.n {
+		p, c := s.get(t, o)
+		same := string(p.UID) == s.pods[o] && string(c.UID) == s.pvcs[o]
+		switch {
+		case isMoved[o] && (string(p.UID) == s.pods[o] || string(c.UID) == s.pvcs[o]):
+			t.Errorf("ordinal %d was to move but kept Pod UID %s / PVC UID %s", o, p.UID, c.UID)
+		case !isMoved[o] && !same:
+			t.Errorf("ordinal %d was not to move but its Pod or PVC changed: Pod %s (was %s), PVC %s (was %s)", o, p.UID, s.pods[o], c.UID, s.pvcs[o])
+		}
+	}
+}
+
+// ---- invariant monitor ----------------------------------------------------------------------
+
+// monitor watches the set's Pods and PVCs (directly, not through any fault proxy) for a whole
+// test and records violations of the migration invariants:
+//
+//   - a deletion of an ordinal's Pod or PVC starts its move; while one ordinal's move is in
+//     progress no other ordinal's Pod or PVC may be deleted (max_unavailable = 1);
+//   - ordinals outside `planned` are never touched; a finished ordinal is never touched again;
+//   - an ordinal has a Ready Pod at every moment outside its own move (started by its first
+//     deletion, finished when its new Pod is Ready).
+type monitor struct {
+	s       *set
+	planned map[int32]bool
+	cancel  context.CancelFunc
+
+	mu         sync.Mutex
+	started    map[int32]time.Time
+	finished   map[int32]time.Time
+	deleted    map[string]bool // UIDs whose deletion was recorded
+	created    map[string]bool // UIDs of new Pods seen while their ordinal moved
+	deletions  []string
+	violations []string
+	onEvent    func(kind string, o int32) // optional hook for interruption tests (called without mu)
+}
+
+func (s *set) watch(t *testing.T, planned []int32, hook func(kind string, o int32)) *monitor {
+	t.Helper()
+	m := &monitor{s: s, planned: map[int32]bool{}, started: map[int32]time.Time{}, finished: map[int32]time.Time{}, onEvent: hook,
+		deleted: map[string]bool{}, created: map[string]bool{}}
+	for _, o := range planned {
+		m.planned[o] = true
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	m.cancel = cancel
+	t.Cleanup(cancel)
+	f := informers.NewSharedInformerFactoryWithOptions(s.kube, 0, informers.WithNamespace(s.ns))
+	pods, pvcs := f.Core().V1().Pods().Informer(), f.Core().V1().PersistentVolumeClaims().Informer()
+	_, _ = pods.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(o any) { m.pod(o, false) },
+		UpdateFunc: func(_, o any) { m.pod(o, false) },
+		DeleteFunc: func(o any) { m.pod(o, true) },
+	})
+	_, _ = pvcs.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		UpdateFunc: func(_, o any) { m.pvc(o, false) },
+		DeleteFunc: func(o any) { m.pvc(o, true) },
+	})
+	f.Start(ctx.Done())
+	f.WaitForCacheSync(ctx.Done())
+	return m
+}
+
+func unwrap[T any](obj any) (T, bool) {
+	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = d.Obj
+	}
+	v, ok := obj.(T)
+	return v, ok
+}
+
+// ordinalOf parses "<prefix><ordinal>".
+func ordinalOf(name, prefix string) (int32, bool) {
+	var o int32
+	if !strings.HasPrefix(name, prefix) {
+		return 0, false
+	}
+	if _, err := fmt.Sscanf(strings.TrimPrefix(name, prefix), "%d", &o); err != nil {
+		return 0, false
+	}
+	return o, true
+}
+
+// deleting records that a Pod or PVC of ordinal o is being deleted; call with mu held.
+func (m *monitor) deleting(kind, name, uid string, o int32, original bool) {
+	now := time.Now()
+	m.deletions = append(m.deletions, fmt.Sprintf("%s %s %s UID %s (ordinal %d, original %v)", now.Format("15:04:05.000"), kind, name, uid, o, original))
+	switch {
+	case !m.planned[o]:
+		m.violations = append(m.violations, fmt.Sprintf("%s %s (UID %s) of ordinal %d deleted, but ordinal %d was not planned to move", kind, name, uid, o, o))
+		return
+	case !m.finished[o].IsZero():
+		m.violations = append(m.violations, fmt.Sprintf("%s %s (UID %s) of ordinal %d deleted after ordinal %d had finished its move", kind, name, uid, o, o))
+		return
+	}
+	for other, at := range m.started {
+		if other != o && m.finished[other].IsZero() {
+			m.violations = append(m.violations, fmt.Sprintf("%s %s of ordinal %d deleted while ordinal %d's move (started %s) was still in progress", kind, name, o, other, at.Format("15:04:05.000")))
+		}
+	}
+	if m.started[o].IsZero() {
+		if !original {
+			m.violations = append(m.violations, fmt.Sprintf("%s %s of ordinal %d deleted but it is not the original and the ordinal's move had not started", kind, name, o))
+		}
+		m.started[o] = now
+	}
+}
+
+func (m *monitor) pod(obj any, gone bool) {
+	p, ok := unwrap[*corev1.Pod](obj)
+	if !ok {
+		return
+	}
+	o, ok := ordinalOf(p.Name, setName+"-")
+	if !ok {
+		return
+	}
+	uid := string(p.UID)
+	original := uid == m.s.pods[o]
+	deleting := gone || p.DeletionTimestamp != nil
+	ready := !deleting && p.Spec.NodeName != "" && planner.PodReady(p)
+	var hooks []string
+	m.mu.Lock()
+	if deleting && !m.deleted[uid] {
+		m.deleted[uid] = true
+		m.deleting("Pod", p.Name, uid, o, original)
+		hooks = append(hooks, "pod-deleted")
+	}
+	inMove := !m.started[o].IsZero() && m.finished[o].IsZero()
+	switch {
+	case ready && !original && inMove:
+		m.finished[o] = time.Now()
+		hooks = append(hooks, "ready")
+	case !ready && !deleting && !original && inMove && !m.created[uid]:
+		m.created[uid] = true
+		hooks = append(hooks, "pod-created")
+	case !ready && !deleting && !inMove:
+		m.violations = append(m.violations, fmt.Sprintf("ordinal %d without a Ready Pod outside its move (Pod %s UID %s, phase %s)", o, p.Name, uid, p.Status.Phase))
+	}
+	m.mu.Unlock()
+	if m.onEvent != nil {
+		for _, h := range hooks {
+			m.onEvent(h, o)
+		}
+	}
+}
+
+func (m *monitor) pvc(obj any, gone bool) {
+	c, ok := unwrap[*corev1.PersistentVolumeClaim](obj)
+	if !ok || !(gone || c.DeletionTimestamp != nil) {
+		return
+	}
+	o, ok := ordinalOf(c.Name, claimName+"-"+setName+"-")
+	if !ok {
+		return
+	}
+	uid := string(c.UID)
+	m.mu.Lock()
+	fire := !m.deleted[uid]
+	if fire {
+		m.deleted[uid] = true
+		m.deleting("PVC", c.Name, uid, o, uid == m.s.pvcs[o])
+	}
+	m.mu.Unlock()
+	if fire && m.onEvent != nil {
+		m.onEvent("pvc-deleted", o)
+	}
+}
+
+// verify reports violations and returns the longest move and the per-ordinal move times.
+func (m *monitor) verify(t *testing.T) (longest time.Duration, moves map[int32]time.Duration) {
+	t.Helper()
+	m.cancel()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, v := range m.violations {
+		t.Error("invariant violated: " + v)
+	}
+	if len(m.violations) > 0 {
+		t.Logf("deletions seen:\n%s", strings.Join(m.deletions, "\n"))
+	}
+	moves = map[int32]time.Duration{}
+	for o, s := range m.started {
+		if f := m.finished[o]; !f.IsZero() {
+			moves[o] = f.Sub(s)
+			if moves[o] > longest {
+				longest = moves[o]
+			}
+		} else {
+			t.Errorf("ordinal %d's move started at %s and never finished", o, s.Format("15:04:05.000"))
+		}
+	}
+	return longest, moves
+}
+
+var createOpts = metav1.CreateOptions{}
+
+func nsObject(name string) *corev1.Namespace {
+	return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+}
+
+func deleteNamespace(env *acctest.Env, ns string) {
+	_ = env.Kube.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{})
+}
