@@ -138,7 +138,7 @@ func (r *migrationResource) apply(ctx context.Context, plan resourceModel, prior
 		RequireOthersReady: plan.RequireOthersReady.ValueBool(),
 		MinReady:           time.Duration(plan.MinReadySeconds.ValueInt64()) * time.Second,
 		OrdinalTimeout:     parseDuration(plan.OrdinalTimeout, DefaultOrdinalTimeout),
-		UnschedulableGrace: r.grace,
+		UnschedulableGrace: parseDuration(plan.UnschedulableTimeout, DefaultUnschedulable),
 		Resync:             r.resync,
 		Placement:          placement,
 		Log: func(line string) {
@@ -180,6 +180,9 @@ func (r *migrationResource) Read(ctx context.Context, req resource.ReadRequest, 
 	}
 	if st.OrdinalTimeout.IsNull() {
 		st.OrdinalTimeout = types.StringValue(DefaultOrdinalTimeout)
+	}
+	if st.UnschedulableTimeout.IsNull() {
+		st.UnschedulableTimeout = types.StringValue(DefaultUnschedulable)
 	}
 	if st.Completed.IsNull() {
 		st.Completed, _ = flattenCompleted(ctx, nil)

@@ -29,8 +29,8 @@ var (
 
 type migrationResource struct {
 	clients *clients.Clients
-	// fastTimings shrinks waits in tests (resync and fail-fast grace).
-	resync, grace time.Duration
+	// resync is the engine's longest wait without an informer event (0: its default).
+	resync time.Duration
 }
 
 // NewStatefulSetMigrationResource returns the olapgke_statefulset_migration resource.

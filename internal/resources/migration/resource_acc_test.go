@@ -175,7 +175,7 @@ func TestAccStatefulSetMigration_FailureMidway(t *testing.T) {
 						}
 					}()
 				},
-				Config:      testAccStatefulSetMigrationConfig_basic("mig-fail", ""),
+				Config:      testAccStatefulSetMigrationConfig_basic("mig-fail", `  unschedulable_timeout = "5s"`),
 				ExpectError: regexp.MustCompile(`Moved Pod Cannot Be Scheduled(.|\n)*[Oo]rdinal 1(.|\n)*unschedulable`),
 			},
 			{
@@ -186,7 +186,7 @@ func TestAccStatefulSetMigration_FailureMidway(t *testing.T) {
 						t.Fatal(err)
 					}
 				},
-				Config: testAccStatefulSetMigrationConfig_basic("mig-fail", ""),
+				Config: testAccStatefulSetMigrationConfig_basic("mig-fail", `  unschedulable_timeout = "5s"`),
 				Check: func(*terraformState) error {
 					f.checkMoved(t, "pool-b", 2, 1, 0)
 					return nil

@@ -24,6 +24,7 @@ import (
 // Defaults.
 const (
 	DefaultOrdinalTimeout = "10m"
+	DefaultUnschedulable  = "20s"
 	DefaultApplyTimeout   = "60m"
 )
 
@@ -101,6 +102,12 @@ func (r *migrationResource) Schema(ctx context.Context, _ resource.SchemaRequest
 				Optional: true, Computed: true, Default: stringdefault.StaticString(DefaultOrdinalTimeout),
 				MarkdownDescription: "How long one ordinal (or batch) may take from its first deletion to the end of its soak, e.g. `10m` (default).",
 				Validators:          []validator.String{durationValidator{}},
+			},
+			"unschedulable_timeout": schema.StringAttribute{
+				Optional: true, Computed: true, Default: stringdefault.StaticString(DefaultUnschedulable),
+				MarkdownDescription: "How long a moved Pod may stay Unschedulable, or its new PVC keep failing provisioning, before the apply " +
+					"stops quoting the scheduler's message or the ProvisioningFailed event (default `20s`). A PV node affinity conflict stops it at once.",
+				Validators: []validator.String{durationValidator{}},
 			},
 			"planned_manifest": schema.StringAttribute{
 				Optional: true,
