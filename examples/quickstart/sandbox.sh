@@ -6,7 +6,8 @@
 #
 # sandbox_start removes STATE_DIR first: every run gets a fresh cluster.
 
-SANDBOX_READY_TIMEOUT="${SANDBOX_READY_TIMEOUT:-180}"
+# Generous: start-up takes seconds on an idle machine but minutes when builds compete for CPU.
+SANDBOX_READY_TIMEOUT="${SANDBOX_READY_TIMEOUT:-600}"
 _sandbox_pid=""
 _sandbox_dir=""
 
