@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apiresource "k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -180,5 +181,33 @@ func TestPlanStorageClassWarnsOnReplacement(t *testing.T) {
 				t.Fatalf("diagnostics %v, want one warning mentioning %q", diags, tc.want)
 			}
 		})
+	}
+}
+
+func TestCapacityFallsBackToCSIStorageCapacity(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	q := func(s string) *apiresource.Quantity { v := apiresource.MustParse(s); return &v }
+	objs := []runtime.Object{
+		&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}},
+		&storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "topolvm-fast"}, Provisioner: Provisioner, Parameters: map[string]string{DeviceClassParam: "fast"}},
+		&storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "other"}, Provisioner: Provisioner, Parameters: map[string]string{DeviceClassParam: "ssd"}},
+		&storagev1.CSIStorageCapacity{ObjectMeta: metav1.ObjectMeta{Namespace: "topolvm-system", Name: "csisc-1"}, StorageClassName: "topolvm-fast",
+			NodeTopology: &metav1.LabelSelector{MatchLabels: map[string]string{TopologyKey: "n1"}}, Capacity: q("100Gi")},
+		&storagev1.CSIStorageCapacity{ObjectMeta: metav1.ObjectMeta{Namespace: "topolvm-system", Name: "csisc-2"}, StorageClassName: "other",
+			NodeTopology: &metav1.LabelSelector{MatchLabels: map[string]string{TopologyKey: "n1"}}, Capacity: q("5Gi")},
+	}
+	got, err := capacity(ctx, fake.NewClientset(objs...), "fast", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got["n1"] != 100<<30 {
+		t.Fatalf("capacity = %v, want n1=100Gi from CSIStorageCapacity", got)
+	}
+	// The node annotation wins when present.
+	objs[0] = &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1", Annotations: map[string]string{CapacityAnnPrefix + "fast": "42"}}}
+	got, err = capacity(ctx, fake.NewClientset(objs...), "fast", false)
+	if err != nil || got["n1"] != 42 {
+		t.Fatalf("capacity = %v, %v; want n1=42 from the annotation", got, err)
 	}
 }

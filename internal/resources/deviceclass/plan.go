@@ -191,7 +191,8 @@ func (r *deviceClassResource) ModifyPlan(ctx context.Context, req resource.Modif
 	if state != nil {
 		from = prior.Name
 	}
-	r.checkConfigMap(ctx, kube, ref, from, want, &resp.Diagnostics)
+	givesUpDefault := state != nil && prior.Default && !want.Default
+	r.checkConfigMap(ctx, kube, ref, from, want, givesUpDefault, &resp.Diagnostics)
 
 	// In-use guard and the planned volumes.
 	var uses []volumeUse
@@ -247,7 +248,12 @@ func (r *deviceClassResource) ModifyPlan(ctx context.Context, req resource.Modif
 
 // checkConfigMap reads the live lvmd config, applies the planned edit and reports lvmd's
 // cross-class rules: exactly one default, unique names and volume-group/thin-pool targets.
-func (r *deviceClassResource) checkConfigMap(ctx context.Context, kube kubernetes.Interface, ref cmRef, from string, want lvmdconf.DeviceClass, diags *diag.Diagnostics) {
+//
+// When this class gives up being the default and that leaves none, it is a warning, not an
+// error: moving the default from class A to class B takes two applies (A false, then B true),
+// because each class is checked against the live ConfigMap and two defaults is refused. lvmd
+// itself accepts no default; only PVCs of StorageClasses naming no device-class fail meanwhile.
+func (r *deviceClassResource) checkConfigMap(ctx context.Context, kube kubernetes.Interface, ref cmRef, from string, want lvmdconf.DeviceClass, givesUpDefault bool, diags *diag.Diagnostics) {
 	cfg, cm, err := readConfig(ctx, kube, ref)
 	if err != nil {
 		if cm != nil {
@@ -278,6 +284,14 @@ func (r *deviceClassResource) checkConfigMap(ctx context.Context, kube kubernete
 			Found:   capitalise(e.Error()) + ".",
 			Do:      "Use a different name, volume group or thin pool; lvmd refuses to start with this config.",
 		}))
+	}
+	if defaults != nil && givesUpDefault && len(defaults.Defaults) == 0 {
+		diags.Append(diagnostics.AttributeWarning(path.Root("default"), "No Default Device Class", diagnostics.Detail{
+			Checked: "How many device-classes in ConfigMap " + ref.String() + " (key " + ref.Key + ") would be marked default after this change.",
+			Found:   "Class " + want.Name + " stops being the default and no other class is; StorageClasses that name no device-class cannot provision until one is.",
+			Do:      "Set default = true on the new default class in the next apply (two defaults at once are refused, so the move takes two applies).",
+		}))
+		defaults = nil
 	}
 	if defaults != nil {
 		do := "Set default = true on exactly one class."

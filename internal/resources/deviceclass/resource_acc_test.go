@@ -2,6 +2,8 @@ package deviceclass_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -126,8 +128,9 @@ func checkLVMD(kube kubernetes.Interface, classes ...string) resource.TestCheckF
 		if err != nil {
 			return err
 		}
-		if ds.Spec.Template.Annotations[deviceclass.AnnLVMDConfigHash] == "" {
-			return fmt.Errorf("lvmd DaemonSet %s was not rolled: no %s annotation on its pod template", ds.Name, deviceclass.AnnLVMDConfigHash)
+		sum := sha256.Sum256([]byte(text))
+		if got := ds.Spec.Template.Annotations[deviceclass.AnnLVMDConfigHash]; got != hex.EncodeToString(sum[:]) {
+			return fmt.Errorf("lvmd DaemonSet %s was not rolled for the current config: pod-template annotation %s=%q, config hash %x", ds.Name, deviceclass.AnnLVMDConfigHash, got, sum)
 		}
 		return nil
 	}
@@ -615,6 +618,98 @@ volume_group = "vg-ssd"`), `Device Class Conflicts With Another.*"ssd" and "x" b
 				return fmt.Errorf("StorageClass topolvm-x exists after rejected plans (err %v)", err)
 			}
 			return nil
+		},
+	})
+}
+
+// TestAccTopoLVMDeviceClass_MoveDefault moves lvmd's default from the world's ssd class to a new
+// class and back: two defaults at once are refused at plan, so each move takes two applies.
+func TestAccTopoLVMDeviceClass_MoveDefault(t *testing.T) {
+	env := acctest.Sandbox(t)
+	kube := env.Kube
+	cfg := func(ssdDefault, altDefault bool) string {
+		return fmt.Sprintf(`
+resource "olapgke_topolvm_device_class" "ssd" {
+  name         = "ssd"
+  volume_group = "vg-ssd"
+  default      = %t
+  storage_class = {
+    name = "topolvm-provisioner"
+  }
+}
+
+resource "olapgke_topolvm_device_class" "alt" {
+  name         = "alt"
+  volume_group = "vg-ssd"
+  default      = %t
+  type         = "thin"
+  thin_pool = {
+    name                = "pool-alt"
+    overprovision_ratio = 1.5
+  }
+}
+`, ssdDefault, altDefault)
+	}
+	defaults := func(want ...string) resource.TestCheckFunc {
+		return func(*terraform.State) error {
+			cfg, err := lvmdconf.Parse(lvmdText(t, kube))
+			if err != nil {
+				return err
+			}
+			classes, _ := cfg.Classes()
+			var got []string
+			for _, c := range classes {
+				if c.Default {
+					got = append(got, c.Name)
+				}
+			}
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				return fmt.Errorf("default classes %v, want %v", got, want)
+			}
+			return nil
+		}
+	}
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{
+				Config:             cfg(true, false),
+				ResourceName:       "olapgke_topolvm_device_class.ssd",
+				ImportState:        true,
+				ImportStateId:      "ssd",
+				ImportStatePersist: true,
+			},
+			{Config: cfg(true, false), Check: defaults("ssd")},
+			{
+				Config:      cfg(true, true),
+				ExpectError: wrapped(`Default Device Class Count.*2 device-classes are marked default \(ssd, alt\).*Set default = false on the other class`),
+			},
+			{Config: cfg(false, false), Check: defaults()},
+			{
+				Config: cfg(false, true),
+				Check: resource.ComposeAggregateTestCheckFunc(defaults("alt"),
+					// The simulator publishes 00default for the new default.
+					func(*terraform.State) error { return waitCapacity(kube, "00default", thinCapacity(10, 1.5)) }),
+			},
+			{Config: cfg(false, false), Check: defaults()},
+			{
+				Config: cfg(true, false),
+				Check: resource.ComposeAggregateTestCheckFunc(defaults("ssd"),
+					func(*terraform.State) error { return waitCapacity(kube, "00default", vgBytes-10*gib) }),
+			},
+			{
+				// Forget ssd without destroying it; alt is destroyed.
+				Config: `
+removed {
+  from = olapgke_topolvm_device_class.ssd
+  lifecycle {
+    destroy = false
+  }
+}
+`,
+				Check: resource.ComposeAggregateTestCheckFunc(defaults("ssd"), checkClassesGone(kube, "", "alt")),
+			},
 		},
 	})
 }
