@@ -48,7 +48,7 @@ resource "olapgke_statefulset_migration" "bad" {
   namespace   = "bad-input"
   statefulset = "hist"
   ordinals    = [1, 1]
-}`, `unique`},
+}`, `Duplicate List Value.*duplicate values of: 1`},
 		{"explicit order without ordinals", `
 resource "olapgke_statefulset_migration" "bad" {
   namespace   = "bad-input"

@@ -2,6 +2,7 @@ package reliability
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -19,13 +20,13 @@ func apiFaults(seed uint64) faultproxy.Config {
 		Seed: seed, MaxFaults: 40,
 		Rates: map[faultproxy.Kind]float64{
 			faultproxy.TooManyRequests: 0.05,
-			faultproxy.InternalError:   0.02,
+			faultproxy.InternalError:   0.01,
 			faultproxy.Unavailable:     0.04,
 			faultproxy.Conflict:        0.25,
 			faultproxy.WatchDropped:    0.25,
 			faultproxy.WatchExpired:    0.15,
 			faultproxy.Slow:            0.04,
-			faultproxy.Reset:           0.02,
+			faultproxy.Reset:           0.01,
 		},
 		RetryAfter: time.Second, SlowDelay: 1500 * time.Millisecond, WatchDropAfter: 700 * time.Millisecond,
 	}
@@ -77,7 +78,7 @@ func untilDone(t *testing.T, f *tf, tries int, off func(), args ...string) []str
 			return summaries
 		}
 		summaries = append(summaries, clearError(t, out))
-		t.Logf("%s try %d stopped with a clear error %q", args[0], i+1, summaries[len(summaries)-1])
+		t.Logf("%s try %d stopped with a clear error:\n%s", args[0], i+1, errorBlock(out))
 	}
 	t.Fatalf("%s still fails with faults off after %d tries: %v\n%s", args[0], tries, summaries, f.logs[len(f.logs)-1])
 	return nil
@@ -109,11 +110,12 @@ func TestAccReliability_MigrationUnderFaults(t *testing.T) {
 			mon := s.watch(t, all, nil)
 			f := newTF(t, migrationConfig(ns, ""))
 			p, _ := proxied(t, env, f, apiFaults(seed), gkeFaults(seed))
-			summaries := untilDone(t, f, 4, func() { p.SetEnabled(false) }, "apply", "-auto-approve")
+			summaries := untilDone(t, f, 8, func() { p.SetEnabled(false) }, "apply", "-auto-approve")
 			p.SetEnabled(false)
 			f.planEmpty()
 			longest, _ := mon.verify(t)
 			s.checkFinal(t, "pool-b", all)
+			f.noSecrets(env.Vars["GOOGLE_OAUTH_ACCESS_TOKEN"])
 			result(t, "10 ordinals moved; %d API requests, faults: %s; %d apply runs stopped with clear errors %v; longest single-ordinal move %s; violations: %v",
 				p.Requests(), p.Summary(), len(summaries), summaries, longest.Round(time.Millisecond), t.Failed())
 			_, _ = f.run("destroy", "-auto-approve")
@@ -133,7 +135,7 @@ func TestAccReliability_PartialMigrationUnderFaults(t *testing.T) {
 	mon := s.watch(t, []int32{7, 3}, nil)
 	f := newTF(t, migrationConfig(ns, "  ordinals = [7, 3]\n  order = \"explicit\""))
 	p, _ := proxied(t, env, f, apiFaults(11), gkeFaults(11))
-	summaries := untilDone(t, f, 4, func() { p.SetEnabled(false) }, "apply", "-auto-approve")
+	summaries := untilDone(t, f, 8, func() { p.SetEnabled(false) }, "apply", "-auto-approve")
 	p.SetEnabled(false)
 	f.planEmpty()
 	longest, _ := mon.verify(t)
@@ -228,23 +230,40 @@ func TestAccReliability_LifecyclesUnderFaults(t *testing.T) {
 	}
 	f := newTF(t, steps[0].config)
 	p, g := proxied(t, env, f, apiFaults(21), gkeFaults(21))
+	// Provider and Terraform logs at trace level: with faults, error paths are logged too.
+	f.env["TF_LOG"] = "trace"
+	f.env["TF_LOG_PATH"] = filepath.Join(t.TempDir(), "trace.log")
 	off := func() { p.SetEnabled(false); g.SetEnabled(false) }
 	on := func() { p.SetEnabled(true); g.SetEnabled(true) }
 	var all []string
 	for _, st := range steps {
 		on()
 		f.write(st.config)
-		all = append(all, untilDone(t, f, 4, off, "apply", "-auto-approve")...)
+		all = append(all, untilDone(t, f, 8, off, "apply", "-auto-approve")...)
 		off()
 		f.planEmpty()
 	}
 	on()
-	all = append(all, untilDone(t, f, 4, off, "destroy", "-auto-approve")...)
+	all = append(all, untilDone(t, f, 8, off, "destroy", "-auto-approve")...)
 	off()
 	out, err := f.run("state", "list")
 	if err != nil || strings.TrimSpace(out) != "" {
 		t.Errorf("state after destroy is not empty (%v): %q", err, out)
 	}
-	result(t, "statefulset/node pool/device class create, update, destroy; API faults: %s; GKE faults: %s; clear errors %v",
+	f.noSecrets(env.Vars["GOOGLE_OAUTH_ACCESS_TOKEN"])
+	result(t, "statefulset/node pool/device class create, update, destroy (TF_LOG=trace: token in no log, output or state); API faults: %s; GKE faults: %s; clear errors %v",
 		p.Summary(), g.Summary(), all)
+}
+
+// errorBlock is the first error diagnostic of terraform's output (for the log).
+func errorBlock(out string) string {
+	i := strings.Index(out, "Error: ")
+	if i < 0 {
+		return out
+	}
+	lines := strings.Split(out[i:], "\n")
+	if len(lines) > 14 {
+		lines = lines[:14]
+	}
+	return strings.Join(lines, "\n")
 }

@@ -176,6 +176,36 @@ func (f *tf) planEmpty() {
 	}
 }
 
+// noSecrets fails the test if any secret appears in the state file, in the output of any
+// command run so far (including error texts produced under faults) or in the trace log, if one
+// was configured with TF_LOG_PATH.
+func (f *tf) noSecrets(secrets ...string) {
+	f.t.Helper()
+	sources := map[string]string{}
+	for i, l := range f.logs {
+		sources[fmt.Sprintf("output of command %d", i+1)] = l
+	}
+	for _, name := range []string{"terraform.tfstate", "terraform.tfstate.backup"} {
+		if b, err := os.ReadFile(filepath.Join(f.dir, name)); err == nil {
+			sources[name] = string(b)
+		}
+	}
+	if p := f.env["TF_LOG_PATH"]; p != "" {
+		b, err := os.ReadFile(p)
+		if err != nil || len(b) == 0 {
+			f.t.Fatalf("trace log %s missing or empty (%v): the secrets check would prove nothing", p, err)
+		}
+		sources["trace log"] = string(b)
+	}
+	for where, text := range sources {
+		for _, s := range secrets {
+			if len(s) >= 8 && strings.Contains(text, s) {
+				f.t.Errorf("a secret (%d chars) appears in the %s", len(s), where)
+			}
+		}
+	}
+}
+
 // errorSummary matches Terraform's rendering of an error diagnostic with a Title-Case summary.
 var errorSummary = regexp.MustCompile(`Error: ([A-Z][a-z0-9]*(?: [A-Z0-9][A-Za-z0-9]*)+)`)
 
