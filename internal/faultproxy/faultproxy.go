@@ -45,7 +45,7 @@ const (
 	TooManyRequests Kind = "429-retry-after"   // 429 with Retry-After (client-go waits and retries)
 	InternalError   Kind = "500"               // 500 without Retry-After (returned to the caller)
 	Unavailable     Kind = "503-retry-after"   // 503 with Retry-After
-	Conflict        Kind = "409-conflict"      // 409 Conflict on PUT/PATCH (stale resourceVersion)
+	Conflict        Kind = "409-conflict"      // 409 Conflict on PUT/PATCH/DELETE (stale resourceVersion or precondition)
 	WatchDropped    Kind = "watch-dropped"     // watch stream cut after WatchDropAfter
 	WatchExpired    Kind = "watch-expired-410" // watch answered with an ERROR event, 410 Gone
 	Slow            Kind = "slow"              // response delayed by SlowDelay
@@ -223,7 +223,11 @@ func isWatch(r *http.Request) bool {
 	return r.Method == http.MethodGet && (w == "true" || w == "1")
 }
 
-func isWrite(r *http.Request) bool { return r.Method == http.MethodPut || r.Method == http.MethodPatch }
+// isWrite: updates, patches and deletes (a DELETE with a UID or resourceVersion precondition
+// answers 409 when the object changed).
+func isWrite(r *http.Request) bool {
+	return r.Method == http.MethodPut || r.Method == http.MethodPatch || r.Method == http.MethodDelete
+}
 
 // applicable reports whether kind k can be injected into r.
 func applicable(k Kind, r *http.Request) bool {
