@@ -21,7 +21,9 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
 
@@ -45,7 +47,7 @@ func up(args []string) error {
 	fs.StringVar(&f.stateDir, "state-dir", "", "directory for kubeconfig, env, ready marker, logs and etcd data (required)")
 	fs.StringVar(&f.config, "config", "", "world config YAML (default: the default world)")
 	fs.IntVar(&f.verbosity, "v", 0, "log verbosity of DIR/sandbox.log (klog levels; 2 is chatty, 4 is debug)")
-	fs.DurationVar(&f.readyTimeout, "ready-timeout", 2*time.Minute, "how long to wait for the seeded world to become ready")
+	fs.DurationVar(&f.readyTimeout, "ready-timeout", 5*time.Minute, "how long to wait for the seeded world to become ready")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -304,32 +306,48 @@ func createStorageClasses(ctx context.Context, kube kubernetes.Interface, w *wor
 // waitWorldReady waits until the seeded world can take workloads: every
 // simulated node is Ready without the not-ready taint, nodes with raw-block
 // Local SSDs carry TopoLVM's topology label, and the default namespace has
-// its ServiceAccount (Pod admission needs it).
+// its ServiceAccount (Pod admission needs it). Nodes are watched through an
+// informer; the poll below only reads its in-memory cache.
 func waitWorldReady(ctx context.Context, kube kubernetes.Interface, timeout time.Duration) error {
+	ctx, cancel := context.WithCancel(ctx)
+	factory := informers.NewSharedInformerFactory(kube, 0)
+	nodes := factory.Core().V1().Nodes()
+	sas := factory.Core().V1().ServiceAccounts()
+	nodes.Informer()
+	sas.Informer()
+	factory.Start(ctx.Done())
+	defer func() {
+		cancel() // stops the informers; Shutdown waits for them
+		factory.Shutdown()
+	}()
+
 	var last string
 	logged := time.Now()
-	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
 		if time.Since(logged) > 2*time.Second {
 			klog.InfoS("waiting for the world", "state", last)
 			logged = time.Now()
 		}
-		nodes, err := kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{ResourceVersion: "0"})
-		if err != nil {
-			last = err.Error()
+		if !nodes.Informer().HasSynced() || !sas.Informer().HasSynced() {
+			last = "informers not synced"
 			return false, nil
 		}
+		all, err := nodes.Lister().List(labels.Everything())
+		if err != nil {
+			return false, err
+		}
 		notReady := 0
-		for i := range nodes.Items {
-			if reason := nodeNotReady(&nodes.Items[i]); reason != "" {
+		for _, n := range all {
+			if reason := nodeNotReady(n); reason != "" {
 				notReady++
 				last = reason
 			}
 		}
 		if notReady > 0 {
-			last = fmt.Sprintf("%d of %d nodes not ready (e.g. %s)", notReady, len(nodes.Items), last)
+			last = fmt.Sprintf("%d of %d nodes not ready (e.g. %s)", notReady, len(all), last)
 			return false, nil
 		}
-		if _, err := kube.CoreV1().ServiceAccounts(metav1.NamespaceDefault).Get(ctx, "default", metav1.GetOptions{}); err != nil {
+		if _, err := sas.Lister().ServiceAccounts(metav1.NamespaceDefault).Get("default"); err != nil {
 			last = "default ServiceAccount: " + err.Error()
 			return false, nil
 		}
