@@ -203,7 +203,7 @@ func (r *migrationResource) Read(ctx context.Context, req resource.ReadRequest, 
 	if err != nil {
 		resp.Diagnostics.Append(diagnostics.Error("Cluster Snapshot Failed", diagnostics.Detail{
 			Checked: "The StatefulSet and its Pods, PVCs, PVs and Nodes.", Found: "A LIST call failed.",
-			Do: "Check that the provider's identity may list these objects, then retry.", Err: err}))
+			Do: snapshotFailedDo, Err: err}))
 		return
 	}
 	if s.Live == nil {

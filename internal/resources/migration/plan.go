@@ -156,7 +156,7 @@ func (r *migrationResource) evaluate(ctx context.Context, m resourceModel, claim
 		diags.Append(diagnostics.Error("Cluster Snapshot Failed", diagnostics.Detail{
 			Checked: fmt.Sprintf("The StatefulSet %s/%s, its Pods, PVCs, PVs, Nodes, StorageClasses, capacities and PDBs (LIST calls).", ns, name),
 			Found:   "A LIST call failed.",
-			Do:      "Check that the provider's identity may list these objects, then retry.",
+			Do:      snapshotFailedDo,
 			Err:     err,
 		}))
 		return nil, diags
@@ -317,3 +317,8 @@ func parseDuration(v types.String, def string) time.Duration {
 func plannerPlan(s *planner.Snapshot, opts planner.MigrationOptions) planner.MigrationPlan {
 	return planner.PlanMigration(s, opts)
 }
+
+// snapshotFailedDo is the advice of "Cluster Snapshot Failed": a 403 names the missing verb and
+// resource in the cause; anything else (5xx, timeouts, resets) is usually transient.
+const snapshotFailedDo = "Nothing was changed. If the cause says \"forbidden\", grant the provider's identity the verb on the resource it names " +
+	"(examples/rbac/clusterrole.yaml lists what olapgke needs); otherwise the API server failed transiently: run the command again."
