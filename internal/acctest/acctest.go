@@ -55,7 +55,7 @@ var (
 	// StartTimeout bounds the wait for DIR/ready after the sandbox process started. The
 	// control plane is up in seconds on an idle machine; the margin is for CI machines where
 	// several test packages (each with its own sandbox) and builds share two cores.
-	StartTimeout = 240 * time.Second
+	StartTimeout = 6 * time.Minute
 	// StopTimeout is how long the sandbox gets to exit after SIGTERM before it is killed.
 	StopTimeout = 30 * time.Second
 )
