@@ -322,9 +322,15 @@ func PlanMigration(s *Snapshot, opt MigrationOptions) MigrationPlan {
 		for _, m := range plan.Moves {
 			moved[m.Ordinal] = true
 		}
+		// Ordinals the live set does not have yet (a scale-up in the same
+		// apply) are created by the controller: they are not "other" ordinals.
+		live := map[int32]bool{}
+		for _, o := range OrdinalRange(v.live) {
+			live[o] = true
+		}
 		var bad []string
 		for _, o := range rng {
-			if moved[o] {
+			if moved[o] || !live[o] {
 				continue
 			}
 			if why := v.notReady(o); why != "" {
@@ -379,20 +385,22 @@ func orderMoves(moves []Move, opt MigrationOptions) {
 func (v *migrationView) needsMove(o int32, claims []string) string {
 	set := v.set
 	pod := v.pods[PodName(set.Name, o)]
-	if pod == nil {
-		return "Pod " + PodName(set.Name, o) + " does not exist (a move in progress: the StatefulSet controller recreates it)"
-	}
+	anyPVC, missing := false, ""
 	for _, c := range claims {
 		name := ClaimPVCName(c, set.Name, o)
 		pvc := v.pvc(name)
 		if pvc == nil {
-			return "PVC " + name + " does not exist (a move in progress)"
+			if missing == "" {
+				missing = name
+			}
+			continue
 		}
+		anyPVC = true
 		if pvc.DeletionTimestamp != nil {
 			return "PVC " + name + " is being deleted (a move in progress)"
 		}
 	}
-	if pod.Spec.NodeName != "" {
+	if pod != nil && pod.Spec.NodeName != "" {
 		if n := v.ix.Node(pod.Spec.NodeName); n != nil {
 			if ok, why := v.affinity.matches(n); !ok {
 				return fmt.Sprintf("Pod %s runs on node %s, which %s", pod.Name, n.Name, why)
@@ -410,6 +418,18 @@ func (v *migrationView) needsMove(o int32, claims []string) string {
 		if ok, why := v.pvFits(pv); !ok {
 			return fmt.Sprintf("PV %s of PVC %s %s", pv.Name, name, why)
 		}
+	}
+	if pod == nil {
+		if anyPVC {
+			return "Pod " + PodName(set.Name, o) + " does not exist (a move in progress: the StatefulSet controller recreates it)"
+		}
+		// Neither Pod nor PVCs: an ordinal not created yet (scale-up) or a
+		// move whose old objects are gone; the controller creates both where
+		// the template says without help.
+		return ""
+	}
+	if missing != "" {
+		return "PVC " + missing + " does not exist (a move in progress)"
 	}
 	if v.updRev != "" && pod.Labels[LabelControllerRevision] != v.updRev {
 		return fmt.Sprintf("Pod %s is at revision %s, the update revision is %s", pod.Name, pod.Labels[LabelControllerRevision], v.updRev)

@@ -116,6 +116,30 @@ func TestPlanMigration(t *testing.T) {
 			wantMoves: []int32{1}, wantProbs: []MigrationProblemKind{}, wantPar: 1,
 			wantReason: "is pinned to node gke-olap-pool-a-1",
 		},
+		"scale-up ordinals (no Pod, no PVC) are not moves": {
+			replicas: 3,
+			setup: func(w *migWorld) {
+				w.switchTemplate("pool-b")
+				d := w.s.Live.DeepCopy()
+				d.Spec.Replicas = ptr.To[int32](5)
+				w.s.Desired = d
+				w.addOrdinal(2, "gke-olap-pool-b-0", migRevB, "b2")
+				w.addOrdinal(1, "gke-olap-pool-b-1", migRevB, "b1")
+			},
+			wantMoves: []int32{0}, wantProbs: []MigrationProblemKind{}, wantPar: 1,
+		},
+		"Pod gone, PVC still there: a move in progress": {
+			replicas: 3,
+			setup: func(w *migWorld) {
+				w.switchTemplate("pool-b")
+				w.addOrdinal(2, "gke-olap-pool-b-0", migRevB, "b2")
+				w.addOrdinal(1, "gke-olap-pool-b-1", migRevB, "b1")
+				w.addPVC(0, "", "new0")
+				w.removePod(0)
+			},
+			wantMoves: []int32{0}, wantProbs: []MigrationProblemKind{}, wantPar: 1,
+			wantReason: "Pod hist-0 does not exist",
+		},
 		"target nodes missing": {
 			replicas: 3, setup: func(w *migWorld) { w.switchTemplate("pool-c") },
 			wantMoves: []int32{2, 1, 0}, wantProbs: []MigrationProblemKind{ProblemTargetNodesMissing}, wantPar: 1,
