@@ -190,6 +190,16 @@ func resolveConfig(ctx context.Context, m providerModel, getenv Getenv) (Config,
 		kset(&k.ConfigContext, km.ConfigContext, "config_context", EnvKubeContext)
 	}
 
+	// Config wins over env for the identity as a whole: a credential set in the provider block
+	// hides the other kind of credential coming from the environment (e.g. access_token in the
+	// block while GOOGLE_CREDENTIALS is exported). Both from the same source is an error below.
+	switch {
+	case inConfig["access_token"] && !inConfig["credentials"]:
+		cfg.Auth.Credentials = ""
+	case inConfig["credentials"] && !inConfig["access_token"]:
+		cfg.Auth.AccessToken = ""
+	}
+
 	diags.Append(validate(cfg, inConfig, kubeInConfig)...)
 	return cfg, diags
 }
@@ -205,11 +215,7 @@ func where(inConfig bool, env string) string {
 func validate(cfg Config, inConfig, kubeInConfig map[string]bool) diag.Diagnostics {
 	var diags diag.Diagnostics
 	if cfg.Auth.Credentials != "" && cfg.Auth.AccessToken != "" {
-		p := path.Root("access_token")
-		if inConfig["credentials"] && !inConfig["access_token"] {
-			p = path.Root("credentials")
-		}
-		diags.Append(diagnostics.AttributeError(p, "Conflicting Google Credentials", diagnostics.Detail{
+		diags.Append(diagnostics.AttributeError(path.Root("access_token"), "Conflicting Google Credentials", diagnostics.Detail{
 			Checked: "credentials (from " + where(inConfig["credentials"], EnvCredentials) + ") and access_token (from " + where(inConfig["access_token"], EnvAccessToken) + ").",
 			Found:   "Both are set; the provider would not know which identity to use.",
 			Do:      "Set only one of them. To use Application Default Credentials (for example Terraform Cloud dynamic credentials), set neither.",

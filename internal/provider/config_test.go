@@ -136,10 +136,20 @@ func TestResolveConfig(t *testing.T) {
 			env:   cluster,
 			diags: []wantDiag{{path.Root("access_token"), "Conflicting Google Credentials", "Set only one of them"}},
 		},
-		"credentials in config, access_token from env": {
+		"credentials and access_token both from env": {
+			model: model(),
+			env:   with(cluster, EnvCredentials, "{}", EnvAccessToken, "tok"),
+			diags: []wantDiag{{path.Root("access_token"), "Conflicting Google Credentials", "access_token (from the environment (GOOGLE_OAUTH_ACCESS_TOKEN))"}},
+		},
+		"access_token in config hides GOOGLE_CREDENTIALS": {
+			model: model(func(m *providerModel) { m.AccessToken = str("cfg-tok") }),
+			env:   with(cluster, EnvCredentials, "{}"),
+			want:  Config{Project: "env-p", Location: "env-l", Cluster: "env-c", Auth: gke.Auth{AccessToken: "cfg-tok"}, PollInterval: DefaultPollInterval},
+		},
+		"credentials in config hide GOOGLE_OAUTH_ACCESS_TOKEN": {
 			model: model(func(m *providerModel) { m.Credentials = str("{}") }),
-			env:   with(cluster, EnvAccessToken, "tok"),
-			diags: []wantDiag{{path.Root("credentials"), "Conflicting Google Credentials", "access_token (from the environment (GOOGLE_OAUTH_ACCESS_TOKEN))"}},
+			env:   with(cluster, EnvAccessToken, "env-tok"),
+			want:  Config{Project: "env-p", Location: "env-l", Cluster: "env-c", Auth: gke.Auth{Credentials: "{}"}, PollInterval: DefaultPollInterval},
 		},
 		"insecure with non-loopback endpoint": {
 			model: model(func(m *providerModel) {

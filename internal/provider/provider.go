@@ -72,12 +72,13 @@ func (p *olapgkeProvider) Schema(_ context.Context, _ provider.SchemaRequest, re
 				Sensitive: true,
 				MarkdownDescription: "Google credentials JSON (service_account, external_account, authorized_user or impersonated_service_account), or the path of a file holding it. " +
 					"Env: `GOOGLE_CREDENTIALS`. When neither this nor `access_token` is set, Application Default Credentials are used " +
-					"(`GOOGLE_APPLICATION_CREDENTIALS`, gcloud's ADC file, the metadata server; Terraform Cloud dynamic credentials). Conflicts with `access_token`.",
+					"(`GOOGLE_APPLICATION_CREDENTIALS`, gcloud's ADC file, the metadata server; Terraform Cloud dynamic credentials). " +
+					"Conflicts with `access_token`; whichever of the two is set in the provider block hides the other one's environment variable.",
 			},
 			"access_token": schema.StringAttribute{
 				Optional:            true,
 				Sensitive:           true,
-				MarkdownDescription: "A Google OAuth2 access token, used as-is (not refreshed). Env: `GOOGLE_OAUTH_ACCESS_TOKEN`. Conflicts with `credentials`.",
+				MarkdownDescription: "A Google OAuth2 access token, used as-is (not refreshed). Env: `GOOGLE_OAUTH_ACCESS_TOKEN`. Conflicts with `credentials` (see there).",
 			},
 			"container_endpoint": schema.StringAttribute{
 				Optional:            true,
