@@ -54,7 +54,7 @@ func (r *deviceClassResource) ValidateConfig(ctx context.Context, req resource.V
 				Found:   `type is "thin" but thin_pool is not set; lvmd needs the thin pool's name and overprovision ratio for thin classes.`,
 				Do:      `Add thin_pool { name = "pool0", overprovision_ratio = 5 } (the thin pool LV must exist in the volume group), or use type = "thick".`,
 			}))
-		case !thin && !m.Type.IsNull() && !m.ThinPool.IsNull(), m.Type.IsNull() && !m.ThinPool.IsNull():
+		case !thin && !m.ThinPool.IsNull():
 			resp.Diagnostics.Append(diagnostics.AttributeError(path.Root("thin_pool"), "Thin Pool Without Thin Type", diagnostics.Detail{
 				Checked: "type and thin_pool.",
 				Found:   "thin_pool is set but type is thick (the default); lvmd ignores thin-pool for thick classes.",
@@ -222,12 +222,9 @@ func (r *deviceClassResource) ModifyPlan(ctx context.Context, req resource.Modif
 			}
 		}
 	}
-	if state == nil || !lvmdChanged {
-		plan.Volumes = volumesValue(uses)
-	} else {
-		// Existing claims stay on the old name/volume group; the list is the same claims.
-		plan.Volumes = volumesValue(uses)
-	}
+	// After a (forced) rename the existing claims still point at the old name; the list shows
+	// what uses the class now.
+	plan.Volumes = volumesValue(uses)
 	if !lvmdChanged && state != nil {
 		caps, err := capacity(ctx, kube, want.Name, want.Default)
 		if err == nil {
