@@ -200,6 +200,19 @@ func resolveConfig(ctx context.Context, m providerModel, getenv Getenv) (Config,
 		cfg.Auth.AccessToken = ""
 	}
 
+	// The same for the Kubernetes connection: host/token/CA set in the kubernetes block hide
+	// KUBE_CONFIG_PATH/KUBE_CTX from the environment, and config_path in the block hides
+	// KUBE_HOST/KUBE_TOKEN/KUBE_CLUSTER_CA_CERT_DATA.
+	k := &cfg.Kubernetes
+	direct := kubeInConfig["host"] || kubeInConfig["token"] || kubeInConfig["cluster_ca_certificate"]
+	file := kubeInConfig["config_path"] || kubeInConfig["config_context"]
+	switch {
+	case direct && !file:
+		k.ConfigPath, k.ConfigContext = "", ""
+	case file && !direct:
+		k.Host, k.Token, k.ClusterCACertificate = "", "", ""
+	}
+
 	diags.Append(validate(cfg, inConfig, kubeInConfig)...)
 	return cfg, diags
 }

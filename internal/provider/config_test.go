@@ -189,10 +189,28 @@ func TestResolveConfig(t *testing.T) {
 		},
 		"host with config_path": {
 			model: model(func(m *providerModel) {
-				m.Kubernetes = kubeBlock(t, kubernetesModel{Host: str("https://h")})
+				m.Kubernetes = kubeBlock(t, kubernetesModel{Host: str("https://h"), ConfigPath: str("/k")})
 			}),
-			env:   map[string]string{EnvKubeConfigPath: "/k"},
+			diags: []wantDiag{{path.Root("kubernetes").AtName("host"), "Conflicting Kubernetes Connection Settings", "kubernetes.config_path (from the provider block)"}},
+		},
+		"KUBE_HOST with KUBE_CONFIG_PATH": {
+			model: model(),
+			env:   map[string]string{EnvKubeHost: "https://h", EnvKubeConfigPath: "/k"},
 			diags: []wantDiag{{path.Root("kubernetes").AtName("host"), "Conflicting Kubernetes Connection Settings", "kubernetes.config_path (from the environment (KUBE_CONFIG_PATH))"}},
+		},
+		"host in block hides KUBE_CONFIG_PATH": {
+			model: model(func(m *providerModel) {
+				m.Kubernetes = kubeBlock(t, kubernetesModel{Host: str("https://h"), Token: str("t")})
+			}),
+			env:  map[string]string{EnvKubeConfigPath: "/k", EnvKubeContext: "c"},
+			want: Config{Kubernetes: kube.Explicit{Host: "https://h", Token: "t"}, PollInterval: DefaultPollInterval},
+		},
+		"config_path in block hides KUBE_HOST and KUBE_TOKEN": {
+			model: model(func(m *providerModel) {
+				m.Kubernetes = kubeBlock(t, kubernetesModel{ConfigPath: str("/k")})
+			}),
+			env:  map[string]string{EnvKubeHost: "https://h", EnvKubeToken: "t", EnvKubeContext: "c"},
+			want: Config{Kubernetes: kube.Explicit{ConfigPath: "/k", ConfigContext: "c"}, PollInterval: DefaultPollInterval},
 		},
 		"config_context without config_path": {
 			model: model(func(m *providerModel) {
