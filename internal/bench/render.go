@@ -91,7 +91,7 @@ func (r *Results) Markdown() string {
 	} else if m.Err != "" && m.Provider.N == 0 {
 		w("Failed: %s", fence(m.Err))
 	} else {
-		w("Same StatefulSet (OnDelete, grace period 1 s, one 1 GiB TopoLVM claim per ordinal), same session: first `olapgke_statefulset_migration` moves every ordinal pool-a -> pool-b (`terraform apply`), then a kubectl loop (real kubectl v1.37 built from k8s.io/kubectl) moves them back with the same steps in the same order (`kubectl delete pvc --wait=false`, `kubectl delete pod`, `kubectl wait --for=condition=Ready`, retried while the Pod does not exist yet).")
+		w("Same StatefulSet (OnDelete, grace period 1 s, one 1 GiB TopoLVM claim per ordinal), same session: every ordinal is moved four times between pool-a and pool-b, ABBA so neither tool gets the easier direction: `olapgke_statefulset_migration` (`terraform apply`), a kubectl loop (real kubectl v1.37 built from k8s.io/kubectl, `make kubectl-bin`), the kubectl loop again, the provider again. The kubectl loop does the same steps in the same order (descending) (`kubectl delete pvc --wait=false`, `kubectl delete pod`, `kubectl wait --for=condition=Ready`, retried while the Pod does not exist yet).")
 		w("*Cluster latency* of one ordinal: old Pod seen terminating -> its successor seen Ready, from a Pod watch in the benchmark process (object timestamps have 1 s resolution). *Span*: first old Pod terminating -> last new Pod Ready. *Overhead* = span / sum of cluster latencies - 1: time between the moves that the tool, not the cluster, spends.")
 		w("")
 		w("| tool | moves | span s | sum of cluster latency s | overhead | whole command wall s | API requests |")
@@ -99,6 +99,14 @@ func (r *Results) Markdown() string {
 		w("| olapgke_statefulset_migration | %d | %s | %s | %.1f%% | %s (`terraform apply`, incl. CLI start, refresh, plan) | %d (%s) |", m.Provider.N, secs(m.Provider.Span), secs(m.Provider.Sum), 100*m.Provider.Overhead(), secs(m.ProviderApply), m.ProviderRequests.Total(), m.ProviderRequests.ByVerb())
 		if m.Kubectl.N > 0 {
 			w("| kubectl loop | %d | %s | %s | %.1f%% | %s (bash loop) | not counted (direct) |", m.Kubectl.N, secs(m.Kubectl.Span), secs(m.Kubectl.Sum), 100*m.Kubectl.Overhead(), secs(m.KubectlLoop))
+		}
+		w("")
+		w("Rounds, in the order run (totals above are sums over each tool's two rounds):")
+		w("")
+		w("| round | tool | to | moves | span s | sum of cluster latency s | overhead | command wall s |")
+		w("|---|---|---|---|---|---|---|---|")
+		for i, rd := range m.Rounds {
+			w("| %d | %s | %s | %d | %s | %s | %.1f%% | %s |", i+1, rd.Tool, rd.To, rd.Stats.N, secs(rd.Stats.Span), secs(rd.Stats.Sum), 100*rd.Stats.Overhead(), secs(rd.Wall))
 		}
 		if m.Err != "" {
 			w("")
@@ -209,9 +217,12 @@ func (r *Results) verdicts() [][3]string {
 		out = append(out, [3]string{"migration overhead <= 5% over the cluster's own latency",
 			fmt.Sprintf("%.1f%% (span %ss, sum %ss)", 100*m.Provider.Overhead(), secs(m.Provider.Span), secs(m.Provider.Sum)), yes(m.Provider.Overhead() <= 0.05)})
 		if m.Kubectl.N > 0 {
-			out = append(out, [3]string{"migration not slower than the kubectl loop",
-				fmt.Sprintf("span %ss vs %ss; whole command %ss vs %ss", secs(m.Provider.Span), secs(m.Kubectl.Span), secs(m.ProviderApply), secs(m.KubectlLoop)),
-				yes(m.Provider.Span <= m.Kubectl.Span && m.ProviderApply <= m.KubectlLoop)})
+			out = append(out, [3]string{"migration not slower than the kubectl loop (the moves: span)",
+				fmt.Sprintf("%ss vs %ss (overhead %.1f%% vs %.1f%%)", secs(m.Provider.Span), secs(m.Kubectl.Span), 100*m.Provider.Overhead(), 100*m.Kubectl.Overhead()),
+				yes(m.Provider.Span <= m.Kubectl.Span)})
+			out = append(out, [3]string{"migration not slower than the kubectl loop (whole command: `terraform apply` vs the bash loop)",
+				fmt.Sprintf("%ss vs %ss", secs(m.ProviderApply), secs(m.KubectlLoop)),
+				yes(m.ProviderApply <= m.KubectlLoop)})
 		}
 	} else {
 		out = append(out, [3]string{"migration overhead <= 5%", "not measured", yes(false)})

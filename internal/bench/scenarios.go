@@ -218,7 +218,15 @@ type MigrationResult struct {
 	ProviderRequests Requests
 	Kubectl          MoveStats
 	KubectlLoop      time.Duration
+	Rounds           []MigrationRound
 	Err              string
+}
+
+// MigrationRound is one tool moving every ordinal to one pool.
+type MigrationRound struct {
+	Tool, To string
+	Stats    MoveStats
+	Wall     time.Duration
 }
 
 func migSet(replicas int32) *appsv1.StatefulSet {
@@ -272,9 +280,9 @@ func switchPool(ctx context.Context, kube kubernetes.Interface, pool string, rep
 	return waitSetReady(ctx, kube, MigNS, MigSet, replicas, 2*time.Minute, true)
 }
 
-// MigrationScenario moves n ordinals pool-a -> pool-b with olapgke_statefulset_migration, then
-// back pool-b -> pool-a with a kubectl loop (delete pvc --wait=false, delete pod, wait Ready),
-// timing both against the moves the Pod watch saw.
+// MigrationScenario moves n ordinals between pool-a and pool-b four times: provider, kubectl loop
+// (delete pvc --wait=false, delete pod, wait Ready), kubectl loop, provider, timing each against the
+// moves the Pod watch saw. Totals per tool are sums over its two rounds.
 func MigrationScenario(ctx context.Context, sb *Sandbox, proxy *Proxy, providerDir, kubectl, dir string, n int, logf func(string, ...any)) MigrationResult {
 	r := MigrationResult{Ordinals: n}
 	fail := func(format string, a ...any) MigrationResult {
@@ -299,52 +307,59 @@ func MigrationScenario(ctx context.Context, sb *Sandbox, proxy *Proxy, providerD
 		return fail("%v", err)
 	}
 	defer tl.Stop()
-
-	// 1. olapgke_statefulset_migration, pool-a -> pool-b.
-	if err := switchPool(ctx, sb.Kube, "pool-b", n); err != nil {
-		return fail("%v", err)
-	}
 	token := sb.Rest.BearerToken
 	if token == "" {
 		token = sb.Env["GOOGLE_OAUTH_ACCESS_TOKEN"]
 	}
-	main := fmt.Sprintf(tfHeader, ProviderSource, fmt.Sprintf("    host  = %q\n    token = %q", proxy.URL, token)) + fmt.Sprintf(`
+	var ords []string
+	for o := n - 1; o >= 0; o-- {
+		ords = append(ords, fmt.Sprint(o))
+	}
+	// ABBA: each tool moves pool-a -> pool-b once and pool-b -> pool-a once, so neither gets
+	// the easier direction (pool-b has 5 nodes, pool-a the rest).
+	rounds := []struct {
+		tool, to string
+	}{{"provider", "pool-b"}, {"kubectl", "pool-a"}, {"kubectl", "pool-b"}, {"provider", "pool-a"}}
+	for i, round := range rounds {
+		if err := switchPool(ctx, sb.Kube, round.to, n); err != nil {
+			return fail("%v", err)
+		}
+		old := tl.Current()
+		rdir := filepath.Join(dir, fmt.Sprintf("%d-%s-to-%s", i+1, round.tool, round.to))
+		if err := os.MkdirAll(rdir, 0o755); err != nil {
+			return fail("%v", err)
+		}
+		var wall time.Duration
+		if round.tool == "provider" {
+			main := fmt.Sprintf(tfHeader, ProviderSource, fmt.Sprintf("    host  = %q\n    token = %q", proxy.URL, token)) + fmt.Sprintf(`
 resource "olapgke_statefulset_migration" "hist" {
   namespace       = %q
   statefulset     = %q
   ordinal_timeout = "5m"
 }
 `, MigNS, MigSet)
-	if err := writeFile(filepath.Join(dir, "main.tf"), main); err != nil {
-		return fail("%v", err)
-	}
-	old := tl.Current()
-	proxy.Take()
-	tf := &Terraform{Dir: dir, ProviderDir: providerDir, Env: sb.Env}
-	ap, err := tf.Exec(ctx, "apply.log", "apply", "-auto-approve", "-input=false", "-no-color")
-	r.ProviderRequests = proxy.Take()
-	if err != nil || ap.ExitCode != 0 {
-		return fail("terraform apply of olapgke_statefulset_migration: exit %d, %v\n%s", ap.ExitCode, err, tail(ap.Output, 40))
-	}
-	r.ProviderApply = ap.Wall
-	moves, err := tl.Moves(old)
-	if err != nil {
-		return fail("provider migration: %v", err)
-	}
-	r.Provider = Stats(moves)
-	logf("migration by the provider: apply %s, span %s, cluster latency sum %s", ap.Wall.Round(time.Millisecond), r.Provider.Span.Round(time.Millisecond), r.Provider.Sum.Round(time.Millisecond))
-
-	// 2. kubectl loop, pool-b -> pool-a, same steps, same order (descending).
-	if err := switchPool(ctx, sb.Kube, "pool-a", n); err != nil {
-		return fail("%v", err)
-	}
-	var ords []string
-	for o := n - 1; o >= 0; o-- {
-		ords = append(ords, fmt.Sprint(o))
-	}
-	// A human's loop: kubectl wait fails with NotFound until the controller has recreated the
-	// Pod (the delete above returns once the old Pod is gone), so it is retried, bounded.
-	script := fmt.Sprintf(`set -eu
+			if err := writeFile(filepath.Join(rdir, "main.tf"), main); err != nil {
+				return fail("%v", err)
+			}
+			proxy.Take()
+			tf := &Terraform{Dir: rdir, ProviderDir: providerDir, Env: sb.Env}
+			ap, err := tf.Exec(ctx, "apply.log", "apply", "-auto-approve", "-input=false", "-no-color")
+			reqs := proxy.Take()
+			if err != nil || ap.ExitCode != 0 {
+				return fail("terraform apply of olapgke_statefulset_migration (to %s): exit %d, %v\n%s", round.to, ap.ExitCode, err, tail(ap.Output, 40))
+			}
+			wall = ap.Wall
+			r.ProviderApply += wall
+			if r.ProviderRequests == nil {
+				r.ProviderRequests = Requests{}
+			}
+			for k, c := range reqs {
+				r.ProviderRequests[k] += c
+			}
+		} else {
+			// A human's loop: kubectl wait fails with NotFound until the controller has recreated
+			// the Pod (the delete above returns once the old Pod is gone), so it is retried, bounded.
+			script := fmt.Sprintf(`set -eu
 for o in %s; do
   %[2]s -n %[3]s delete pvc %[4]s-%[5]s-$o --wait=false
   %[2]s -n %[3]s delete pod %[5]s-$o
@@ -355,23 +370,33 @@ for o in %s; do
   [ -n "$ok" ] || { echo "ordinal $o never Ready" >&2; exit 1; }
 done
 `, strings.Join(ords, " "), kubectl, MigNS, Claim, MigSet)
-	if err := writeFile(filepath.Join(dir, "kubectl-loop.sh"), script); err != nil {
-		return fail("%v", err)
+			if err := writeFile(filepath.Join(rdir, "kubectl-loop.sh"), script); err != nil {
+				return fail("%v", err)
+			}
+			cmd := exec.CommandContext(ctx, "bash", filepath.Join(rdir, "kubectl-loop.sh"))
+			cmd.Env = append(os.Environ(), "KUBECONFIG="+sb.Kubeconfig)
+			t0 := time.Now()
+			out, err := cmd.CombinedOutput()
+			wall = time.Since(t0)
+			_ = os.WriteFile(filepath.Join(rdir, "kubectl-loop.out"), out, 0o644)
+			if err != nil {
+				return fail("kubectl loop (to %s): %v\n%s", round.to, err, tail(string(out), 40))
+			}
+			r.KubectlLoop += wall
+		}
+		moves, err := tl.Moves(old)
+		if err != nil {
+			return fail("%s to %s: %v", round.tool, round.to, err)
+		}
+		st := Stats(moves)
+		r.Rounds = append(r.Rounds, MigrationRound{Tool: round.tool, To: round.to, Stats: st, Wall: wall})
+		if round.tool == "provider" {
+			r.Provider = r.Provider.Add(st)
+		} else {
+			r.Kubectl = r.Kubectl.Add(st)
+		}
+		logf("migration round %d, %s to %s: wall %s, span %s, cluster latency sum %s", i+1, round.tool, round.to, wall.Round(time.Millisecond), st.Span.Round(time.Millisecond), st.Sum.Round(time.Millisecond))
 	}
-	old = tl.Current()
-	cmd := exec.CommandContext(ctx, "bash", filepath.Join(dir, "kubectl-loop.sh"))
-	cmd.Env = append(os.Environ(), "KUBECONFIG="+sb.Kubeconfig)
-	t0 := time.Now()
-	out, err := cmd.CombinedOutput()
-	r.KubectlLoop = time.Since(t0)
-	if err != nil {
-		return fail("kubectl loop: %v\n%s", err, tail(string(out), 40))
-	}
-	if moves, err = tl.Moves(old); err != nil {
-		return fail("kubectl loop: %v", err)
-	}
-	r.Kubectl = Stats(moves)
-	logf("migration by kubectl: loop %s, span %s, cluster latency sum %s", r.KubectlLoop.Round(time.Millisecond), r.Kubectl.Span.Round(time.Millisecond), r.Kubectl.Sum.Round(time.Millisecond))
 	return r
 }
 

@@ -166,6 +166,11 @@ func Stats(moves []Move) MoveStats {
 	return s
 }
 
+// Add sums two MoveStats (spans of separate runs add up).
+func (s MoveStats) Add(o MoveStats) MoveStats {
+	return MoveStats{N: s.N + o.N, Sum: s.Sum + o.Sum, Span: s.Span + o.Span}
+}
+
 // Overhead is Span/Sum - 1: the share of the span not spent waiting on the cluster.
 func (s MoveStats) Overhead() float64 {
 	if s.Sum <= 0 {

@@ -34,8 +34,14 @@ func main() {
 		migrate     = flag.Int("migrate", 10, "ordinals to migrate on the first world (0: skip)")
 		runs        = flag.Int("plan-runs", 3, "`terraform plan -refresh=false` runs per cell")
 		planner     = flag.Bool("planner", true, "run the planner Go benchmarks")
+		note        = flag.String("note", "", "a sentence to add to the report (e.g. which commit was measured)")
 	)
 	flag.Parse()
+	for _, p := range []*string{sandboxBin, providerDir, kubectl, work} {
+		if a, err := filepath.Abs(*p); err == nil {
+			*p = a // terraform runs with -chdir; dev_overrides needs an absolute path
+		}
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	logf := func(format string, a ...any) { log.Printf(format, a...) }
@@ -60,6 +66,12 @@ func main() {
 	}
 
 	res := &bench.Results{Started: time.Now(), Machine: bench.DescribeMachine(ctx)}
+	if b, err := exec.CommandContext(ctx, *sandboxBin, "version").Output(); err == nil {
+		res.Notes = append(res.Notes, "Sandbox binary: "+strings.Join(strings.Fields(string(b)), " ")+".")
+	}
+	if *note != "" {
+		res.Notes = append(res.Notes, *note)
+	}
 	if *planner {
 		logf("planner benchmarks")
 		cmd := exec.CommandContext(ctx, "go", "test", "-run", "^$", "-bench", "^BenchmarkBuild", "-benchmem", "-count", "1", "-timeout", "20m", "./internal/planner/")
