@@ -45,7 +45,7 @@ const (
 	TooManyRequests Kind = "429-retry-after"   // 429 with Retry-After (client-go waits and retries)
 	InternalError   Kind = "500"               // 500 without Retry-After (returned to the caller)
 	Unavailable     Kind = "503-retry-after"   // 503 with Retry-After
-	Conflict        Kind = "409-conflict"      // 409 Conflict on PUT/PATCH/DELETE (stale resourceVersion or precondition)
+	Conflict        Kind = "409-conflict"      // 409 Conflict on PUT/DELETE/non-apply PATCH (stale resourceVersion or precondition)
 	WatchDropped    Kind = "watch-dropped"     // watch stream cut after WatchDropAfter
 	WatchExpired    Kind = "watch-expired-410" // watch answered with an ERROR event, 410 Gone
 	Slow            Kind = "slow"              // response delayed by SlowDelay
@@ -223,17 +223,25 @@ func isWatch(r *http.Request) bool {
 	return r.Method == http.MethodGet && (w == "true" || w == "1")
 }
 
-// isWrite: updates, patches and deletes (a DELETE with a UID or resourceVersion precondition
-// answers 409 when the object changed).
-func isWrite(r *http.Request) bool {
-	return r.Method == http.MethodPut || r.Method == http.MethodPatch || r.Method == http.MethodDelete
+// conflictable: requests the API server can answer with 409 "the object has been modified":
+// updates (resourceVersion), deletes (UID/resourceVersion preconditions) and patches other than
+// server-side apply (whose 409s are field-manager conflicts, a configuration matter, not a
+// transient fault).
+func conflictable(r *http.Request) bool {
+	switch r.Method {
+	case http.MethodPut, http.MethodDelete:
+		return true
+	case http.MethodPatch:
+		return !strings.HasPrefix(r.Header.Get("Content-Type"), "application/apply-patch")
+	}
+	return false
 }
 
 // applicable reports whether kind k can be injected into r.
 func applicable(k Kind, r *http.Request) bool {
 	switch k {
 	case Conflict:
-		return isWrite(r)
+		return conflictable(r)
 	case WatchDropped, WatchExpired:
 		return isWatch(r)
 	case Slow, Reset, TooManyRequests, InternalError, Unavailable:

@@ -25,6 +25,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 )
@@ -157,8 +158,11 @@ func TestConflictOnlyOnWrites(t *testing.T) {
 	if _, err := c.CoreV1().Pods("ns").Get(t.Context(), "web-0", metav1.GetOptions{}); err != nil {
 		t.Fatalf("GET got a fault meant for writes: %v", err)
 	}
+	if _, err := c.CoreV1().Pods("ns").Apply(t.Context(), corev1ac.Pod("web-0", "ns"), metav1.ApplyOptions{FieldManager: "t"}); err != nil {
+		t.Fatalf("server-side apply got a transient conflict: %v", err)
+	}
 	if len(p.Events()) != 0 {
-		t.Errorf("events on a read: %v", p.Events())
+		t.Errorf("events on a read or an apply patch: %v", p.Events())
 	}
 }
 

@@ -207,7 +207,7 @@ func (f *tf) noSecrets(secrets ...string) {
 }
 
 // errorSummary matches Terraform's rendering of an error diagnostic with a Title-Case summary.
-var errorSummary = regexp.MustCompile(`Error: ([A-Z][a-z0-9]*(?: [A-Z0-9][A-Za-z0-9]*)+)`)
+var errorSummary = regexp.MustCompile(`Error: ([A-Z][A-Za-z0-9-]*(?: [A-Z0-9][A-Za-z0-9-]*)+)`)
 
 // clearError checks that a failed terraform run failed with olapgke's diagnostics, not a crash.
 func clearError(t *testing.T, out string) string {
