@@ -335,3 +335,44 @@ func MigrationTargetProblem(s *Snapshot) string {
 	}
 	return ""
 }
+
+// MigrationInFlux lists what is changing right now among the set's ordinals
+// (a move or a Pod creation under way): PVCs being deleted, missing or
+// unbound, Pods missing, terminating or unscheduled, a generation the
+// controller has not observed. While any is true, moves computed now can
+// differ seconds later, so callers should not promise them at plan time.
+func MigrationInFlux(s *Snapshot, claims []string) []string {
+	v := newMigrationView(s)
+	if v.live == nil {
+		return nil
+	}
+	set := v.live
+	var out []string
+	if set.Status.ObservedGeneration < set.Generation {
+		out = append(out, fmt.Sprintf("the StatefulSet controller has not observed generation %d yet", set.Generation))
+	}
+	for _, o := range OrdinalRange(set) {
+		pod := v.pods[PodName(set.Name, o)]
+		switch {
+		case pod == nil:
+			out = append(out, "Pod "+PodName(set.Name, o)+" does not exist")
+		case pod.DeletionTimestamp != nil:
+			out = append(out, "Pod "+pod.Name+" is terminating")
+		case pod.Spec.NodeName == "":
+			out = append(out, "Pod "+pod.Name+" is not scheduled")
+		}
+		for _, c := range claims {
+			name := ClaimPVCName(c, set.Name, o)
+			pvc := v.pvc(name)
+			switch {
+			case pvc == nil:
+				out = append(out, "PVC "+name+" does not exist")
+			case pvc.DeletionTimestamp != nil:
+				out = append(out, "PVC "+name+" is being deleted")
+			case pvc.Spec.VolumeName == "":
+				out = append(out, "PVC "+name+" is not bound")
+			}
+		}
+	}
+	return out
+}

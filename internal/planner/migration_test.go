@@ -523,3 +523,18 @@ func TestMigrationBatch(t *testing.T) {
 		t.Errorf("queued ordinal counted as other: %q", got)
 	}
 }
+
+func TestMigrationInFlux(t *testing.T) {
+	t.Parallel()
+	w := newMigWorld(3, "pool-a")
+	if got := MigrationInFlux(&w.s, []string{"cache"}); len(got) != 0 {
+		t.Errorf("settled set in flux: %q", got)
+	}
+	w.terminate(&w.pvc(1).ObjectMeta)
+	w.addPod(2, "", migRevA, "p2", false)
+	w.s.Live.Generation = 3
+	want := []string{"the StatefulSet controller has not observed generation 3 yet", "PVC cache-hist-1 is being deleted", "Pod hist-2 is not scheduled"}
+	if d := cmp.Diff(want, MigrationInFlux(&w.s, []string{"cache"})); d != "" {
+		t.Errorf("in flux (-want +got):\n%s", d)
+	}
+}

@@ -75,6 +75,18 @@ func (r *migrationResource) ModifyPlan(ctx context.Context, req resource.ModifyP
 		return
 	}
 	resp.Diagnostics.Append(problemDiagnostics(plan, ev)...)
+	if flux := planner.MigrationInFlux(ev.snap, ev.plan.Claims); len(flux) > 0 {
+		// Terraform plans again at apply and requires the same known values:
+		// while Pods and PVCs are changing (a move under way, for example after
+		// a failed or killed apply), promise nothing and decide at apply.
+		resp.Diagnostics.Append(diagnostics.Warning("Migration In Progress", diagnostics.Detail{
+			Checked: fmt.Sprintf("The Pods and PVCs of StatefulSet %s/%s.", plan.Namespace.ValueString(), plan.StatefulSet.ValueString()),
+			Found:   "They are changing: " + strings.Join(flux, "; ") + ". `moves` is computed at apply time from the state then.",
+			Do:      "Nothing: apply resumes the unfinished move first. Plan again once the cluster has settled to see the moves in advance.",
+		}))
+		unknownPlan()
+		return
+	}
 	plan.Moves, diags = flattenMoves(ctx, ev.plan.Moves)
 	resp.Diagnostics.Append(diags...)
 	if cfgClaims.IsNull() {
