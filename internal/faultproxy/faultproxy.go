@@ -45,7 +45,7 @@ const (
 	TooManyRequests Kind = "429-retry-after"   // 429 with Retry-After (client-go waits and retries)
 	InternalError   Kind = "500"               // 500 without Retry-After (returned to the caller)
 	Unavailable     Kind = "503-retry-after"   // 503 with Retry-After
-	Conflict        Kind = "409-conflict"      // 409 Conflict on PUT/DELETE/non-apply PATCH (stale resourceVersion or precondition)
+	Conflict        Kind = "409-conflict"      // 409 Conflict on PUT and non-apply PATCH (stale resourceVersion)
 	WatchDropped    Kind = "watch-dropped"     // watch stream cut after WatchDropAfter
 	WatchExpired    Kind = "watch-expired-410" // watch answered with an ERROR event, 410 Gone
 	Slow            Kind = "slow"              // response delayed by SlowDelay
@@ -223,13 +223,15 @@ func isWatch(r *http.Request) bool {
 	return r.Method == http.MethodGet && (w == "true" || w == "1")
 }
 
-// conflictable: requests the API server can answer with 409 "the object has been modified":
-// updates (resourceVersion), deletes (UID/resourceVersion preconditions) and patches other than
-// server-side apply (whose 409s are field-manager conflicts, a configuration matter, not a
-// transient fault).
+// conflictable: requests the API server can answer with a transient 409 "the object has been
+// modified": updates (resourceVersion) and patches other than server-side apply (whose 409s are
+// field-manager conflicts, a configuration matter). Not DELETE: with a UID precondition (what
+// olapgke sends) the API server answers 409 only when the object was replaced, and the engine
+// relies on exactly that; an injected 409 on an unchanged object would test a server that does
+// not exist.
 func conflictable(r *http.Request) bool {
 	switch r.Method {
-	case http.MethodPut, http.MethodDelete:
+	case http.MethodPut:
 		return true
 	case http.MethodPatch:
 		return !strings.HasPrefix(r.Header.Get("Content-Type"), "application/apply-patch")
