@@ -338,8 +338,9 @@ func MigrationTargetProblem(s *Snapshot) string {
 
 // MigrationInFlux lists what is changing right now among the set's ordinals
 // (a move or a Pod creation under way): PVCs being deleted, missing or
-// unbound, Pods missing, terminating or unscheduled, a generation the
-// controller has not observed. While any is true, moves computed now can
+// unbound, Pods missing, terminating or unscheduled. (A generation the
+// controller has not observed yet is not counted: olapgke_statefulset waits
+// for it, and the executor waits for it before acting.) While any is true, moves computed now can
 // differ seconds later, so callers should not promise them at plan time.
 func MigrationInFlux(s *Snapshot, claims []string) []string {
 	v := newMigrationView(s)
@@ -348,9 +349,6 @@ func MigrationInFlux(s *Snapshot, claims []string) []string {
 	}
 	set := v.live
 	var out []string
-	if set.Status.ObservedGeneration < set.Generation {
-		out = append(out, fmt.Sprintf("the StatefulSet controller has not observed generation %d yet", set.Generation))
-	}
 	for _, o := range OrdinalRange(set) {
 		pod := v.pods[PodName(set.Name, o)]
 		switch {

@@ -533,7 +533,7 @@ func TestMigrationInFlux(t *testing.T) {
 	w.terminate(&w.pvc(1).ObjectMeta)
 	w.addPod(2, "", migRevA, "p2", false)
 	w.s.Live.Generation = 3
-	want := []string{"the StatefulSet controller has not observed generation 3 yet", "PVC cache-hist-1 is being deleted", "Pod hist-2 is not scheduled"}
+	want := []string{"PVC cache-hist-1 is being deleted", "Pod hist-2 is not scheduled"}
 	if d := cmp.Diff(want, MigrationInFlux(&w.s, []string{"cache"})); d != "" {
 		t.Errorf("in flux (-want +got):\n%s", d)
 	}
