@@ -191,8 +191,11 @@ func (r *deviceClassResource) ModifyPlan(ctx context.Context, req resource.Modif
 	if state != nil {
 		from = prior.Name
 	}
-	givesUpDefault := state != nil && prior.Default && !want.Default
-	r.checkConfigMap(ctx, kube, ref, from, want, givesUpDefault, &resp.Diagnostics)
+	if lvmdChanged {
+		// Only a change to this entry is checked: a no-op plan must not fail because of what
+		// other classes (maybe changing in the same apply) look like right now.
+		r.checkConfigMap(ctx, kube, ref, from, want, &resp.Diagnostics)
+	}
 
 	// In-use guard and the planned volumes.
 	var uses []volumeUse
@@ -246,11 +249,13 @@ func (r *deviceClassResource) ModifyPlan(ctx context.Context, req resource.Modif
 // checkConfigMap reads the live lvmd config, applies the planned edit and reports lvmd's
 // cross-class rules: exactly one default, unique names and volume-group/thin-pool targets.
 //
-// When this class gives up being the default and that leaves none, it is a warning, not an
-// error: moving the default from class A to class B takes two applies (A false, then B true),
-// because each class is checked against the live ConfigMap and two defaults is refused. lvmd
-// itself accepts no default; only PVCs of StorageClasses naming no device-class fail meanwhile.
-func (r *deviceClassResource) checkConfigMap(ctx context.Context, kube kubernetes.Interface, ref cmRef, from string, want lvmdconf.DeviceClass, givesUpDefault bool, diags *diag.Diagnostics) {
+// Two or more defaults is an error (lvmd refuses to start). No default is a warning, not an
+// error: each class is checked against the live ConfigMap, not against the other classes
+// planned in the same apply, so refusing "none" would make it impossible to create the classes
+// of a fresh ConfigMap together or to move the default from class A to class B (A false, then
+// B true: two applies, because two defaults at once are refused). lvmd itself accepts no
+// default; only PVCs of StorageClasses naming no device-class fail meanwhile.
+func (r *deviceClassResource) checkConfigMap(ctx context.Context, kube kubernetes.Interface, ref cmRef, from string, want lvmdconf.DeviceClass, diags *diag.Diagnostics) {
 	cfg, cm, err := readConfig(ctx, kube, ref)
 	if err != nil {
 		if cm != nil {
@@ -282,21 +287,16 @@ func (r *deviceClassResource) checkConfigMap(ctx context.Context, kube kubernete
 			Do:      "Use a different name, volume group or thin pool; lvmd refuses to start with this config.",
 		}))
 	}
-	if defaults != nil && givesUpDefault && len(defaults.Defaults) == 0 {
+	if defaults != nil && len(defaults.Defaults) == 0 {
 		diags.Append(diagnostics.AttributeWarning(path.Root("default"), "No Default Device Class", diagnostics.Detail{
 			Checked: "How many device-classes in ConfigMap " + ref.String() + " (key " + ref.Key + ") would be marked default after this change.",
-			Found:   "Class " + want.Name + " stops being the default and no other class is; StorageClasses that name no device-class cannot provision until one is.",
-			Do:      "Set default = true on the new default class in the next apply (two defaults at once are refused, so the move takes two applies).",
+			Found:   "None would be (" + want.Name + " is not the default); StorageClasses that name no device-class cannot provision until one is.",
+			Do:      "Set default = true on exactly one class, in this apply if another resource does so, or in the next (two defaults at once are refused, so moving the default takes two applies).",
 		}))
 		defaults = nil
 	}
 	if defaults != nil {
-		do := "Set default = true on exactly one class."
-		if want.Default && len(defaults.Defaults) > 1 {
-			do = "Set default = false on the other class(es) first (apply that), or on this one."
-		} else if !want.Default {
-			do = "Set default = true on this class, or on another class in the same ConfigMap."
-		}
+		do := "Set default = false on the other class(es) first (apply that), or on this one: exactly one class may be the default."
 		diags.Append(diagnostics.AttributeError(path.Root("default"), "Default Device Class Count", diagnostics.Detail{
 			Checked: "How many device-classes in ConfigMap " + ref.String() + " (key " + ref.Key + ") would be marked default after this change.",
 			Found:   capitalise(defaults.Error()) + ".",
