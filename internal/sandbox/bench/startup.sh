@@ -52,10 +52,11 @@ YAML
     nodes="$(KUBECONFIG="$dir/state/kubeconfig" kubectl get nodes --no-headers 2>/dev/null | grep -c ' Ready ' || true)"
     sleep "$settle"  # idle window on purpose: RSS under steady heartbeats
     hwm_settled="$(hwm_mib "$pid")"
+    rss_settled="$(awk '/VmRSS/ {printf "%d", $2/1024}' "/proc/$pid/status")"
     kill -TERM "$pid"; wait "$pid" || true
     secs="$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.2f", (b-a)/1000}')"
-    echo "nodes=$n run=$r ready_s=$secs cpu_s=$cpu_ready ready_nodes=$nodes peak_rss_ready_mib=$hwm_ready peak_rss_${settle}s_mib=$hwm_settled load1=$load_before"
-    rows+=("| $n | $r | $secs | $cpu_ready | $nodes | $hwm_ready | $hwm_settled | $load_before |")
+    echo "nodes=$n run=$r ready_s=$secs cpu_s=$cpu_ready ready_nodes=$nodes peak_rss_ready_mib=$hwm_ready peak_rss_${settle}s_mib=$hwm_settled rss_${settle}s_mib=$rss_settled load1=$load_before"
+    rows+=("| $n | $r | $secs | $cpu_ready | $nodes | $hwm_ready | $hwm_settled | $rss_settled | $load_before |")
     rm -rf "$dir"
   done
 done
@@ -70,8 +71,8 @@ done
   echo "CPU time (user+sys of the sandbox process until ready) is given because wall time depends"
   echo "on what else the machine runs: with C cores free, wall time is at least CPU time / C."
   echo
-  echo "| nodes | run | start to ready (s) | CPU time to ready (s) | Ready nodes | peak RSS at ready (MiB) | peak RSS after ${settle}s (MiB) | 1-min load before start |"
-  echo "|---|---|---|---|---|---|---|---|"
+  echo "| nodes | run | start to ready (s) | CPU time to ready (s) | Ready nodes | peak RSS at ready (MiB) | peak RSS after ${settle}s (MiB) | RSS after ${settle}s (MiB) | 1-min load before start |"
+  echo "|---|---|---|---|---|---|---|---|---|"
   printf '%s\n' "${rows[@]}"
 } > "$here/RESULTS.md"
 echo "wrote $here/RESULTS.md"
