@@ -141,7 +141,10 @@ provider "olapgke" {}
 }
 
 func (f *tf) cmd(ctx context.Context, args ...string) (*exec.Cmd, *bytes.Buffer) {
-	cmd := exec.CommandContext(ctx, f.bin, append(args, "-input=false", "-no-color")...)
+	if args[0] != "state" {
+		args = append(args, "-input=false")
+	}
+	cmd := exec.CommandContext(ctx, f.bin, append(args, "-no-color")...)
 	cmd.Dir = f.dir
 	env := append(os.Environ(), "TF_CLI_CONFIG_FILE="+f.rc, "TF_IN_AUTOMATION=1", "CHECKPOINT_DISABLE=1")
 	for k, v := range f.env {
