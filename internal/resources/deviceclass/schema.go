@@ -66,7 +66,7 @@ func (r *deviceClassResource) Schema(_ context.Context, _ resource.SchemaRequest
 			},
 			"default": schema.BoolAttribute{
 				Optional: true, Computed: true, Default: booldefault.StaticBool(false),
-				MarkdownDescription: "lvmd `default`: the class used by StorageClasses that name none. Exactly one class in the ConfigMap must be the default (checked at plan against the live ConfigMap).",
+				MarkdownDescription: "lvmd `default`: the class used by StorageClasses that name none. Two defaults in the ConfigMap are refused at plan (checked against the live ConfigMap); none is a warning, so moving the default takes two applies (old one false, then new one true).",
 			},
 			"spare_gb": schema.Int64Attribute{
 				Optional:            true,
