@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-func ms(d time.Duration) string { return fmt.Sprintf("%.0f", float64(d)/float64(time.Millisecond)) }
+func ms(d time.Duration) string   { return fmt.Sprintf("%.0f", float64(d)/float64(time.Millisecond)) }
 func secs(d time.Duration) string { return fmt.Sprintf("%.2f", d.Seconds()) }
 func yes(ok bool) string {
 	if ok {
@@ -47,10 +47,10 @@ func (r *Results) Markdown() string {
 	w("")
 	w("## 1. Plan of `olapgke_statefulset` (template change that recreates every ordinal)")
 	w("")
-	w("Real `terraform plan` with the built provider through `dev_overrides`. The StatefulSet (Parallel, RollingUpdate, one 1 GiB TopoLVM claim per ordinal, on pool-a) is applied and all Pods are Ready first; the plan changes a template annotation, so ModifyPlan runs the server-side dry run, the snapshot LISTs and the planner, and lists every ordinal as a recreate with its placement verdict.")
+	w("Real `terraform plan` with the built provider through `dev_overrides`. The StatefulSet (Parallel, RollingUpdate, one 1 GiB TopoLVM claim per ordinal, on pool-a) is applied and all Pods are Running with bound PVCs first (Ready in brackets: at 500 nodes on a loaded machine heartbeats lag and the node lifecycle controller marks some Pods not Ready, which KWOK does not undo); the plan changes a template annotation, so ModifyPlan runs the server-side dry run, the snapshot LISTs and the planner, and lists every ordinal as a recreate with its placement verdict.")
 	w("*Provider ms* is the provider's own `olapgke plan timing` log line (ModifyPlan, TF_LOG_PROVIDER=DEBUG), median of the `plan -refresh=false` runs (all runs in brackets). *Requests* are counted at a loopback proxy between the provider and the API server: `plan -refresh=false` isolates the per-ordinal plan; *full plan* adds the refresh (the resource's Read).")
 	w("")
-	w("| nodes | ordinals | provider ms, median [runs] | `terraform plan -refresh=false` wall s (median) | requests (plan only) | by verb | requests (full plan) | full plan wall s |")
+	w("| nodes | ordinals (Ready) | provider ms, median [runs] | `terraform plan -refresh=false` wall s (median) | requests (plan only) | by verb | requests (full plan) | full plan wall s |")
 	w("|---|---|---|---|---|---|---|---|")
 	for _, p := range r.Plans {
 		if p.Err != "" {
@@ -65,7 +65,7 @@ func (r *Results) Markdown() string {
 		for _, q := range p.Requests {
 			totals = append(totals, strconv.Itoa(q.Total()))
 		}
-		w("| %d | %d | %.0f [%s] | %s | %s | %s | %d | %s |", p.Nodes, p.Ordinals, median(p.ProviderMS), strings.Join(runs, ", "),
+		w("| %d | %d (%d) | %.0f [%s] | %s | %s | %s | %d | %s |", p.Nodes, p.Ordinals, p.ReadyAtPlan, median(p.ProviderMS), strings.Join(runs, ", "),
 			secs(median(p.Wall)), strings.Join(totals, ", "), p.Requests[0].ByVerb(), p.RefreshRequests.Total(), secs(p.RefreshWall))
 	}
 	if last := r.lastPlan(); last != nil {
