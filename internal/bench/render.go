@@ -8,7 +8,6 @@ import (
 	"time"
 )
 
-func ms(d time.Duration) string   { return fmt.Sprintf("%.0f", float64(d)/float64(time.Millisecond)) }
 func secs(d time.Duration) string { return fmt.Sprintf("%.2f", d.Seconds()) }
 func yes(ok bool) string {
 	if ok {
