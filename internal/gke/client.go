@@ -204,8 +204,12 @@ func (c *Client) WaitOperation(ctx context.Context, ref ClusterRef, op *containe
 		}
 		got, err := c.cm.GetOperation(ctx, &containerpb.GetOperationRequest{Name: name})
 		if err != nil {
-			if status.Code(err) == codes.Unavailable || status.Code(err) == codes.DeadlineExceeded {
-				return false, nil // transient: the operation keeps running server side; poll again
+			switch status.Code(err) {
+			case codes.Unavailable, codes.DeadlineExceeded, codes.ResourceExhausted:
+				// Transient (ResourceExhausted here is the read-request rate quota, not the
+				// operation's own outcome, which comes in op.Error): the operation keeps
+				// running server side; poll again.
+				return false, nil
 			}
 			return false, mapErr("getting operation "+name, err)
 		}
