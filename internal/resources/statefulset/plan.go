@@ -13,6 +13,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/olapgke/terraform-provider-olapgke/internal/diagnostics"
@@ -101,6 +103,7 @@ func (r *statefulSetResource) planChange(ctx context.Context, plan, state *resou
 		return replace
 	}
 	if r.clients.Deferred() {
+		checkClaimTemplatesMounted(m, diags)
 		diags.Append(diagnostics.Deferred("the per-ordinal StatefulSet plan (dry run, placement checks)"))
 		return replace
 	}
@@ -122,6 +125,10 @@ func (r *statefulSetResource) planChange(ctx context.Context, plan, state *resou
 	}
 	if err != nil {
 		diags.Append(rejected(err))
+		return replace
+	}
+	// After the server's own validation, so its messages (e.g. a mount naming no volume) come first.
+	if !checkClaimTemplatesMounted(m, diags) {
 		return replace
 	}
 	if replace {
@@ -333,4 +340,44 @@ func stallWarnings(ctx context.Context, state *resourceModel) diag.Diagnostics {
 			"or move the stuck ordinal with the olapgke_statefulset_migration resource (it deletes the ordinal's PVCs and Pod so it is provisioned on a node the new template allows).",
 	}))
 	return diags
+}
+
+// checkClaimTemplatesMounted refuses claim templates no container mounts. The API server accepts
+// them; the controller still creates and binds one PVC per ordinal, and on TopoLVM that PV pins
+// the Pod to a node for nothing.
+func checkClaimTemplatesMounted(m *manifest, diags *diag.Diagnostics) bool {
+	unmounted := unmountedClaimTemplates(m.Set)
+	if len(unmounted) == 0 {
+		return true
+	}
+	diags.Append(diagnostics.AttributeError(manifestPath, "Volume Claim Template Not Mounted", diagnostics.Detail{
+		Checked: "Every spec.volumeClaimTemplates[*].metadata.name against the volumeMounts and volumeDevices of the pod template's containers and initContainers.",
+		Found:   fmt.Sprintf("StatefulSet %s/%s: no container mounts claim template(s) %s, yet the controller would create a PVC (and on TopoLVM a node-pinned PV) for each of them per ordinal.", m.Namespace, m.Name, strings.Join(unmounted, ", ")),
+		Do:      "Add a volumeMount (or volumeDevice) naming each claim template to a container, or remove the unused claim templates.",
+	}))
+	return false
+}
+
+// unmountedClaimTemplates lists, in manifest order, the volumeClaimTemplates that no container or
+// init container of the pod template mounts (volumeMounts) or attaches (volumeDevices).
+func unmountedClaimTemplates(set *appsv1.StatefulSet) []string {
+	used := map[string]bool{}
+	spec := set.Spec.Template.Spec
+	for _, cs := range [][]corev1.Container{spec.InitContainers, spec.Containers} {
+		for _, c := range cs {
+			for _, vm := range c.VolumeMounts {
+				used[vm.Name] = true
+			}
+			for _, vd := range c.VolumeDevices {
+				used[vd.Name] = true
+			}
+		}
+	}
+	var out []string
+	for _, t := range set.Spec.VolumeClaimTemplates {
+		if !used[t.Name] {
+			out = append(out, t.Name)
+		}
+	}
+	return out
 }

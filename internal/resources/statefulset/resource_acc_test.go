@@ -444,6 +444,7 @@ func TestAccStatefulSet_BadManifests(t *testing.T) {
 		{"unknown field", "replicas: 3\n", "replicas: 3\n      bogusField: 1\n", wrapped(`StatefulSet Rejected By The API Server.*bogusField`)},
 		{"mount without claim template", "- {name: cache, mountPath: /cache}", "- {name: data, mountPath: /data}", wrapped(`StatefulSet Rejected By The API Server.*Not found: "data"`)},
 		{"missing serviceName", "      serviceName: bad\n", "", wrapped(`StatefulSet Has No serviceName`)},
+		{"claim template not mounted", "            volumeMounts:\n            - {name: cache, mountPath: /cache}\n", "", wrapped(`Volume Claim Template Not Mounted.*cache`)},
 	}
 	var steps []resource.TestStep
 	for _, c := range cases {
