@@ -35,8 +35,9 @@ type Sandbox struct {
 	RSSAtReadyMiB int
 	ReadyNodes    int
 
-	cmd  *exec.Cmd
-	done chan error
+	cmd     *exec.Cmd
+	exited  chan struct{} // closed when the process has exited; waitErr is then set
+	waitErr error
 }
 
 // World returns a sandbox world YAML: cluster olap with pool-a of a nodes and pool-b of b nodes
@@ -76,14 +77,14 @@ func StartSandbox(ctx context.Context, bin, dir, world string, timeout time.Dura
 		_ = logf.Close()
 		return nil, fmt.Errorf("starting %s: %w", bin, err)
 	}
-	s := &Sandbox{Dir: state, cmd: cmd, done: make(chan error, 1)}
-	go func() { s.done <- cmd.Wait(); _ = logf.Close() }()
+	s := &Sandbox{Dir: state, cmd: cmd, exited: make(chan struct{})}
+	go func() { s.waitErr = cmd.Wait(); _ = logf.Close(); close(s.exited) }()
 
 	// Polling a file: the sandbox's only readiness signal is DIR/ready (see DESIGN.md).
 	err = wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
 		select {
-		case err := <-s.done:
-			return false, fmt.Errorf("sandbox exited before ready (%v); see %s", err, logf.Name())
+		case <-s.exited:
+			return false, fmt.Errorf("sandbox exited before ready (%v); see %s", s.waitErr, logf.Name())
 		default:
 		}
 		_, err := os.Stat(filepath.Join(state, "ready"))
@@ -136,10 +137,10 @@ func (s *Sandbox) PeakRSSMiB() int {
 func (s *Sandbox) Stop() {
 	_ = s.cmd.Process.Signal(syscall.SIGTERM)
 	select {
-	case <-s.done:
+	case <-s.exited:
 	case <-time.After(30 * time.Second):
 		_ = s.cmd.Process.Kill()
-		<-s.done
+		<-s.exited
 	}
 }
 
