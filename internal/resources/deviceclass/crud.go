@@ -96,7 +96,7 @@ func (r *deviceClassResource) apply(ctx context.Context, kube kubernetes.Interfa
 			}
 		}
 	}
-	text, changed, err := writeClass(ctx, kube, ref, from, &want)
+	_, changed, err := writeClass(ctx, kube, ref, from, &want)
 	if err != nil {
 		diags.Append(diagnostics.Error("Lvmd Config Not Written", diagnostics.Detail{
 			Checked: "ConfigMap " + ref.String() + " key " + ref.Key + " (read-modify-write with resourceVersion, retried on conflict).",
@@ -137,13 +137,13 @@ func (r *deviceClassResource) apply(ctx context.Context, kube kubernetes.Interfa
 	}
 
 	if changed && plan.RestartLVMD.ValueBool() {
-		r.restart(ctx, kube, ref, text, diags)
+		r.restart(ctx, kube, ref, diags)
 	}
 	r.fillComputed(ctx, kube, plan, want, diags)
 }
 
-func (r *deviceClassResource) restart(ctx context.Context, kube kubernetes.Interface, ref cmRef, text string, diags *diag.Diagnostics) {
-	sets, err := restartLVMD(ctx, kube, ref, text)
+func (r *deviceClassResource) restart(ctx context.Context, kube kubernetes.Interface, ref cmRef, diags *diag.Diagnostics) {
+	sets, err := restartLVMD(ctx, kube, ref)
 	if err != nil {
 		diags.Append(diagnostics.Error("Lvmd Restart Failed", diagnostics.Detail{
 			Checked: "DaemonSets in namespace " + ref.Namespace + " mounting ConfigMap " + ref.Name + ".",
@@ -325,6 +325,6 @@ func (r *deviceClassResource) Delete(ctx context.Context, req resource.DeleteReq
 		}
 	}
 	if changed && state.RestartLVMD.ValueBool() && strings.TrimSpace(text) != "" {
-		r.restart(ctx, kube, ref, text, &resp.Diagnostics)
+		r.restart(ctx, kube, ref, &resp.Diagnostics)
 	}
 }

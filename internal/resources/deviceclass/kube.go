@@ -148,28 +148,59 @@ func lvmdDaemonSets(ctx context.Context, kube kubernetes.Interface, ref cmRef) (
 	return out, nil
 }
 
-// restartLVMD rolls the lvmd DaemonSets by setting a pod-template annotation to the config's
-// hash (the DaemonSet controller then replaces the pods; lvmd reads its config only at start).
-// It returns the DaemonSets patched; none found is not an error.
-func restartLVMD(ctx context.Context, kube kubernetes.Interface, ref cmRef, text string) ([]string, error) {
-	sets, err := lvmdDaemonSets(ctx, kube, ref)
+// restartLVMD rolls the lvmd DaemonSets by setting a pod-template annotation to the hash of the
+// ConfigMap's current lvmd config (the DaemonSet controller then replaces the pods; lvmd reads its
+// config only at start). Several device classes share one ConfigMap and may be applied
+// concurrently, so the hash is always taken from the ConfigMap as it is now, not from the text
+// this resource wrote, and the ConfigMap is read again after patching: if another writer changed
+// it meanwhile, the DaemonSets are patched again. The last writer to finish therefore leaves the
+// annotation matching the config lvmd will load. It returns the DaemonSets patched; none found is
+// not an error.
+func restartLVMD(ctx context.Context, kube kubernetes.Interface, ref cmRef) ([]string, error) {
+	currentHash := func() (string, error) {
+		cm, err := kube.CoreV1().ConfigMaps(ref.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
+		if err != nil {
+			return "", fmt.Errorf("read ConfigMap %s: %w", ref, err)
+		}
+		sum := sha256.Sum256([]byte(cm.Data[ref.Key]))
+		return hex.EncodeToString(sum[:]), nil
+	}
+	hash, err := currentHash()
 	if err != nil {
 		return nil, err
 	}
-	sum := sha256.Sum256([]byte(text))
-	hash := hex.EncodeToString(sum[:])
-	patch, _ := json.Marshal(map[string]any{"spec": map[string]any{"template": map[string]any{"metadata": map[string]any{"annotations": map[string]string{AnnLVMDConfigHash: hash}}}}})
+	seen := map[string]bool{}
 	var names []string
-	for _, ds := range sets {
-		if ds.Spec.Template.Annotations[AnnLVMDConfigHash] == hash {
-			continue
+	// Bounded: each round follows a concurrent ConfigMap write; 10 rounds is far more than the
+	// device classes one apply can hold in flight.
+	for round := 0; round < 10; round++ {
+		sets, err := lvmdDaemonSets(ctx, kube, ref)
+		if err != nil {
+			return names, err
 		}
-		if _, err := kube.AppsV1().DaemonSets(ds.Namespace).Patch(ctx, ds.Name, k8stypes.MergePatchType, patch, metav1.PatchOptions{FieldManager: "olapgke"}); err != nil {
-			return names, fmt.Errorf("patch DaemonSet %s/%s: %w", ds.Namespace, ds.Name, err)
+		patch, _ := json.Marshal(map[string]any{"spec": map[string]any{"template": map[string]any{"metadata": map[string]any{"annotations": map[string]string{AnnLVMDConfigHash: hash}}}}})
+		for _, ds := range sets {
+			if ds.Spec.Template.Annotations[AnnLVMDConfigHash] == hash {
+				continue
+			}
+			if _, err := kube.AppsV1().DaemonSets(ds.Namespace).Patch(ctx, ds.Name, k8stypes.MergePatchType, patch, metav1.PatchOptions{FieldManager: "olapgke"}); err != nil {
+				return names, fmt.Errorf("patch DaemonSet %s/%s: %w", ds.Namespace, ds.Name, err)
+			}
+			if id := ds.Namespace + "/" + ds.Name; !seen[id] {
+				seen[id] = true
+				names = append(names, id)
+			}
 		}
-		names = append(names, ds.Namespace+"/"+ds.Name)
+		again, err := currentHash()
+		if err != nil {
+			return names, err
+		}
+		if again == hash {
+			return names, nil
+		}
+		hash = again
 	}
-	return names, nil
+	return names, fmt.Errorf("the lvmd ConfigMap %s kept changing while lvmd was being rolled; apply again", ref)
 }
 
 // immutableEqual reports whether two StorageClasses agree on the fields Kubernetes will not update.
