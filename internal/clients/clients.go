@@ -6,6 +6,8 @@ package clients
 
 import (
 	"context"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"sync"
 	"time"
 
@@ -13,6 +15,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/olapgke/terraform-provider-olapgke/internal/diagnostics"
 	"github.com/olapgke/terraform-provider-olapgke/internal/gke"
 )
 
@@ -110,4 +113,19 @@ func (c *Clients) GKE(ctx context.Context) (gke.API, error) {
 		c.gke = g
 	}
 	return c.gke, nil
+}
+
+// FromProviderData is the body of every resource's and data source's Configure: it returns the
+// provider's *Clients, nil when the provider is not configured yet (ProviderData nil), and adds
+// an error diagnostic when the data is of another type.
+func FromProviderData(data any, diags *diag.Diagnostics) *Clients {
+	if data == nil {
+		return nil
+	}
+	c, ok := data.(*Clients)
+	if !ok {
+		diags.Append(diagnostics.UnexpectedProviderData(data))
+		return nil
+	}
+	return c
 }

@@ -65,15 +65,9 @@ func (d *clusterDataSource) Schema(_ context.Context, _ datasource.SchemaRequest
 }
 
 func (d *clusterDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
-	if req.ProviderData == nil {
-		return
+	if c := clients.FromProviderData(req.ProviderData, &resp.Diagnostics); c != nil {
+		d.clients = c
 	}
-	c, ok := req.ProviderData.(*clients.Clients)
-	if !ok {
-		resp.Diagnostics.Append(diagnostics.UnexpectedProviderData(req.ProviderData))
-		return
-	}
-	d.clients = c
 }
 
 func (d *clusterDataSource) Read(ctx context.Context, _ datasource.ReadRequest, resp *datasource.ReadResponse) {

@@ -61,15 +61,9 @@ func (r *deviceClassResource) Metadata(_ context.Context, req resource.MetadataR
 }
 
 func (r *deviceClassResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	if req.ProviderData == nil {
-		return
+	if c := clients.FromProviderData(req.ProviderData, &resp.Diagnostics); c != nil {
+		r.c = c
 	}
-	c, ok := req.ProviderData.(*clients.Clients)
-	if !ok {
-		resp.Diagnostics.Append(diagnostics.UnexpectedProviderData(req.ProviderData))
-		return
-	}
-	r.c = c
 }
 
 // cmRef says where lvmd's config lives.

@@ -41,15 +41,9 @@ func (r *migrationResource) Metadata(_ context.Context, req resource.MetadataReq
 }
 
 func (r *migrationResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	if req.ProviderData == nil {
-		return
+	if c := clients.FromProviderData(req.ProviderData, &resp.Diagnostics); c != nil {
+		r.clients = c
 	}
-	c, ok := req.ProviderData.(*clients.Clients)
-	if !ok {
-		resp.Diagnostics.Append(diagnostics.UnexpectedProviderData(req.ProviderData))
-		return
-	}
-	r.clients = c
 }
 
 func (r *migrationResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {

@@ -39,15 +39,9 @@ func (r *nodePoolResource) Metadata(_ context.Context, req resource.MetadataRequ
 }
 
 func (r *nodePoolResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	if req.ProviderData == nil {
-		return
+	if c := clients.FromProviderData(req.ProviderData, &resp.Diagnostics); c != nil {
+		r.c = c
 	}
-	c, ok := req.ProviderData.(*clients.Clients)
-	if !ok {
-		resp.Diagnostics.Append(diagnostics.UnexpectedProviderData(req.ProviderData))
-		return
-	}
-	r.c = c
 }
 
 // ImportState accepts project/location/cluster/name, the API name

@@ -43,15 +43,9 @@ func (d *ordinalsDataSource) Metadata(_ context.Context, req datasource.Metadata
 }
 
 func (d *ordinalsDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
-	if req.ProviderData == nil {
-		return
+	if c := clients.FromProviderData(req.ProviderData, &resp.Diagnostics); c != nil {
+		d.clients = c
 	}
-	c, ok := req.ProviderData.(*clients.Clients)
-	if !ok {
-		resp.Diagnostics.Append(diagnostics.UnexpectedProviderData(req.ProviderData))
-		return
-	}
-	d.clients = c
 }
 
 func (d *ordinalsDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {

@@ -46,15 +46,9 @@ func (r *statefulSetResource) Metadata(_ context.Context, req resource.MetadataR
 }
 
 func (r *statefulSetResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	if req.ProviderData == nil {
-		return
+	if c := clients.FromProviderData(req.ProviderData, &resp.Diagnostics); c != nil {
+		r.clients = c
 	}
-	c, ok := req.ProviderData.(*clients.Clients)
-	if !ok {
-		resp.Diagnostics.Append(diagnostics.UnexpectedProviderData(req.ProviderData))
-		return
-	}
-	r.clients = c
 }
 
 func (r *statefulSetResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
