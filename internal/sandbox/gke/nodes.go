@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"maps"
+	"net/netip"
 	"strconv"
 	"strings"
 
@@ -145,7 +146,7 @@ func (s *Server) buildNode(name, zone string, c *containerpb.Cluster, np *contai
 	for k := range cfg.Labels {
 		keys = append(keys, k)
 	}
-	return &corev1.Node{
+	n := &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:   name,
 			Labels: labels,
@@ -162,18 +163,59 @@ func (s *Server) buildNode(name, zone string, c *containerpb.Cluster, np *contai
 			ProviderID: "gce://" + projectOfSelfLink(c.SelfLink) + "/" + zone + "/" + name,
 			Taints:     toKubeTaints(cfg.Taints),
 		},
+		// What a kubelet registers (kubelet's initialNode runs its status setters first): the
+		// node comes up Ready, so KWOK's node-initialize stage has nothing left to do and only
+		// keeps the node alive (lease, heartbeats). One write per node instead of two matters
+		// with hundreds of seeded nodes.
 		Status: corev1.NodeStatus{
 			Capacity:    capacity,
 			Allocatable: allocatable,
+			Phase:       corev1.NodeRunning,
+			Conditions:  registeredConditions(metav1.Now()),
+			Addresses: []corev1.NodeAddress{
+				{Type: corev1.NodeInternalIP, Address: s.nextNodeIP()},
+				{Type: corev1.NodeHostName, Address: name},
+			},
+			DaemonEndpoints: corev1.NodeDaemonEndpoints{KubeletEndpoint: corev1.DaemonEndpoint{Port: 10250}},
 			NodeInfo: corev1.NodeSystemInfo{
 				KubeletVersion:          "v" + np.Version,
 				OperatingSystem:         "linux",
 				Architecture:            "amd64",
 				ContainerRuntimeVersion: "containerd://2.0.4",
 				OSImage:                 "Container-Optimized OS from Google",
+				KernelVersion:           "6.6.72+",
+				MachineID:               randHex(16),
+				SystemUUID:              randHex(16),
+				BootID:                  randHex(16),
 			},
 		},
 	}
+	if s.o.RegisterNode != nil {
+		s.o.RegisterNode(n)
+	}
+	return n
+}
+
+// registeredConditions are the conditions of a healthy node as its kubelet reports them (the
+// same set and texts KWOK uses for its simulated kubelets).
+func registeredConditions(now metav1.Time) []corev1.NodeCondition {
+	c := func(t corev1.NodeConditionType, s corev1.ConditionStatus, reason, msg string) corev1.NodeCondition {
+		return corev1.NodeCondition{Type: t, Status: s, Reason: reason, Message: msg, LastHeartbeatTime: now, LastTransitionTime: now}
+	}
+	return []corev1.NodeCondition{
+		c(corev1.NodeReady, corev1.ConditionTrue, "KubeletReady", "kubelet is posting ready status"),
+		c(corev1.NodeMemoryPressure, corev1.ConditionFalse, "KubeletHasSufficientMemory", "kubelet has sufficient memory available"),
+		c(corev1.NodeDiskPressure, corev1.ConditionFalse, "KubeletHasNoDiskPressure", "kubelet has no disk pressure"),
+		c(corev1.NodePIDPressure, corev1.ConditionFalse, "KubeletHasSufficientPID", "kubelet has sufficient PID available"),
+		c(corev1.NodeNetworkUnavailable, corev1.ConditionFalse, "RouteCreated", "RouteController created a route"),
+	}
+}
+
+// nextNodeIP hands out node InternalIPs from 10.128.0.0/16 (GKE's default subnet starts at
+// 10.128.0.0 in us-central1; one range for every region here), .2 upwards.
+func (s *Server) nextNodeIP() string {
+	n := s.ipSeq.Add(1) + 1
+	return netip.AddrFrom4([4]byte{10, 128, byte(n >> 8), byte(n)}).String()
 }
 
 func projectOfSelfLink(link string) string {

@@ -25,6 +25,7 @@ import (
 	"net"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"cloud.google.com/go/container/apiv1/containerpb"
@@ -32,6 +33,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
 )
 
@@ -60,6 +62,10 @@ type Options struct {
 	// PollInterval is how often waits re-check the API server. Default 100ms.
 	PollInterval time.Duration
 	Logger       *slog.Logger
+	// RegisterNode, when set, completes each new Node object before it is created, as node
+	// agents do when a VM registers (the sandbox's TopoLVM simulator adds its topology label,
+	// finalizer and capacity annotations). It must not change the node's name.
+	RegisterNode func(*corev1.Node)
 }
 
 // Version is the Kubernetes version the emulated clusters and node pools report.
@@ -83,6 +89,8 @@ type Server struct {
 
 	gmu  sync.Mutex
 	grpc *grpc.Server
+
+	ipSeq atomic.Uint32 // node InternalIPs handed out so far
 }
 
 type cluster struct {

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -224,6 +225,51 @@ func TestGetClusterAndSeededNodes(t *testing.T) {
 	// 100 GiB - 10 GiB (eviction) - min(50 GiB, 6 GiB + 35 GiB, 100 GiB) = 49 GiB
 	if got := n.Status.Allocatable.StorageEphemeral().Value(); got != 49<<30 {
 		t.Errorf("ephemeral allocatable %d, want %d", got, int64(49<<30))
+	}
+
+	// Registered the way a kubelet registers: Ready, with its own InternalIP.
+	ips := map[string]bool{}
+	for _, n := range nodes {
+		conds := map[corev1.NodeConditionType]corev1.ConditionStatus{}
+		for _, c := range n.Status.Conditions {
+			conds[c.Type] = c.Status
+		}
+		if conds[corev1.NodeReady] != corev1.ConditionTrue || conds[corev1.NodeDiskPressure] != corev1.ConditionFalse ||
+			conds[corev1.NodeMemoryPressure] != corev1.ConditionFalse || n.Status.Phase != corev1.NodeRunning {
+			t.Errorf("node %s: conditions %v phase %q", n.Name, conds, n.Status.Phase)
+		}
+		var internal, host string
+		for _, a := range n.Status.Addresses {
+			switch a.Type {
+			case corev1.NodeInternalIP:
+				internal = a.Address
+			case corev1.NodeHostName:
+				host = a.Address
+			}
+		}
+		if !strings.HasPrefix(internal, "10.128.") || ips[internal] || host != n.Name {
+			t.Errorf("node %s: InternalIP %q (seen before: %v), Hostname %q", n.Name, internal, ips[internal], host)
+		}
+		ips[internal] = true
+	}
+}
+
+func TestRegisterNodeHookCompletesNewNodes(t *testing.T) {
+	var seen atomic.Int32
+	e := start(t, func(o *Options) {
+		o.RegisterNode = func(n *corev1.Node) {
+			seen.Add(1)
+			n.Labels["example.com/registered"] = n.Name
+		}
+	})
+	nodes := e.poolNodes(t, "pool-a")
+	if len(nodes) != 3 || seen.Load() != 3 {
+		t.Fatalf("%d nodes, hook called %d times", len(nodes), seen.Load())
+	}
+	for _, n := range nodes {
+		if n.Labels["example.com/registered"] != n.Name {
+			t.Errorf("node %s created without the hook's label: %v", n.Name, n.Labels)
+		}
 	}
 }
 
