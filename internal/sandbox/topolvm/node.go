@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
@@ -61,12 +63,7 @@ func (s *simulator) syncNode(ctx context.Context, name string) error {
 func nodeMetaPatch(n *corev1.Node, hasVG bool, free map[string]int64, defName string, hasDef bool) map[string]any {
 	want := map[string]string{}
 	if hasVG {
-		for c, b := range free {
-			want[CapacityAnnPrefix+c] = strconv.FormatInt(b, 10)
-		}
-		if b, ok := free[defName]; hasDef && ok {
-			want[DefaultCapacityKey] = strconv.FormatInt(b, 10)
-		}
+		want = capacityAnnotations(free, defName, hasDef)
 	}
 	anns := map[string]any{}
 	for k := range n.Annotations {
@@ -95,6 +92,65 @@ func nodeMetaPatch(n *corev1.Node, hasVG bool, free map[string]int64, defName st
 		return nil
 	}
 	return map[string]any{"metadata": meta}
+}
+
+// capacityAnnotations are the capacity.topolvm.io/<class> annotations for the free bytes of each
+// class, plus capacity.topolvm.io/00default for the default class.
+func capacityAnnotations(free map[string]int64, defName string, hasDef bool) map[string]string {
+	out := make(map[string]string, len(free)+1)
+	for c, b := range free {
+		out[CapacityAnnPrefix+c] = strconv.FormatInt(b, 10)
+	}
+	if b, ok := free[defName]; hasDef && ok {
+		out[DefaultCapacityKey] = strconv.FormatInt(b, 10)
+	}
+	return out
+}
+
+// Registrar completes new Node objects with what TopoLVM gives a node once its node plugin is
+// up: the topology label, the node finalizer and the capacity annotations of an empty volume
+// group. Node creators (the GKE emulator) call RegisterNode before creating a Node, so a seeded
+// node needs no follow-up write; the simulator keeps the Registrar's device classes current and
+// still patches any node that lacks the metadata or whose capacity changes.
+type Registrar struct {
+	mu      sync.Mutex
+	classes []DeviceClass
+}
+
+// NewRegistrar starts with the given device classes (the simulator replaces them with the lvmd
+// ConfigMap's once it has read it).
+func NewRegistrar(classes []DeviceClass) *Registrar {
+	return &Registrar{classes: slices.Clone(classes)}
+}
+
+func (r *Registrar) setClasses(classes []DeviceClass) {
+	r.mu.Lock()
+	r.classes = classes
+	r.mu.Unlock()
+}
+
+// RegisterNode adds TopoLVM's metadata to a node that is about to be created; nodes without
+// raw-block Local SSDs are left alone.
+func (r *Registrar) RegisterNode(n *corev1.Node) {
+	vg, size := nodeVolumeGroup(n)
+	if size <= 0 {
+		return
+	}
+	r.mu.Lock()
+	classes := r.classes
+	r.mu.Unlock()
+	def, hasDef := defaultClass(classes)
+	if n.Labels == nil {
+		n.Labels = map[string]string{}
+	}
+	if n.Annotations == nil {
+		n.Annotations = map[string]string{}
+	}
+	maps.Copy(n.Annotations, capacityAnnotations(nodeCapacities(classes, vg, size, nil), def.Name, hasDef))
+	n.Labels[TopologyKey] = n.Name
+	if !slices.Contains(n.Finalizers, NodeFinalizer) {
+		n.Finalizers = append(n.Finalizers, NodeFinalizer)
+	}
 }
 
 func (s *simulator) patchNode(ctx context.Context, name string, patch map[string]any) error {

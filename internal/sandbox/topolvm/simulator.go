@@ -33,6 +33,8 @@ type Options struct {
 	Kube                          kubernetes.Interface
 	Namespace, ConfigMapName, Key string
 	Resync                        time.Duration
+	// Registrar, when set, is kept up to date with the lvmd ConfigMap's device classes.
+	Registrar *Registrar
 }
 
 // workers is the number of queue workers. Provisioning is safe with several: the space check and
@@ -58,6 +60,7 @@ type key struct {
 type simulator struct {
 	kube            kubernetes.Interface
 	ns, cmName, key string
+	registrar       *Registrar
 
 	nodes corelisters.NodeLister
 	pvcs  corelisters.PersistentVolumeClaimLister
@@ -117,7 +120,7 @@ func Run(ctx context.Context, o Options) error {
 	capInf := nsFactory.Storage().V1().CSIStorageCapacities()
 
 	s := &simulator{
-		kube: o.Kube, ns: o.Namespace, cmName: o.ConfigMapName, key: o.Key,
+		kube: o.Kube, ns: o.Namespace, cmName: o.ConfigMapName, key: o.Key, registrar: o.Registrar,
 		nodes: nodeInf.Lister(), pvcs: pvcInf.Lister(), pvs: pvInf.Lister(), scs: scInf.Lister(),
 		cms: cmInf.Lister(), caps: capInf.Lister(),
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
@@ -401,6 +404,9 @@ func (s *simulator) syncConfig(ctx context.Context) error {
 	s.classes = classes
 	s.rawConf = raw
 	s.mu.Unlock()
+	if s.registrar != nil {
+		s.registrar.setClasses(classes)
+	}
 	klog.FromContext(ctx).Info("lvmd device classes loaded", "count", len(classes))
 	s.enqueueAll()
 	return nil

@@ -24,9 +24,10 @@ import (
 
 // harness runs Install + Run against a fake clientset.
 type harness struct {
-	t    *testing.T
-	ctx  context.Context
-	kube *fake.Clientset
+	t         *testing.T
+	ctx       context.Context
+	kube      *fake.Clientset
+	registrar *Registrar // starts empty; the simulator fills it from the lvmd ConfigMap
 }
 
 // startSim installs TopoLVM with the given classes (nil: defaults), seeds objs and runs the
@@ -81,14 +82,15 @@ func newHarness(t *testing.T, beforeRun func(context.Context, *fake.Clientset) e
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
-	go func() { done <- Run(ctx, Options{Kube: kube, Resync: time.Hour}) }()
+	registrar := NewRegistrar(nil)
+	go func() { done <- Run(ctx, Options{Kube: kube, Resync: time.Hour, Registrar: registrar}) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {
 			t.Errorf("Run: %v", err)
 		}
 	})
-	return &harness{t: t, ctx: ctx, kube: kube}
+	return &harness{t: t, ctx: ctx, kube: kube, registrar: registrar}
 }
 
 // eventually polls cond until it returns "" (ok) or the timeout hits; the last reason is reported.
@@ -788,4 +790,45 @@ func TestConfigMapAppearsAfterStart(t *testing.T) {
 	}
 	h.waitNodeCapacity("n1", "ssd", 740*gib)
 	h.waitCSISC("n1", DefaultStorageClassName, 740*gib)
+}
+
+// A node completed by the Registrar before it is created (as the GKE emulator does) already
+// carries everything the simulator would patch in: the simulator only publishes its
+// CSIStorageCapacity, without writing the Node again.
+func TestRegisteredNodeNeedsNoPatch(t *testing.T) {
+	h := startSim(t, []DeviceClass{
+		{Name: "ssd", VolumeGroup: DefaultVolumeGroup, Default: true, SpareGB: new(uint64(10))},
+		{Name: "other", VolumeGroup: "vg-other"},
+	})
+	h.eventually("registrar learns the lvmd device classes", func() string {
+		h.registrar.mu.Lock()
+		defer h.registrar.mu.Unlock()
+		if len(h.registrar.classes) != 2 {
+			return fmt.Sprintf("%d classes", len(h.registrar.classes))
+		}
+		return ""
+	})
+	n := ssdNode("n1", 2)
+	h.registrar.RegisterNode(n)
+	free := strconv.FormatInt(2*LocalSSDBytes-10*gib, 10)
+	if n.Labels[TopologyKey] != "n1" || !slices.Contains(n.Finalizers, NodeFinalizer) ||
+		n.Annotations[CapacityAnnPrefix+"ssd"] != free || n.Annotations[DefaultCapacityKey] != free {
+		t.Fatalf("registered node: labels %v finalizers %v annotations %v", n.Labels, n.Finalizers, n.Annotations)
+	}
+	if _, ok := n.Annotations[CapacityAnnPrefix+"other"]; ok {
+		t.Errorf("class on another volume group published: %v", n.Annotations)
+	}
+	plain := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "no-ssd"}}
+	h.registrar.RegisterNode(plain)
+	if len(plain.Labels)+len(plain.Annotations)+len(plain.Finalizers) != 0 {
+		t.Errorf("node without Local SSDs was changed: %+v", plain.ObjectMeta)
+	}
+
+	h.create(n)
+	h.waitCSISC("n1", DefaultStorageClassName, 2*LocalSSDBytes-10*gib)
+	for _, a := range h.kube.Actions() {
+		if a.GetVerb() == "patch" && a.GetResource().Resource == "nodes" {
+			t.Errorf("registered node was patched: %s", a.(k8stesting.PatchAction).GetPatch())
+		}
+	}
 }
