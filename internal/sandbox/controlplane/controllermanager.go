@@ -57,8 +57,8 @@ func newControllerManager(ctx context.Context, kubeconfig string, controllers []
 		"--secure-port=0",
 		"--controllers=" + ctrlFlag,
 		"--use-service-account-credentials=false",
-		"--kube-api-qps=200",
-		"--kube-api-burst=400",
+		"--kube-api-qps=2000",
+		"--kube-api-burst=4000",
 	}
 	if err := fs.Parse(args); err != nil {
 		return nil, fmt.Errorf("kube-controller-manager flags: %w", err)

@@ -114,8 +114,8 @@ func Start(ctx context.Context, o Options) (_ *ControlPlane, err error) {
 			ContentType:        "application/vnd.kubernetes.protobuf",
 			AcceptContentTypes: "application/vnd.kubernetes.protobuf,application/json",
 		},
-		QPS:   200,
-		Burst: 400,
+		QPS:   2000,
+		Burst: 4000,
 	}
 	cp.Kube, err = kubernetes.NewForConfig(cp.Config)
 	if err != nil {

@@ -19,8 +19,8 @@ func newScheduler(ctx context.Context, kubeconfig string) (func(context.Context)
 		"--kubeconfig=" + kubeconfig,
 		"--leader-elect=false",
 		"--secure-port=0",
-		"--kube-api-qps=200",
-		"--kube-api-burst=400",
+		"--kube-api-qps=2000",
+		"--kube-api-burst=4000",
 	}
 	if err := fs.Parse(args); err != nil {
 		return nil, fmt.Errorf("kube-scheduler flags: %w", err)
