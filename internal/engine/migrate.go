@@ -270,11 +270,23 @@ func (m *migrator) moveBatch(ctx context.Context, s *planner.Snapshot, batch []i
 			if r.done {
 				continue
 			}
-			st := planner.NextStep(s, r.o, m.run.Claims, r.progress, m.run.MinReady, now)
-			r.last = st
-			d, err := m.act(ctx, s, r, st, now)
-			if err != nil {
-				return err
+			// A delete that went through is applied to s at once and the
+			// next step decided again (the PVC deletes, then the Pod delete,
+			// without waiting a watch round trip between them), as the
+			// upstream controllers do with their expectations. The informer
+			// event that follows confirms what s already shows.
+			var d time.Duration
+			for range maxStepsPerLook {
+				st := planner.NextStep(s, r.o, m.run.Claims, r.progress, m.run.MinReady, now)
+				r.last = st
+				var acted bool
+				d, acted, err = m.act(ctx, s, r, st, now)
+				if err != nil {
+					return err
+				}
+				if !acted {
+					break
+				}
 			}
 			if !r.done {
 				pending++
@@ -312,12 +324,19 @@ func (m *migrator) timeout(runs []*ordinalRun, cause error) error {
 	return cause
 }
 
+// maxStepsPerLook bounds how many steps one look at the state may take for an
+// ordinal: delete PVCs, delete the Pod, then a wait.
+const maxStepsPerLook = 3
+
 // act performs st for r. It returns how soon the loop should look again
-// without an event (0: the default resync).
-func (m *migrator) act(ctx context.Context, s *planner.Snapshot, r *ordinalRun, st planner.Step, now time.Time) (time.Duration, error) {
+// without an event (0: the default resync), and whether it issued a delete
+// and applied its effect to s, so that the next step can be decided from s
+// without waiting for the informer event.
+func (m *migrator) act(ctx context.Context, s *planner.Snapshot, r *ordinalRun, st planner.Step, now time.Time) (time.Duration, bool, error) {
 	pod := planner.PodName(m.run.Name, r.o)
 	switch st.Kind {
 	case planner.StepDeletePVCs:
+		acted := false
 		for _, c := range st.PVCs {
 			if m.deleted[c.UID] {
 				continue
@@ -325,35 +344,41 @@ func (m *migrator) act(ctx context.Context, s *planner.Snapshot, r *ordinalRun, 
 			err := m.kube.CoreV1().PersistentVolumeClaims(m.run.Namespace).Delete(ctx, c.Name, metav1.DeleteOptions{
 				Preconditions: &metav1.Preconditions{UID: &c.UID}})
 			if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
-				return 0, &MigrationError{Ordinal: r.o, Pod: pod, Phase: string(st.Kind), Reason: "deleting PVC " + c.Name, Err: err}
+				return 0, false, &MigrationError{Ordinal: r.o, Pod: pod, Phase: string(st.Kind), Reason: "deleting PVC " + c.Name, Err: err}
 			}
 			m.deleted[c.UID] = true
 			m.logf(r.o, r.idx, "PVC %s deleted (%s)", c.Name, st.Reason)
+			if !apierrors.IsConflict(err) { // a conflict: another PVC by that name, the next event tells
+				acted = expectPVCDeleted(s, c.UID, apierrors.IsNotFound(err), now) || acted
+			}
 		}
+		return 0, acted, nil
 	case planner.StepDeletePod:
 		if m.deleted[st.Pod.UID] {
-			return 0, nil
+			return 0, false, nil
 		}
 		uid := st.Pod.UID
 		err := m.kube.CoreV1().Pods(m.run.Namespace).Delete(ctx, st.Pod.Name, metav1.DeleteOptions{
 			Preconditions: &metav1.Preconditions{UID: &uid}})
 		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
-			return 0, &MigrationError{Ordinal: r.o, Pod: pod, Phase: string(st.Kind), Reason: "deleting Pod " + st.Pod.Name, Err: err}
+			return 0, false, &MigrationError{Ordinal: r.o, Pod: pod, Phase: string(st.Kind), Reason: "deleting Pod " + st.Pod.Name, Err: err}
 		}
 		m.deleted[uid] = true
 		m.logf(r.o, r.idx, "Pod %s deleted from node %s (%s)", st.Pod.Name, st.Node, st.Reason)
+		return 0, !apierrors.IsConflict(err) && expectPodDeleted(s, uid, apierrors.IsNotFound(err), now), nil
 	case planner.StepWait:
 		if !r.logged[st.Reason] {
 			r.logged[st.Reason] = true
 			m.logf(r.o, r.idx, "%s", st.Reason)
 		}
-		return m.failFast(s, r, st, now)
+		d, err := m.failFast(s, r, st, now)
+		return d, false, err
 	case planner.StepSoak:
 		if !r.logged["soak"] {
 			r.logged["soak"] = true
 			m.logf(r.o, r.idx, "Pod Ready on %s after %s; soaking %s", st.Node, now.Sub(r.start).Round(100*time.Millisecond), st.Remaining.Round(time.Second))
 		}
-		return st.Remaining, nil
+		return st.Remaining, false, nil
 	case planner.StepDone:
 		r.done = true
 		res := MigratedOrdinal{Ordinal: r.o, Pod: pod, PodUID: st.Pod.UID, Node: st.Node, Duration: now.Sub(r.start), Finished: now}
@@ -361,9 +386,50 @@ func (m *migrator) act(ctx context.Context, s *planner.Snapshot, r *ordinalRun, 
 		m.logf(r.o, r.idx, "Pod Ready on %s after %s", st.Node, res.Duration.Round(100*time.Millisecond))
 		m.run.Done(res)
 	case planner.StepFail:
-		return 0, &MigrationError{Ordinal: r.o, Pod: pod, Phase: string(st.Kind), Reason: st.Reason}
+		return 0, false, &MigrationError{Ordinal: r.o, Pod: pod, Phase: string(st.Kind), Reason: st.Reason}
 	}
-	return 0, nil
+	return 0, false, nil
+}
+
+// expectPVCDeleted applies an accepted delete of the PVC with uid to s: gone
+// (the API server said NotFound) or terminating (pvc-protection holds it while
+// a Pod uses it). It reports whether s changed.
+func expectPVCDeleted(s *planner.Snapshot, uid types.UID, gone bool, now time.Time) bool {
+	for i := range s.PVCs {
+		if s.PVCs[i].UID != uid {
+			continue
+		}
+		if gone {
+			s.PVCs = append(s.PVCs[:i], s.PVCs[i+1:]...)
+			return true
+		}
+		if s.PVCs[i].DeletionTimestamp == nil {
+			s.PVCs[i].DeletionTimestamp = &metav1.Time{Time: now}
+			return true
+		}
+		return false
+	}
+	return false
+}
+
+// expectPodDeleted is expectPVCDeleted for the Pod with uid (terminating for
+// its grace period, or gone).
+func expectPodDeleted(s *planner.Snapshot, uid types.UID, gone bool, now time.Time) bool {
+	for i := range s.Pods {
+		if s.Pods[i].UID != uid {
+			continue
+		}
+		if gone {
+			s.Pods = append(s.Pods[:i], s.Pods[i+1:]...)
+			return true
+		}
+		if s.Pods[i].DeletionTimestamp == nil {
+			s.Pods[i].DeletionTimestamp = &metav1.Time{Time: now}
+			return true
+		}
+		return false
+	}
+	return false
 }
 
 // failFast turns a wait that cannot end by itself into an error: a new Pod

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -12,8 +13,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/olapgke/terraform-provider-olapgke/internal/planner"
@@ -113,3 +116,106 @@ func TestWithoutAndJoin(t *testing.T) {
 }
 
 type typesUID = types.UID
+
+// After the PVC delete is accepted, the Pod delete follows in the same look at
+// the state, without waiting for the informer to report the terminating PVC.
+// The fake API server here accepts deletes but keeps the objects and sends no
+// event (as finalizers would, without the deletionTimestamp update), so only
+// the executor's own expectation can lead it to the Pod delete.
+func TestMigratePodDeleteFollowsPVCDeleteWithoutAnEvent(t *testing.T) {
+	t.Parallel()
+	node := func(name, pool string) *corev1.Node {
+		return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"pool": pool, "kubernetes.io/hostname": name}},
+			Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}}}
+	}
+	sc := "topolvm-provisioner"
+	set := &appsv1.StatefulSet{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "olap", Name: "hist", UID: "set-uid", Generation: 1},
+		Spec: appsv1.StatefulSetSpec{
+			Replicas: new(int32(1)),
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "hist"}},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "hist"}},
+				Spec:       corev1.PodSpec{NodeSelector: map[string]string{"pool": "b"}, Containers: []corev1.Container{{Name: "c", Image: "x"}}},
+			},
+			VolumeClaimTemplates: []corev1.PersistentVolumeClaim{{ObjectMeta: metav1.ObjectMeta{Name: "cache"},
+				Spec: corev1.PersistentVolumeClaimSpec{StorageClassName: &sc}}},
+			UpdateStrategy: appsv1.StatefulSetUpdateStrategy{Type: appsv1.OnDeleteStatefulSetStrategyType},
+		},
+		Status: appsv1.StatefulSetStatus{ObservedGeneration: 1, Replicas: 1, ReadyReplicas: 1, CurrentRevision: "hist-1", UpdateRevision: "hist-1"},
+	}
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "olap", Name: "hist-0", UID: "pod-uid",
+			Labels: map[string]string{"app": "hist", appsv1.ControllerRevisionHashLabelKey: "hist-1"}},
+		Spec: corev1.PodSpec{NodeName: "a1", Volumes: []corev1.Volume{{Name: "cache",
+			VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "cache-hist-0"}}}}},
+		Status: corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}},
+	}
+	pvc := &corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "olap", Name: "cache-hist-0", UID: "pvc-uid",
+			Annotations: map[string]string{"volume.kubernetes.io/selected-node": "a1"}},
+		Spec:   corev1.PersistentVolumeClaimSpec{StorageClassName: &sc, VolumeName: "pv-0"},
+		Status: corev1.PersistentVolumeClaimStatus{Phase: corev1.ClaimBound},
+	}
+	pv := &corev1.PersistentVolume{
+		ObjectMeta: metav1.ObjectMeta{Name: "pv-0"},
+		Spec: corev1.PersistentVolumeSpec{StorageClassName: sc,
+			ClaimRef: &corev1.ObjectReference{Namespace: "olap", Name: "cache-hist-0", UID: "pvc-uid"},
+			NodeAffinity: &corev1.VolumeNodeAffinity{Required: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
+				MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "topology.topolvm.io/node", Operator: corev1.NodeSelectorOpIn, Values: []string{"a1"}}}}}}}},
+	}
+	kube := fake.NewClientset(set, pod, pvc, pv, node("a1", "a"), node("b1", "b"))
+	var deletes []string
+	var mu sync.Mutex
+	kube.PrependReactor("delete", "*", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		deletes = append(deletes, a.GetResource().Resource+"/"+a.(k8stesting.DeleteAction).GetName())
+		return true, nil, nil // accepted; the object stays and no event follows
+	})
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	err := Migrate(ctx, kube, MigrationRun{
+		Namespace: "olap", Name: "hist", Ordinals: []int32{0}, Claims: []string{"cache"},
+		Resync:         time.Hour, // no re-read without an event
+		OrdinalTimeout: 2 * time.Second,
+		Log:            func(l string) { t.Log(l) },
+	})
+	var me *MigrationError
+	if !errors.As(err, &me) || !me.Timeout {
+		t.Fatalf("Migrate: %v, want a timeout (the Pod is never removed)", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if d := cmp.Diff([]string{"persistentvolumeclaims/cache-hist-0", "pods/hist-0"}, deletes); d != "" {
+		t.Fatalf("deletes (-want +got):\n%s", d)
+	}
+}
+
+func TestExpectDeleted(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 11, 30, 3, 0, 0, 0, time.UTC)
+	s := &planner.Snapshot{
+		PVCs: []corev1.PersistentVolumeClaim{{ObjectMeta: metav1.ObjectMeta{Name: "a", UID: "a"}}, {ObjectMeta: metav1.ObjectMeta{Name: "b", UID: "b"}}},
+		Pods: []corev1.Pod{{ObjectMeta: metav1.ObjectMeta{Name: "p", UID: "p"}}},
+	}
+	if !expectPVCDeleted(s, "a", false, now) || s.PVCs[0].DeletionTimestamp == nil || !s.PVCs[0].DeletionTimestamp.Time.Equal(now) {
+		t.Fatalf("PVC a not marked terminating: %+v", s.PVCs[0].ObjectMeta)
+	}
+	if expectPVCDeleted(s, "a", false, now) {
+		t.Error("a second delete of a terminating PVC changed the snapshot")
+	}
+	if !expectPVCDeleted(s, "b", true, now) || len(s.PVCs) != 1 || s.PVCs[0].Name != "a" {
+		t.Fatalf("PVC b (NotFound) not removed: %v", s.PVCs)
+	}
+	if expectPVCDeleted(s, "zzz", false, now) || expectPodDeleted(s, "zzz", true, now) {
+		t.Error("unknown UID changed the snapshot")
+	}
+	if !expectPodDeleted(s, "p", false, now) || s.Pods[0].DeletionTimestamp == nil {
+		t.Fatal("Pod not marked terminating")
+	}
+	if !expectPodDeleted(s, "p", true, now) || len(s.Pods) != 0 {
+		t.Fatal("Pod not removed")
+	}
+}
