@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 
+	olapkube "github.com/olapgke/terraform-provider-olapgke/internal/kube"
 	"github.com/olapgke/terraform-provider-olapgke/internal/planner"
 )
 
@@ -43,10 +44,15 @@ func DryRunApply(ctx context.Context, kube kubernetes.Interface, desired *appsv1
 	if err != nil {
 		return nil, nil, fmt.Errorf("encoding StatefulSet %s/%s: %w", desired.Namespace, desired.Name, err)
 	}
-	got, err := kube.AppsV1().StatefulSets(desired.Namespace).Patch(ctx, desired.Name, types.ApplyPatchType, body, metav1.PatchOptions{
-		FieldManager: fieldManager,
-		Force:        &force,
-		DryRun:       []string{metav1.DryRunAll},
+	var got *appsv1.StatefulSet
+	err = olapkube.RetryRead(ctx, func(ctx context.Context) error { // a dry run changes nothing
+		var err error
+		got, err = kube.AppsV1().StatefulSets(desired.Namespace).Patch(ctx, desired.Name, types.ApplyPatchType, body, metav1.PatchOptions{
+			FieldManager: fieldManager,
+			Force:        &force,
+			DryRun:       []string{metav1.DryRunAll},
+		})
+		return err
 	})
 	if err == nil {
 		return got, nil, nil
@@ -57,9 +63,14 @@ func DryRunApply(ctx context.Context, kube kubernetes.Interface, desired *appsv1
 	}
 	cp := obj.DeepCopy()
 	cp.Name, cp.GenerateName = "", desired.Name+"-"
-	created, cerr := kube.AppsV1().StatefulSets(desired.Namespace).Create(ctx, cp, metav1.CreateOptions{
-		FieldManager: fieldManager,
-		DryRun:       []string{metav1.DryRunAll},
+	var created *appsv1.StatefulSet
+	cerr := olapkube.RetryRead(ctx, func(ctx context.Context) error {
+		var err error
+		created, err = kube.AppsV1().StatefulSets(desired.Namespace).Create(ctx, cp, metav1.CreateOptions{
+			FieldManager: fieldManager,
+			DryRun:       []string{metav1.DryRunAll},
+		})
+		return err
 	})
 	if cerr != nil {
 		return nil, imm, fmt.Errorf("the API server refuses to update StatefulSet %s/%s in place (%s) and a create dry run of the replacement failed too: %w", desired.Namespace, desired.Name, imm.Message, cerr)

@@ -1,6 +1,8 @@
 // Package snapshot reads what the planner needs from a cluster. Every read is
 // one LIST call per kind, so the number of API requests does not depend on the
-// number of ordinals; the planner gets plain objects and stays pure.
+// number of ordinals; the planner gets plain objects and stays pure. A LIST
+// that meets a transient error (429, 5xx, dropped connection) is retried a few
+// times (kube.RetryRead) before the plan fails.
 package snapshot
 
 import (
@@ -12,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/kubernetes"
 
+	olapkube "github.com/olapgke/terraform-provider-olapgke/internal/kube"
 	"github.com/olapgke/terraform-provider-olapgke/internal/planner"
 )
 
@@ -22,7 +25,7 @@ import (
 func Read(ctx context.Context, kube kubernetes.Interface, desired *appsv1.StatefulSet, namespace, name string) (*planner.Snapshot, error) {
 	s := &planner.Snapshot{Desired: desired}
 
-	sets, err := kube.AppsV1().StatefulSets(namespace).List(ctx, metav1.ListOptions{
+	sets, err := list(ctx, kube.AppsV1().StatefulSets(namespace).List, metav1.ListOptions{
 		FieldSelector: fields.OneTermEqualSelector("metadata.name", name).String(),
 	})
 	if err != nil {
@@ -48,47 +51,58 @@ func Read(ctx context.Context, kube kubernetes.Interface, desired *appsv1.Statef
 	}
 
 	if selectorOf != nil && podSelector != "" {
-		pods, err := kube.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{LabelSelector: podSelector})
+		pods, err := list(ctx, kube.CoreV1().Pods(namespace).List, metav1.ListOptions{LabelSelector: podSelector})
 		if err != nil {
 			return nil, fmt.Errorf("listing Pods of StatefulSet %s/%s (%s): %w", namespace, name, podSelector, err)
 		}
 		s.Pods = pods.Items
-		revs, err := kube.AppsV1().ControllerRevisions(namespace).List(ctx, metav1.ListOptions{LabelSelector: podSelector})
+		revs, err := list(ctx, kube.AppsV1().ControllerRevisions(namespace).List, metav1.ListOptions{LabelSelector: podSelector})
 		if err != nil {
 			return nil, fmt.Errorf("listing ControllerRevisions of StatefulSet %s/%s: %w", namespace, name, err)
 		}
 		s.Revisions = revs.Items
 	}
 
-	pvcs, err := kube.CoreV1().PersistentVolumeClaims(namespace).List(ctx, metav1.ListOptions{})
+	pvcs, err := list(ctx, kube.CoreV1().PersistentVolumeClaims(namespace).List, metav1.ListOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("listing PersistentVolumeClaims in %s: %w", namespace, err)
 	}
 	s.PVCs = pvcs.Items
-	pvs, err := kube.CoreV1().PersistentVolumes().List(ctx, metav1.ListOptions{})
+	pvs, err := list(ctx, kube.CoreV1().PersistentVolumes().List, metav1.ListOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("listing PersistentVolumes: %w", err)
 	}
 	s.PVs = pvs.Items
-	nodes, err := kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	nodes, err := list(ctx, kube.CoreV1().Nodes().List, metav1.ListOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("listing Nodes: %w", err)
 	}
 	s.Nodes = nodes.Items
-	scs, err := kube.StorageV1().StorageClasses().List(ctx, metav1.ListOptions{})
+	scs, err := list(ctx, kube.StorageV1().StorageClasses().List, metav1.ListOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("listing StorageClasses: %w", err)
 	}
 	s.StorageClasses = scs.Items
-	caps, err := kube.StorageV1().CSIStorageCapacities(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
+	caps, err := list(ctx, kube.StorageV1().CSIStorageCapacities(metav1.NamespaceAll).List, metav1.ListOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("listing CSIStorageCapacities: %w", err)
 	}
 	s.Capacities = caps.Items
-	pdbs, err := kube.PolicyV1().PodDisruptionBudgets(namespace).List(ctx, metav1.ListOptions{})
+	pdbs, err := list(ctx, kube.PolicyV1().PodDisruptionBudgets(namespace).List, metav1.ListOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("listing PodDisruptionBudgets in %s: %w", namespace, err)
 	}
 	s.PDBs = pdbs.Items
 	return s, nil
+}
+
+// list is one LIST, retried on transient errors.
+func list[T any](ctx context.Context, do func(context.Context, metav1.ListOptions) (T, error), opts metav1.ListOptions) (T, error) {
+	var out T
+	err := olapkube.RetryRead(ctx, func(ctx context.Context) error {
+		var err error
+		out, err = do(ctx, opts)
+		return err
+	})
+	return out, err
 }

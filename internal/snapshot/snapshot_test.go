@@ -176,3 +176,39 @@ func TestDryRunApply(t *testing.T) {
 		})
 	}
 }
+
+func TestReadRetriesTransientErrors(t *testing.T) {
+	t.Parallel()
+	// Nodes: two 503s, then the real answer. PVs: always 500. PDBs: 403.
+	failures := func(kube *fake.Clientset, resource string, n int, err error) *int {
+		calls := 0
+		kube.PrependReactor("list", resource, func(k8stesting.Action) (bool, runtime.Object, error) {
+			calls++
+			if n < 0 || calls <= n {
+				return true, nil, err
+			}
+			return false, nil, nil
+		})
+		return &calls
+	}
+	unavailable := apierrors.NewServiceUnavailable("etcd leader changed")
+
+	kube := fake.NewClientset(world(3)...)
+	nodeCalls := failures(kube, "nodes", 2, unavailable)
+	s, err := Read(context.Background(), kube, testSet(3), "olap", "olap")
+	if err != nil || len(s.Nodes) != 1 || *nodeCalls != 3 {
+		t.Fatalf("two 503s then success: err %v, %d nodes, %d calls (want nil, 1, 3)", err, len(s.Nodes), *nodeCalls)
+	}
+
+	kube = fake.NewClientset(world(3)...)
+	pvCalls := failures(kube, "persistentvolumes", -1, apierrors.NewInternalError(fmt.Errorf("boom")))
+	if _, err := Read(context.Background(), kube, testSet(3), "olap", "olap"); !apierrors.IsInternalError(err) || *pvCalls != 4 {
+		t.Fatalf("persistent 500: err %v after %d calls, want the 500 after 4", err, *pvCalls)
+	}
+
+	kube = fake.NewClientset(world(3)...)
+	pdbCalls := failures(kube, "poddisruptionbudgets", -1, apierrors.NewForbidden(schema.GroupResource{Group: "policy", Resource: "poddisruptionbudgets"}, "", fmt.Errorf("RBAC")))
+	if _, err := Read(context.Background(), kube, testSet(3), "olap", "olap"); !apierrors.IsForbidden(err) || *pdbCalls != 1 {
+		t.Fatalf("403: err %v after %d calls, want it at once", err, *pdbCalls)
+	}
+}

@@ -1,0 +1,36 @@
+package kube
+
+import (
+	"context"
+	"errors"
+	"io"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/util/retry"
+)
+
+// TransientBackoff paces RetryRead: four tries within about two seconds.
+var TransientBackoff = wait.Backoff{Steps: 4, Duration: 250 * time.Millisecond, Factor: 2, Jitter: 0.1}
+
+// IsTransient reports an error that a repeated read may not meet: the server
+// overloaded or briefly unavailable (429, 500, 503, 504) or the connection
+// dropped. client-go already retries GETs on connection resets and answers
+// carrying Retry-After; this covers the rest (LISTs of a busy server, a 503
+// without Retry-After from a load balancer).
+func IsTransient(err error) bool {
+	return apierrors.IsTooManyRequests(err) || apierrors.IsInternalError(err) ||
+		apierrors.IsServiceUnavailable(err) || apierrors.IsServerTimeout(err) || apierrors.IsTimeout(err) ||
+		utilnet.IsConnectionReset(err) || utilnet.IsProbableEOF(err) || errors.Is(err, io.ErrUnexpectedEOF)
+}
+
+// RetryRead runs read until it succeeds, fails with an error that is not
+// transient, ctx ends, or TransientBackoff is used up (client-go's
+// retry.OnError). Only for requests that change nothing: reads and dry runs.
+func RetryRead(ctx context.Context, read func(context.Context) error) error {
+	return retry.OnError(TransientBackoff, func(err error) bool {
+		return ctx.Err() == nil && IsTransient(err)
+	}, func() error { return read(ctx) })
+}
