@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"sort"
 	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -554,11 +556,31 @@ func newMigrationWatcher(ctx context.Context, kube kubernetes.Interface, ns, nam
 		UpdateFunc: func(any, any) { notify() },
 		DeleteFunc: func(any) { notify() },
 	}
-	for _, inf := range []cache.SharedIndexInformer{w.setInf, w.podInf, w.pvcInf, w.evInf, w.pvInf, w.nodeInf} {
+	for _, inf := range []cache.SharedIndexInformer{w.setInf, w.podInf, w.pvcInf, w.evInf} {
 		if _, err := inf.AddEventHandler(h); err != nil {
 			cancel()
 			return nil, err
 		}
+	}
+	// PVs and Nodes are cluster-wide: most of their updates (other
+	// namespaces' volumes, node heartbeats) cannot change a step, and each
+	// wake-up rebuilds the snapshot while the cluster is busy with the move.
+	filtered := func(relevant func(old, cur any) bool) cache.ResourceEventHandlerFuncs {
+		return cache.ResourceEventHandlerFuncs{
+			AddFunc:    func(o any) { notifyIf(relevant(nil, o), notify) },
+			UpdateFunc: func(old, cur any) { notifyIf(relevant(old, cur), notify) },
+			DeleteFunc: func(o any) { notifyIf(relevant(nil, o), notify) },
+		}
+	}
+	if _, err := w.pvInf.AddEventHandler(filtered(func(old, cur any) bool {
+		return pvMayMatter(old, ns) || pvMayMatter(cur, ns)
+	})); err != nil {
+		cancel()
+		return nil, err
+	}
+	if _, err := w.nodeInf.AddEventHandler(filtered(nodeChangeMatters)); err != nil {
+		cancel()
+		return nil, err
 	}
 	for _, f := range w.factories {
 		f.Start(ctx.Done())
@@ -574,6 +596,46 @@ func newMigrationWatcher(ctx context.Context, kube kubernetes.Interface, ns, nam
 	return w, nil
 }
 
+func notifyIf(ok bool, notify func()) {
+	if ok {
+		notify()
+	}
+}
+
+// pvMayMatter: a PV bound or being bound to a claim of namespace ns, or one
+// without a claim (nil or a deleted-object tombstone count as relevant).
+func pvMayMatter(o any, ns string) bool {
+	pv, ok := o.(*corev1.PersistentVolume)
+	if !ok {
+		return o != nil
+	}
+	return pv.Spec.ClaimRef == nil || pv.Spec.ClaimRef.Namespace == ns
+}
+
+// nodeChangeMatters is false for a Node update that leaves everything the
+// planner reads as it was (a heartbeat): labels, taints, schedulability,
+// readiness, allocatable resources and deletion.
+func nodeChangeMatters(old, cur any) bool {
+	o, ok1 := old.(*corev1.Node)
+	c, ok2 := cur.(*corev1.Node)
+	if !ok1 || !ok2 {
+		return true // add, delete or tombstone
+	}
+	return !maps.Equal(o.Labels, c.Labels) || !maps.Equal(o.Annotations, c.Annotations) ||
+		!equality.Semantic.DeepEqual(o.Spec, c.Spec) ||
+		!equality.Semantic.DeepEqual(o.Status.Allocatable, c.Status.Allocatable) ||
+		nodeReady(o) != nodeReady(c) || !o.DeletionTimestamp.Equal(c.DeletionTimestamp)
+}
+
+func nodeReady(n *corev1.Node) corev1.ConditionStatus {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status
+		}
+	}
+	return corev1.ConditionUnknown
+}
+
 func (w *migrationWatcher) stop() {
 	w.cancel()
 	for _, f := range w.factories {
@@ -581,8 +643,12 @@ func (w *migrationWatcher) stop() {
 	}
 }
 
-// snapshot assembles the migration's view from the caches; objects are
-// deep-copied so the planner never sees a cache object change under it.
+// snapshot assembles the migration's view from the caches. Objects are
+// copied one level deep (the struct values): informers replace cached
+// objects and never change them in place, the planner only reads, and the
+// executor only sets top-level fields of its copies (expectations), so a
+// deep copy of every PV and Node on each look would only cost CPU while the
+// cluster is busy with the move.
 func (w *migrationWatcher) snapshot() (*planner.Snapshot, *appsv1.StatefulSet, error) {
 	s := &planner.Snapshot{}
 	var set *appsv1.StatefulSet
@@ -592,19 +658,19 @@ func (w *migrationWatcher) snapshot() (*planner.Snapshot, *appsv1.StatefulSet, e
 		}
 	}
 	s.Live = set
-	for _, o := range w.podInf.GetStore().List() {
-		s.Pods = append(s.Pods, *o.(*corev1.Pod).DeepCopy())
-	}
-	for _, o := range w.pvcInf.GetStore().List() {
-		s.PVCs = append(s.PVCs, *o.(*corev1.PersistentVolumeClaim).DeepCopy())
-	}
-	for _, o := range w.pvInf.GetStore().List() {
-		s.PVs = append(s.PVs, *o.(*corev1.PersistentVolume).DeepCopy())
-	}
-	for _, o := range w.nodeInf.GetStore().List() {
-		s.Nodes = append(s.Nodes, *o.(*corev1.Node).DeepCopy())
-	}
+	s.Pods = values[corev1.Pod](w.podInf.GetStore().List())
+	s.PVCs = values[corev1.PersistentVolumeClaim](w.pvcInf.GetStore().List())
+	s.PVs = values[corev1.PersistentVolume](w.pvInf.GetStore().List())
+	s.Nodes = values[corev1.Node](w.nodeInf.GetStore().List())
 	return s, set, nil
+}
+
+func values[T any](objs []any) []T {
+	out := make([]T, 0, len(objs))
+	for _, o := range objs {
+		out = append(out, *o.(*T))
+	}
+	return out
 }
 
 // provisioningFailed returns the latest ProvisioningFailed event on one of

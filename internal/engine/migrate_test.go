@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/cache"
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/olapgke/terraform-provider-olapgke/internal/planner"
@@ -217,5 +218,53 @@ func TestExpectDeleted(t *testing.T) {
 	}
 	if !expectPodDeleted(s, "p", true, now) || len(s.Pods) != 0 {
 		t.Fatal("Pod not removed")
+	}
+}
+
+func TestWakeUpFilters(t *testing.T) {
+	t.Parallel()
+	node := &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: "n", Labels: map[string]string{"pool": "a"}, ResourceVersion: "1"},
+		Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue,
+			LastHeartbeatTime: metav1.NewTime(time.Unix(100, 0))}}},
+	}
+	heartbeat := node.DeepCopy()
+	heartbeat.ResourceVersion = "2"
+	heartbeat.Status.Conditions[0].LastHeartbeatTime = metav1.NewTime(time.Unix(110, 0))
+	notReady := heartbeat.DeepCopy()
+	notReady.Status.Conditions[0].Status = corev1.ConditionUnknown
+	cordoned := node.DeepCopy()
+	cordoned.Spec.Unschedulable = true
+	relabelled := node.DeepCopy()
+	relabelled.Labels["pool"] = "b"
+	for name, c := range map[string]struct {
+		old, cur any
+		want     bool
+	}{
+		"heartbeat": {node, heartbeat, false},
+		"not ready": {heartbeat, notReady, true},
+		"cordoned":  {node, cordoned, true},
+		"labels":    {node, relabelled, true},
+		"added":     {nil, node, true},
+		"tombstone": {nil, cache.DeletedFinalStateUnknown{Key: "n", Obj: node}, true},
+	} {
+		if got := nodeChangeMatters(c.old, c.cur); got != c.want {
+			t.Errorf("node %s: %v, want %v", name, got, c.want)
+		}
+	}
+	pv := func(ns string) *corev1.PersistentVolume {
+		p := &corev1.PersistentVolume{}
+		if ns != "" {
+			p.Spec.ClaimRef = &corev1.ObjectReference{Namespace: ns, Name: "c"}
+		}
+		return p
+	}
+	for _, c := range []struct {
+		obj  any
+		want bool
+	}{{pv("olap"), true}, {pv("other"), false}, {pv(""), true}, {nil, false}, {cache.DeletedFinalStateUnknown{}, true}} {
+		if got := pvMayMatter(c.obj, "olap"); got != c.want {
+			t.Errorf("pvMayMatter(%+v) = %v, want %v", c.obj, got, c.want)
+		}
 	}
 }
