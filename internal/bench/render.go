@@ -93,19 +93,19 @@ func (r *Results) Markdown() string {
 		w("Same StatefulSet (OnDelete, grace period 1 s, one 1 GiB TopoLVM claim per ordinal), same session: every ordinal is moved four times between pool-a and pool-b, ABBA so neither tool gets the easier direction: `olapgke_statefulset_migration` (`terraform apply`), a kubectl loop (real kubectl v1.37 built from k8s.io/kubectl, `make kubectl-bin`), the kubectl loop again, the provider again. The kubectl loop does the same steps in the same order (descending) (`kubectl delete pvc --wait=false`, `kubectl delete pod`, `kubectl wait --for=condition=Ready`, retried while the Pod does not exist yet).")
 		w("*Cluster latency* of one ordinal: old Pod seen terminating -> its successor seen Ready, from a Pod watch in the benchmark process (object timestamps have 1 s resolution). *Span*: first old Pod terminating -> last new Pod Ready. *Overhead* = span / sum of cluster latencies - 1: time between the moves that the tool, not the cluster, spends.")
 		w("")
-		w("| tool | moves | span s | sum of cluster latency s | overhead | whole command wall s | API requests |")
-		w("|---|---|---|---|---|---|---|")
-		w("| olapgke_statefulset_migration | %d | %s | %s | %.1f%% | %s (`terraform apply`, incl. CLI start, refresh, plan) | %d (%s) |", m.Provider.N, secs(m.Provider.Span), secs(m.Provider.Sum), 100*m.Provider.Overhead(), secs(m.ProviderApply), m.ProviderRequests.Total(), m.ProviderRequests.ByVerb())
+		w("| tool | moves | span s | sum of cluster latency s | overhead | whole command wall s | tool CPU s | API requests |")
+		w("|---|---|---|---|---|---|---|---|")
+		w("| olapgke_statefulset_migration | %d | %s | %s | %.1f%% | %s (`terraform apply`, incl. CLI start, refresh, plan) | %s (terraform + provider) | %d (%s) |", m.Provider.N, secs(m.Provider.Span), secs(m.Provider.Sum), 100*m.Provider.Overhead(), secs(m.ProviderApply), secs(m.ProviderCPU), m.ProviderRequests.Total(), m.ProviderRequests.ByVerb())
 		if m.Kubectl.N > 0 {
-			w("| kubectl loop | %d | %s | %s | %.1f%% | %s (bash loop) | not counted (direct) |", m.Kubectl.N, secs(m.Kubectl.Span), secs(m.Kubectl.Sum), 100*m.Kubectl.Overhead(), secs(m.KubectlLoop))
+			w("| kubectl loop | %d | %s | %s | %.1f%% | %s (bash loop) | %s (bash + kubectl) | not counted (direct) |", m.Kubectl.N, secs(m.Kubectl.Span), secs(m.Kubectl.Sum), 100*m.Kubectl.Overhead(), secs(m.KubectlLoop), secs(m.KubectlCPU))
 		}
 		w("")
 		w("Rounds, in the order run (totals above are sums over each tool's two rounds):")
 		w("")
-		w("| round | tool | to | moves | span s | sum of cluster latency s | overhead | command wall s |")
-		w("|---|---|---|---|---|---|---|---|")
+		w("| round | tool | to | moves | span s | sum of cluster latency s | overhead | command wall s | tool CPU s |")
+		w("|---|---|---|---|---|---|---|---|---|")
 		for i, rd := range m.Rounds {
-			w("| %d | %s | %s | %d | %s | %s | %.1f%% | %s |", i+1, rd.Tool, rd.To, rd.Stats.N, secs(rd.Stats.Span), secs(rd.Stats.Sum), 100*rd.Stats.Overhead(), secs(rd.Wall))
+			w("| %d | %s | %s | %d | %s | %s | %.1f%% | %s | %s |", i+1, rd.Tool, rd.To, rd.Stats.N, secs(rd.Stats.Span), secs(rd.Stats.Sum), 100*rd.Stats.Overhead(), secs(rd.Wall), secs(rd.CPU))
 		}
 		if m.Err != "" {
 			w("")

@@ -265,8 +265,10 @@ type MigrationResult struct {
 	ProviderRequests Requests
 	Kubectl          MoveStats
 	KubectlLoop      time.Duration
-	Rounds           []MigrationRound
-	Err              string
+	// ProviderCPU and KubectlCPU are the tools' CPU times over their rounds.
+	ProviderCPU, KubectlCPU time.Duration
+	Rounds                  []MigrationRound
+	Err                     string
 }
 
 // MigrationRound is one tool moving every ordinal to one pool.
@@ -274,6 +276,9 @@ type MigrationRound struct {
 	Tool, To string
 	Stats    MoveStats
 	Wall     time.Duration
+	// CPU is the tool's own CPU time (terraform + provider, or bash + kubectl), which it takes
+	// from the cores the sandbox simulates the cluster on.
+	CPU time.Duration
 }
 
 func migSet(replicas int32) *appsv1.StatefulSet {
@@ -376,7 +381,7 @@ func MigrationScenario(ctx context.Context, sb *Sandbox, proxy *Proxy, providerD
 		if err := os.MkdirAll(rdir, 0o755); err != nil {
 			return fail("%v", err)
 		}
-		var wall time.Duration
+		var wall, cpu time.Duration
 		if round.tool == "provider" {
 			main := fmt.Sprintf(tfHeader, ProviderSource, fmt.Sprintf("    host  = %q\n    token = %q", proxy.URL, token)) + fmt.Sprintf(`
 resource "olapgke_statefulset_migration" "hist" {
@@ -395,8 +400,9 @@ resource "olapgke_statefulset_migration" "hist" {
 			if err != nil || ap.ExitCode != 0 {
 				return fail("terraform apply of olapgke_statefulset_migration (to %s): exit %d, %v\n%s", round.to, ap.ExitCode, err, tail(ap.Output, 40))
 			}
-			wall = ap.Wall
+			wall, cpu = ap.Wall, ap.CPU
 			r.ProviderApply += wall
+			r.ProviderCPU += cpu
 			if r.ProviderRequests == nil {
 				r.ProviderRequests = Requests{}
 			}
@@ -424,25 +430,26 @@ done
 			cmd.Env = append(os.Environ(), "KUBECONFIG="+sb.Kubeconfig)
 			t0 := time.Now()
 			out, err := cmd.CombinedOutput()
-			wall = time.Since(t0)
+			wall, cpu = time.Since(t0), processCPU(cmd.ProcessState)
 			_ = os.WriteFile(filepath.Join(rdir, "kubectl-loop.out"), out, 0o644)
 			if err != nil {
 				return fail("kubectl loop (to %s): %v\n%s", round.to, err, tail(string(out), 40))
 			}
 			r.KubectlLoop += wall
+			r.KubectlCPU += cpu
 		}
 		moves, err := tl.Moves(old)
 		if err != nil {
 			return fail("%s to %s: %v", round.tool, round.to, err)
 		}
 		st := Stats(moves)
-		r.Rounds = append(r.Rounds, MigrationRound{Tool: round.tool, To: round.to, Stats: st, Wall: wall})
+		r.Rounds = append(r.Rounds, MigrationRound{Tool: round.tool, To: round.to, Stats: st, Wall: wall, CPU: cpu})
 		if round.tool == "provider" {
 			r.Provider = r.Provider.Add(st)
 		} else {
 			r.Kubectl = r.Kubectl.Add(st)
 		}
-		logf("migration round %d, %s to %s: wall %s, span %s, cluster latency sum %s", i+1, round.tool, round.to, wall.Round(time.Millisecond), st.Span.Round(time.Millisecond), st.Sum.Round(time.Millisecond))
+		logf("migration round %d, %s to %s: wall %s, cpu %s, span %s, cluster latency sum %s", i+1, round.tool, round.to, wall.Round(time.Millisecond), cpu.Round(time.Millisecond), st.Span.Round(time.Millisecond), st.Sum.Round(time.Millisecond))
 	}
 	return r
 }

@@ -23,7 +23,9 @@ type Terraform struct {
 
 // Run is one terraform command's outcome.
 type Run struct {
-	Wall     time.Duration
+	Wall time.Duration
+	// CPU is the user+system time of terraform and the processes it waited for (the provider).
+	CPU      time.Duration
 	ExitCode int
 	Output   string
 	// ProviderMS are the `olapgke plan timing` ms values the provider logged, in order.
@@ -56,7 +58,7 @@ func (t *Terraform) Exec(ctx context.Context, logName string, args ...string) (R
 	cmd.Stdout, cmd.Stderr = &out, &out
 	start := time.Now()
 	err := cmd.Run()
-	r := Run{Wall: time.Since(start), Output: out.String()}
+	r := Run{Wall: time.Since(start), Output: out.String(), CPU: processCPU(cmd.ProcessState)}
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
 		r.ExitCode, err = ee.ExitCode(), nil
@@ -82,4 +84,13 @@ func ParseTimings(log []byte) []float64 {
 		}
 	}
 	return out
+}
+
+// processCPU is the user+system time of a finished process, including the children it waited
+// for (wait4's rusage on Linux).
+func processCPU(ps *os.ProcessState) time.Duration {
+	if ps == nil {
+		return 0
+	}
+	return ps.UserTime() + ps.SystemTime()
 }
