@@ -2,6 +2,7 @@ package kwoknodes
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -32,6 +33,13 @@ type terminator struct {
 	nodes corelisters.NodeLister
 	queue workqueue.TypedDelayingInterface[podKey]
 	now   func() time.Time
+
+	mu sync.Mutex
+	// seen is when the deletion of each Pod (by UID) was first observed: like a
+	// kubelet, the grace period counts from there. deletionTimestamp alone
+	// would do, but it has one-second resolution, so a 1 s grace period would
+	// last anywhere between 0 and 1 s depending on when the delete came.
+	seen map[types.UID]time.Time
 }
 
 func startTerminator(ctx context.Context, kube kubernetes.Interface) error {
@@ -46,6 +54,7 @@ func startTerminator(ctx context.Context, kube kubernetes.Interface) error {
 		nodes: nodeInformer.Lister(),
 		queue: workqueue.NewTypedDelayingQueue[podKey](),
 		now:   time.Now,
+		seen:  map[types.UID]time.Time{},
 	}
 	handler := cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { t.observe(obj) },
@@ -75,19 +84,44 @@ func (t *terminator) observe(obj any) {
 	if !ok || pod.DeletionTimestamp == nil || pod.Spec.NodeName == "" {
 		return
 	}
-	t.queue.AddAfter(podKey{pod.Namespace, pod.Name, pod.UID}, terminateAfter(pod, t.now()))
+	now := t.now()
+	t.queue.AddAfter(podKey{pod.Namespace, pod.Name, pod.UID}, terminateAfter(pod, t.seenAt(pod.UID, now), now))
+}
+
+// seenAt returns when the deletion of Pod uid was first observed (now, the
+// first time).
+func (t *terminator) seenAt(uid types.UID, now time.Time) time.Time {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if s, ok := t.seen[uid]; ok {
+		return s
+	}
+	t.seen[uid] = now
+	return now
+}
+
+func (t *terminator) forget(uid types.UID) {
+	t.mu.Lock()
+	delete(t.seen, uid)
+	t.mu.Unlock()
 }
 
 // terminateAfter is how long from now the simulated containers of a Pod
-// marked for deletion take to stop.
-func terminateAfter(pod *corev1.Pod, now time.Time) time.Duration {
+// marked for deletion take to stop: the grace period from when the deletion
+// was seen, but no later than the (second-resolution) deletionTimestamp
+// allows, or earlier with ExitAfterSigtermAnnotation.
+func terminateAfter(pod *corev1.Pod, seen, now time.Time) time.Duration {
 	end := pod.DeletionTimestamp.Time
-	if v, ok := pod.Annotations[ExitAfterSigtermAnnotation]; ok && pod.DeletionGracePeriodSeconds != nil {
-		if d, err := time.ParseDuration(v); err == nil && d >= 0 {
-			// deletionTimestamp = time of the delete request + grace period.
-			requested := end.Add(-time.Duration(*pod.DeletionGracePeriodSeconds) * time.Second)
-			if early := requested.Add(d); early.Before(end) {
-				end = early
+	if g := pod.DeletionGracePeriodSeconds; g != nil {
+		grace := time.Duration(*g) * time.Second
+		if byGrace := seen.Add(grace); byGrace.Before(end.Add(time.Second)) {
+			end = byGrace
+		} else {
+			end = end.Add(time.Second) // seen late (a restart): the deletionTimestamp bounds it
+		}
+		if v, ok := pod.Annotations[ExitAfterSigtermAnnotation]; ok {
+			if d, err := time.ParseDuration(v); err == nil && d >= 0 && d < grace {
+				end = end.Add(d - grace)
 			}
 		}
 	}
@@ -106,6 +140,7 @@ func (t *terminator) processNext(ctx context.Context) bool {
 
 	pod, err := t.kube.CoreV1().Pods(key.Namespace).Get(ctx, key.Name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) || (err == nil && pod.UID != key.UID) {
+		t.forget(key.UID)
 		return true // gone, or replaced by a new Pod of the same name
 	}
 	if err != nil {
@@ -116,7 +151,8 @@ func (t *terminator) processNext(ctx context.Context) bool {
 	if !t.simulated(pod.Spec.NodeName) {
 		return true
 	}
-	if d := terminateAfter(pod, t.now()); d > 0 {
+	now := t.now()
+	if d := terminateAfter(pod, t.seenAt(pod.UID, now), now); d > 0 {
 		t.queue.AddAfter(key, d) // grace period shortened/extended since queued
 		return true
 	}
@@ -127,6 +163,7 @@ func (t *terminator) processNext(ctx context.Context) bool {
 	})
 	switch {
 	case err == nil, apierrors.IsNotFound(err), apierrors.IsConflict(err):
+		t.forget(key.UID)
 		klog.V(4).InfoS("terminator: pod terminated", "pod", key.Namespace+"/"+key.Name, "uid", key.UID)
 	default:
 		klog.V(2).InfoS("terminator: delete pod", "pod", key.Namespace+"/"+key.Name, "err", err)
