@@ -102,10 +102,10 @@ func (r *Results) Markdown() string {
 		w("")
 		w("Rounds, in the order run (totals above are sums over each tool's two rounds):")
 		w("")
-		w("| round | tool | to | moves | span s | sum of cluster latency s | overhead | command wall s | tool CPU s |")
-		w("|---|---|---|---|---|---|---|---|---|")
+		w("| round | tool | to | moves | span s | sum of cluster latency s | of which old Pods terminating s | overhead | command wall s | tool CPU s |")
+		w("|---|---|---|---|---|---|---|---|---|---|")
 		for i, rd := range m.Rounds {
-			w("| %d | %s | %s | %d | %s | %s | %.1f%% | %s | %s |", i+1, rd.Tool, rd.To, rd.Stats.N, secs(rd.Stats.Span), secs(rd.Stats.Sum), 100*rd.Stats.Overhead(), secs(rd.Wall), secs(rd.CPU))
+			w("| %d | %s | %s | %d | %s | %s | %s | %.1f%% | %s | %s |", i+1, rd.Tool, rd.To, rd.Stats.N, secs(rd.Stats.Span), secs(rd.Stats.Sum), secs(rd.Stats.Terminating), 100*rd.Stats.Overhead(), secs(rd.Wall), secs(rd.CPU))
 		}
 		if m.Err != "" {
 			w("")

@@ -26,8 +26,8 @@ type Timeline struct {
 }
 
 type podTimes struct {
-	name            string
-	deleting, ready time.Time
+	name                  string
+	deleting, gone, ready time.Time
 }
 
 // WatchPods starts the informer and waits for its first LIST.
@@ -74,6 +74,9 @@ func (t *Timeline) observe(o any, deleted bool) {
 	if (deleted || p.DeletionTimestamp != nil) && pt.deleting.IsZero() {
 		pt.deleting = now
 	}
+	if deleted && pt.gone.IsZero() {
+		pt.gone = now
+	}
 	if pt.ready.IsZero() && p.DeletionTimestamp == nil && !deleted && podReady(p) {
 		pt.ready = now
 	}
@@ -106,8 +109,8 @@ func (t *Timeline) Current() map[string]types.UID {
 
 // Move is one Pod replaced: the old Pod seen terminating -> its successor (same name) seen Ready.
 type Move struct {
-	Pod             string
-	Deleting, Ready time.Time
+	Pod                   string
+	Deleting, Gone, Ready time.Time // Gone: the old Pod's delete event (zero if not seen)
 }
 
 // Latency is the cluster's own time for the move.
@@ -132,7 +135,7 @@ func (t *Timeline) Moves(old map[string]types.UID) ([]Move, error) {
 			missing = append(missing, name)
 			continue
 		}
-		out = append(out, Move{Pod: name, Deleting: o.deleting, Ready: ready})
+		out = append(out, Move{Pod: name, Deleting: o.deleting, Gone: o.gone, Ready: ready})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Deleting.Before(out[j].Deleting) })
 	if len(missing) > 0 {
@@ -147,6 +150,10 @@ func (t *Timeline) Moves(old map[string]types.UID) ([]Move, error) {
 type MoveStats struct {
 	N         int
 	Sum, Span time.Duration
+	// Terminating sums, over the moves whose old Pod was seen gone, the time it spent
+	// terminating (the grace period as the simulated kubelet plays it); the rest of Sum is
+	// the controllers recreating the Pod and its volume.
+	Terminating time.Duration
 }
 
 // Stats computes MoveStats.
@@ -155,6 +162,9 @@ func Stats(moves []Move) MoveStats {
 	var first, last time.Time
 	for _, m := range moves {
 		s.Sum += m.Latency()
+		if !m.Gone.IsZero() {
+			s.Terminating += m.Gone.Sub(m.Deleting)
+		}
 		if first.IsZero() || m.Deleting.Before(first) {
 			first = m.Deleting
 		}
@@ -168,7 +178,7 @@ func Stats(moves []Move) MoveStats {
 
 // Add sums two MoveStats (spans of separate runs add up).
 func (s MoveStats) Add(o MoveStats) MoveStats {
-	return MoveStats{N: s.N + o.N, Sum: s.Sum + o.Sum, Span: s.Span + o.Span}
+	return MoveStats{N: s.N + o.N, Sum: s.Sum + o.Sum, Span: s.Span + o.Span, Terminating: s.Terminating + o.Terminating}
 }
 
 // Overhead is Span/Sum - 1: the share of the span not spent waiting on the cluster.
