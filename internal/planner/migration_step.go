@@ -3,10 +3,12 @@ package planner
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -295,6 +297,52 @@ func MigrationBatch(s *Snapshot, remaining []int32, parallelism int) []int32 {
 		out = append(out, remaining[i])
 	}
 	return out
+}
+
+// PDBBlocks says why moving batch now would exceed a PodDisruptionBudget that
+// selects the set's Pods, "" when it fits. Each Ready Pod in batch costs one
+// disruption out of the budget's status.disruptionsAllowed (the disruption
+// controller's latest count; a Pod already not Ready costs nothing). The
+// executor checks it before every batch: a budget that was fine at plan time
+// can be used up by then (another Pod went down, the budget changed), and
+// right after a move the controller needs a moment to count the new Pod.
+func PDBBlocks(s *Snapshot, batch []int32) string {
+	v := newMigrationView(s)
+	if v.live == nil || v.set == nil {
+		return ""
+	}
+	cost := 0
+	for _, o := range batch {
+		if v.notReady(o) == "" {
+			cost++
+		}
+	}
+	if cost == 0 {
+		return ""
+	}
+	podLabels := labels.Set(v.live.Spec.Template.Labels)
+	for i := range s.PDBs {
+		pdb := &s.PDBs[i]
+		if pdb.Namespace != v.live.Namespace || !pdbSelects(pdb, podLabels) {
+			continue
+		}
+		if pdb.Status.ObservedGeneration < pdb.Generation {
+			return fmt.Sprintf("PodDisruptionBudget %s/%s changed and the disruption controller has not counted it yet", pdb.Namespace, pdb.Name)
+		}
+		if allowed := int(pdb.Status.DisruptionsAllowed); cost > allowed {
+			return fmt.Sprintf("PodDisruptionBudget %s/%s allows %d disruption(s) now (%d of %d desired healthy) and moving ordinal(s) %s takes %d",
+				pdb.Namespace, pdb.Name, allowed, pdb.Status.CurrentHealthy, pdb.Status.DesiredHealthy, joinInt32(batch), cost)
+		}
+	}
+	return ""
+}
+
+func joinInt32(os []int32) string {
+	parts := make([]string, len(os))
+	for i, o := range os {
+		parts[i] = strconv.Itoa(int(o))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // OthersNotReady lists ordinals of the set outside `moving` and `queued`

@@ -524,6 +524,45 @@ func TestMigrationBatch(t *testing.T) {
 	}
 }
 
+func TestPDBBlocks(t *testing.T) {
+	t.Parallel()
+	w := newMigWorld(3, "pool-a")
+	if got := PDBBlocks(&w.s, []int32{2, 1}); got != "" {
+		t.Errorf("no PDB: %q", got)
+	}
+	w.addPDB(1)
+	if got := PDBBlocks(&w.s, []int32{2}); got != "" {
+		t.Errorf("one Ready Pod against 1 allowed: %q", got)
+	}
+	got := PDBBlocks(&w.s, []int32{2, 1})
+	if !strings.Contains(got, "PodDisruptionBudget olap/hist allows 1 disruption(s) now") || !strings.Contains(got, "ordinal(s) 2, 1 takes 2") {
+		t.Errorf("two Ready Pods against 1 allowed: %q", got)
+	}
+	// A Pod that is already down costs nothing.
+	w.addPod(1, "gke-olap-pool-a-1", migRevA, "down", false)
+	if got := PDBBlocks(&w.s, []int32{2, 1}); got != "" {
+		t.Errorf("one Ready + one down Pod against 1 allowed: %q", got)
+	}
+	w.s.PDBs[0].Status.DisruptionsAllowed = 0
+	if got := PDBBlocks(&w.s, []int32{1}); got != "" {
+		t.Errorf("only a down Pod against 0 allowed: %q", got)
+	}
+	if got := PDBBlocks(&w.s, []int32{2}); !strings.Contains(got, "allows 0 disruption(s)") {
+		t.Errorf("a Ready Pod against 0 allowed: %q", got)
+	}
+	// A budget the controller has not counted since it changed.
+	w.s.PDBs[0].Status.DisruptionsAllowed = 5
+	w.s.PDBs[0].Generation, w.s.PDBs[0].Status.ObservedGeneration = 2, 1
+	if got := PDBBlocks(&w.s, []int32{2}); !strings.Contains(got, "has not counted it yet") {
+		t.Errorf("stale budget status: %q", got)
+	}
+	// Budgets of other namespaces or other Pods do not apply.
+	w.s.PDBs[0].Namespace = "elsewhere"
+	if got := PDBBlocks(&w.s, []int32{2}); got != "" {
+		t.Errorf("other namespace: %q", got)
+	}
+}
+
 func TestMigrationInFlux(t *testing.T) {
 	t.Parallel()
 	w := newMigWorld(3, "pool-a")
