@@ -11,6 +11,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -153,11 +154,10 @@ func Migrate(ctx context.Context, kube kubernetes.Interface, run MigrationRun) e
 		deleted: map[types.UID]bool{}}
 	remaining := append([]int32(nil), run.Ordinals...)
 	for len(remaining) > 0 {
-		s, err := m.readyToStart(ctx)
+		s, batch, err := m.readyToStart(ctx, remaining)
 		if err != nil {
 			return err
 		}
-		batch := planner.MigrationBatch(s, remaining, run.Parallelism)
 		rest := without(remaining, batch)
 		if run.RequireOthersReady {
 			if bad := planner.OthersNotReady(s, batch, rest); len(bad) > 0 {
@@ -188,40 +188,50 @@ func (m *migrator) logf(o int32, idx int, format string, args ...any) {
 }
 
 // readyToStart waits until the controller has observed the latest
-// generation (so status.updateRevision is current) and checks the live set.
-func (m *migrator) readyToStart(ctx context.Context) (*planner.Snapshot, error) {
+// generation (so status.updateRevision is current) and the
+// PodDisruptionBudgets selecting the Pods allow the next batch, checks the
+// live set, and returns the snapshot and the batch.
+func (m *migrator) readyToStart(ctx context.Context, remaining []int32) (*planner.Snapshot, []int32, error) {
 	var deadline <-chan time.Time
 	if m.run.OrdinalTimeout > 0 {
 		t := m.run.Clock.NewTimer(m.run.OrdinalTimeout)
 		defer t.Stop()
 		deadline = t.C()
 	}
+	waitingFor := ""
 	for {
 		s, set, err := m.w.snapshot()
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if set == nil || set.UID != m.setUID {
-			return nil, &PreconditionError{Msg: fmt.Sprintf("StatefulSet %s/%s was deleted or replaced during the migration", m.run.Namespace, m.run.Name)}
+			return nil, nil, &PreconditionError{Msg: fmt.Sprintf("StatefulSet %s/%s was deleted or replaced during the migration", m.run.Namespace, m.run.Name)}
 		}
+		waitingFor = fmt.Sprintf("the StatefulSet controller to observe generation %d of %s/%s", set.Generation, m.run.Namespace, m.run.Name)
 		if set.Status.ObservedGeneration >= set.Generation {
 			if p := m.run.Placement; p != nil && !planner.PlacementEqual(p, &set.Spec.Template) {
-				return nil, &PreconditionError{Msg: fmt.Sprintf(
+				return nil, nil, &PreconditionError{Msg: fmt.Sprintf(
 					"the live template of StatefulSet %s/%s asks for placement %q, the plan was made for %q: the StatefulSet was not updated as planned",
 					m.run.Namespace, m.run.Name, planner.DescribePlacement(&set.Spec.Template), planner.DescribePlacement(p))}
 			}
 			if why := planner.MigrationTargetProblem(s); why != "" {
-				return nil, &PreconditionError{Msg: why}
+				return nil, nil, &PreconditionError{Msg: why}
 			}
-			return s, nil
+			batch := planner.MigrationBatch(s, remaining, m.run.Parallelism)
+			why := planner.PDBBlocks(s, batch)
+			if why == "" {
+				return s, batch, nil
+			}
+			if waitingFor != why {
+				m.run.Log(fmt.Sprintf("ordinal(s) %s: waiting: %s", joinOrdinals(batch), why))
+			}
+			waitingFor = why
 		}
 		select {
 		case <-ctx.Done():
-			return nil, &PreconditionError{Msg: fmt.Sprintf("the StatefulSet controller did not observe generation %d of %s/%s: %v",
-				set.Generation, m.run.Namespace, m.run.Name, context.Cause(ctx))}
+			return nil, nil, &PreconditionError{Msg: fmt.Sprintf("before moving the next ordinal(s), still waiting for %s: %v", waitingFor, context.Cause(ctx))}
 		case <-deadline:
-			return nil, &PreconditionError{Msg: fmt.Sprintf("the StatefulSet controller did not observe generation %d of %s/%s within %s",
-				set.Generation, m.run.Namespace, m.run.Name, m.run.OrdinalTimeout)}
+			return nil, nil, &PreconditionError{Msg: fmt.Sprintf("before moving the next ordinal(s), still waiting after %s for %s", m.run.OrdinalTimeout, waitingFor)}
 		case <-m.w.changed:
 		case <-m.run.Clock.After(m.run.Resync):
 		}
@@ -510,8 +520,8 @@ func joinOrdinals(os []int32) string {
 }
 
 // migrationWatcher keeps informer caches of what a migration reads: the
-// StatefulSet, its Pods, the namespace's PVCs, ProvisioningFailed events,
-// PVs and Nodes. snapshot() assembles a planner.Snapshot from the caches (no
+// StatefulSet, its Pods, the namespace's PVCs and PodDisruptionBudgets,
+// ProvisioningFailed events, PVs and Nodes. snapshot() assembles a planner.Snapshot from the caches (no
 // GET per ordinal); changed receives a token on every event.
 type migrationWatcher struct {
 	ns, name  string
@@ -520,11 +530,12 @@ type migrationWatcher struct {
 	factories []informers.SharedInformerFactory
 	changed   chan struct{}
 
-	setInf, podInf, pvcInf, evInf, pvInf, nodeInf cache.SharedIndexInformer
+	setInf, podInf, pvcInf, pdbInf, evInf, pvInf, nodeInf cache.SharedIndexInformer
 }
 
 func newMigrationWatcher(ctx context.Context, kube kubernetes.Interface, ns, name string, sel labels.Selector) (*migrationWatcher, error) {
-	ctx, cancel := context.WithCancel(ctx)
+	ctx, cancelCause := context.WithCancelCause(ctx)
+	cancel := func() { cancelCause(nil) }
 	w := &migrationWatcher{ns: ns, name: name, sel: sel, cancel: cancel, changed: make(chan struct{}, 1)}
 	setF := informers.NewSharedInformerFactoryWithOptions(kube, 0, informers.WithNamespace(ns),
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) {
@@ -542,6 +553,7 @@ func newMigrationWatcher(ctx context.Context, kube kubernetes.Interface, ns, nam
 	w.setInf = setF.Apps().V1().StatefulSets().Informer()
 	w.podInf = podF.Core().V1().Pods().Informer()
 	w.pvcInf = nsF.Core().V1().PersistentVolumeClaims().Informer()
+	w.pdbInf = nsF.Policy().V1().PodDisruptionBudgets().Informer()
 	w.evInf = evF.Core().V1().Events().Informer()
 	w.pvInf = clF.Core().V1().PersistentVolumes().Informer()
 	w.nodeInf = clF.Core().V1().Nodes().Informer()
@@ -556,7 +568,7 @@ func newMigrationWatcher(ctx context.Context, kube kubernetes.Interface, ns, nam
 		UpdateFunc: func(any, any) { notify() },
 		DeleteFunc: func(any) { notify() },
 	}
-	for _, inf := range []cache.SharedIndexInformer{w.setInf, w.podInf, w.pvcInf, w.evInf} {
+	for _, inf := range []cache.SharedIndexInformer{w.setInf, w.podInf, w.pvcInf, w.pdbInf, w.evInf} {
 		if _, err := inf.AddEventHandler(h); err != nil {
 			cancel()
 			return nil, err
@@ -582,14 +594,29 @@ func newMigrationWatcher(ctx context.Context, kube kubernetes.Interface, ns, nam
 		cancel()
 		return nil, err
 	}
+	// A reflector retries a LIST or WATCH the credentials may not make
+	// (RBAC) forever, and the sync below would wait for the whole apply
+	// timeout: stop at the first Forbidden, quoting the API server.
+	for _, inf := range []cache.SharedIndexInformer{w.setInf, w.podInf, w.pvcInf, w.pdbInf, w.evInf, w.pvInf, w.nodeInf} {
+		if err := inf.SetWatchErrorHandlerWithContext(func(ctx context.Context, r *cache.Reflector, err error) {
+			if apierrors.IsForbidden(err) {
+				cancelCause(err)
+			}
+			cache.DefaultWatchErrorHandler(ctx, r, err)
+		}); err != nil {
+			cancel()
+			return nil, err
+		}
+	}
 	for _, f := range w.factories {
 		f.Start(ctx.Done())
 	}
 	for _, f := range w.factories {
 		for typ, ok := range f.WaitForCacheSync(ctx.Done()) {
 			if !ok {
+				cause := context.Cause(ctx)
 				w.stop()
-				return nil, fmt.Errorf("informer caches for %v did not sync: %w", typ, context.Cause(ctx))
+				return nil, fmt.Errorf("watching %v for the migration: %w", typ, cause)
 			}
 		}
 	}
@@ -660,6 +687,7 @@ func (w *migrationWatcher) snapshot() (*planner.Snapshot, *appsv1.StatefulSet, e
 	s.Live = set
 	s.Pods = values[corev1.Pod](w.podInf.GetStore().List())
 	s.PVCs = values[corev1.PersistentVolumeClaim](w.pvcInf.GetStore().List())
+	s.PDBs = values[policyv1.PodDisruptionBudget](w.pdbInf.GetStore().List())
 	s.PVs = values[corev1.PersistentVolume](w.pvInf.GetStore().List())
 	s.Nodes = values[corev1.Node](w.nodeInf.GetStore().List())
 	return s, set, nil

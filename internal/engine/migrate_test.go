@@ -11,10 +11,15 @@ import (
 	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
@@ -118,13 +123,10 @@ func TestWithoutAndJoin(t *testing.T) {
 
 type typesUID = types.UID
 
-// After the PVC delete is accepted, the Pod delete follows in the same look at
-// the state, without waiting for the informer to report the terminating PVC.
-// The fake API server here accepts deletes but keeps the objects and sends no
-// event (as finalizers would, without the deletionTimestamp update), so only
-// the executor's own expectation can lead it to the Pod delete.
-func TestMigratePodDeleteFollowsPVCDeleteWithoutAnEvent(t *testing.T) {
-	t.Parallel()
+// oneOrdinalOnPoolA is StatefulSet olap/hist with one Ready Pod on node a1
+// (pool a), its PVC bound to a PV pinned to a1, and a template that asks for
+// pool b (node b1): ordinal 0 must move.
+func oneOrdinalOnPoolA() []runtime.Object {
 	node := func(name, pool string) *corev1.Node {
 		return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"pool": pool, "kubernetes.io/hostname": name}},
 			Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}}}
@@ -165,7 +167,17 @@ func TestMigratePodDeleteFollowsPVCDeleteWithoutAnEvent(t *testing.T) {
 			NodeAffinity: &corev1.VolumeNodeAffinity{Required: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
 				MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "topology.topolvm.io/node", Operator: corev1.NodeSelectorOpIn, Values: []string{"a1"}}}}}}}},
 	}
-	kube := fake.NewClientset(set, pod, pvc, pv, node("a1", "a"), node("b1", "b"))
+	return []runtime.Object{set, pod, pvc, pv, node("a1", "a"), node("b1", "b")}
+}
+
+// After the PVC delete is accepted, the Pod delete follows in the same look at
+// the state, without waiting for the informer to report the terminating PVC.
+// The fake API server here accepts deletes but keeps the objects and sends no
+// event (as finalizers would, without the deletionTimestamp update), so only
+// the executor's own expectation can lead it to the Pod delete.
+func TestMigratePodDeleteFollowsPVCDeleteWithoutAnEvent(t *testing.T) {
+	t.Parallel()
+	kube := fake.NewClientset(oneOrdinalOnPoolA()...)
 	var deletes []string
 	var mu sync.Mutex
 	kube.PrependReactor("delete", "*", func(a k8stesting.Action) (bool, runtime.Object, error) {
@@ -265,6 +277,114 @@ func TestWakeUpFilters(t *testing.T) {
 	}{{pv("olap"), true}, {pv("other"), false}, {pv(""), true}, {nil, false}, {cache.DeletedFinalStateUnknown{}, true}} {
 		if got := pvMayMatter(c.obj, "olap"); got != c.want {
 			t.Errorf("pvMayMatter(%+v) = %v, want %v", c.obj, got, c.want)
+		}
+	}
+}
+
+// A PodDisruptionBudget that allows no disruption holds the move back (no
+// delete at all) until the disruption controller allows one; if it never
+// does, the migration stops before touching anything, naming the budget.
+func TestMigrateWaitsForPodDisruptionBudget(t *testing.T) {
+	t.Parallel()
+	pdb := &policyv1.PodDisruptionBudget{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "olap", Name: "hist-pdb", Generation: 1},
+		Spec:       policyv1.PodDisruptionBudgetSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "hist"}}},
+		Status:     policyv1.PodDisruptionBudgetStatus{ObservedGeneration: 1, DisruptionsAllowed: 0, CurrentHealthy: 1, DesiredHealthy: 1},
+	}
+	run := MigrationRun{Namespace: "olap", Name: "hist", Ordinals: []int32{0}, Claims: []string{"cache"}, OrdinalTimeout: time.Second}
+
+	t.Run("never allowed", func(t *testing.T) {
+		t.Parallel()
+		kube := fake.NewClientset(append(oneOrdinalOnPoolA(), pdb.DeepCopy())...)
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		err := Migrate(ctx, kube, run)
+		if !IsPrecondition(err) || !strings.Contains(err.Error(), "PodDisruptionBudget olap/hist-pdb allows 0 disruption(s)") {
+			t.Fatalf("Migrate: %v, want a precondition error naming the budget", err)
+		}
+		for _, a := range kube.Actions() {
+			if a.GetVerb() == "delete" {
+				t.Errorf("deleted while the budget allowed nothing: %v", a)
+			}
+		}
+	})
+
+	t.Run("allowed later", func(t *testing.T) {
+		t.Parallel()
+		kube := fake.NewClientset(append(oneOrdinalOnPoolA(), pdb.DeepCopy())...)
+		var deletes []string
+		var mu sync.Mutex
+		kube.PrependReactor("delete", "*", func(a k8stesting.Action) (bool, runtime.Object, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			deletes = append(deletes, a.GetResource().Resource)
+			return true, nil, nil
+		})
+		waiting := make(chan struct{})
+		var once sync.Once
+		r := run
+		r.OrdinalTimeout = 20 * time.Second
+		r.Log = func(l string) {
+			if strings.Contains(l, "waiting: PodDisruptionBudget") {
+				once.Do(func() { close(waiting) })
+			}
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		done := make(chan error, 1)
+		go func() { done <- Migrate(ctx, kube, r) }()
+		select {
+		case <-waiting:
+		case err := <-done:
+			t.Fatalf("Migrate returned before waiting for the budget: %v", err)
+		case <-time.After(20 * time.Second):
+			t.Fatal("Migrate never reported waiting for the budget")
+		}
+		mu.Lock()
+		if len(deletes) != 0 {
+			t.Errorf("deleted before the budget allowed it: %v", deletes)
+		}
+		mu.Unlock()
+		allowed := pdb.DeepCopy()
+		allowed.Status.DisruptionsAllowed = 1
+		if _, err := kube.PolicyV1().PodDisruptionBudgets("olap").UpdateStatus(ctx, allowed, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 20*time.Second, true, func(context.Context) (bool, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			return len(deletes) == 2, nil
+		}); err != nil {
+			t.Fatalf("no PVC and Pod delete after the budget allowed one: %v", deletes)
+		}
+		cancel()
+		<-done
+	})
+}
+
+// Credentials that may not watch something the migration reads stop it at
+// once with the API server's words, instead of an informer retrying until
+// the apply times out.
+func TestMigrateStopsOnForbiddenWatch(t *testing.T) {
+	t.Parallel()
+	kube := fake.NewClientset(oneOrdinalOnPoolA()...)
+	kube.PrependWatchReactor("poddisruptionbudgets", func(k8stesting.Action) (bool, watch.Interface, error) {
+		return true, nil, apierrors.NewForbidden(schema.GroupResource{Group: "policy", Resource: "poddisruptionbudgets"}, "",
+			errors.New(`User "system:serviceaccount:olapgke-system:terraform" cannot watch resource "poddisruptionbudgets"`))
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	start := time.Now()
+	err := Migrate(ctx, kube, MigrationRun{Namespace: "olap", Name: "hist", Ordinals: []int32{0}, Claims: []string{"cache"}})
+	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), `cannot watch resource "poddisruptionbudgets"`) {
+		t.Fatalf("Migrate: %v, want the Forbidden error", err)
+	}
+	if el := time.Since(start); el > 10*time.Second {
+		t.Errorf("took %s to give up", el)
+	}
+	for _, a := range kube.Actions() {
+		if a.GetVerb() == "delete" {
+			t.Errorf("deleted without being able to watch: %v", a)
 		}
 	}
 }

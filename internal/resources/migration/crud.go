@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/olapgke/terraform-provider-olapgke/internal/diagnostics"
 	"github.com/olapgke/terraform-provider-olapgke/internal/engine"
@@ -271,6 +272,12 @@ func migrationDiagnostic(ns, name string, ordinals []int32, completed []complete
 				"the migration resumes with ordinal " + fmt.Sprint(me.Ordinal) + " from the step it reached. " + kept,
 			Err: me.Err,
 		})
+	}
+	if apierrors.IsForbidden(err) {
+		return diagnostics.Error("Migration Not Permitted", diagnostics.Detail{Checked: checked,
+			Found: "The API server refused a request the migration needs (RBAC); nothing was deleted after that.",
+			Do: "Grant the provider's credentials the verb and resource the API server names (the least-privilege guide " +
+				"lists them: examples/rbac/clusterrole.yaml) and run terraform apply again. " + kept, Err: err})
 	}
 	return diagnostics.Error("Migration Failed", diagnostics.Detail{Checked: checked, Found: "The migration stopped with an error.",
 		Do: "Fix the cause and run terraform apply again. " + kept, Err: err})
