@@ -164,6 +164,7 @@ func TestAccReliability_MissingVerbIsNamed(t *testing.T) {
 		"delete persistentvolumeclaims": {"persistentvolumeclaims", "delete", "Migration"},
 		"list persistentvolumes":        {"persistentvolumes", "list", "Cluster Snapshot Failed"},
 		"list pods":                     {"pods", "list", "Cluster Snapshot Failed"},
+		"watch poddisruptionbudgets":    {"poddisruptionbudgets", "watch", "Migration Not Permitted"},
 	}
 	i := 0
 	for name, tc := range tests {

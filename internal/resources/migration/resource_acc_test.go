@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
@@ -13,6 +14,11 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/utils/ptr"
 
 	"github.com/olapgke/terraform-provider-olapgke/internal/acctest"
 )
@@ -223,6 +229,56 @@ func TestAccStatefulSetMigration_TwoAtATime(t *testing.T) {
 					return nil
 				},
 				durationsRecorded(0, 1, 2, 3),
+			),
+		}},
+	})
+}
+
+// A PodDisruptionBudget allowing one disruption selects the Pods: the apply waits before each
+// ordinal until the disruption controller has counted the previous one Ready again (it would
+// report 0 allowed until then), so the moves go one by one and all finish.
+func TestAccStatefulSetMigration_WaitsForPodDisruptionBudget(t *testing.T) {
+	env := acctest.Sandbox(t)
+	ensurePool(t, env, "pool-b", 3)
+	f := newSet(t, env, "mig-pdb", 3, "pool-a", "1Gi")
+	pdb := &policyv1.PodDisruptionBudget{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "mig-pdb", Name: "hist"},
+		Spec: policyv1.PodDisruptionBudgetSpec{
+			MaxUnavailable: ptr.To(intstr.FromInt32(1)),
+			Selector:       &metav1.LabelSelector{MatchLabels: map[string]string{"app": "hist"}},
+		},
+	}
+	if _, err := env.Kube.PolicyV1().PodDisruptionBudgets("mig-pdb").Create(t.Context(), pdb, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// The plan reads the budget's status: wait until the disruption controller has counted it.
+	if err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		p, err := env.Kube.PolicyV1().PodDisruptionBudgets("mig-pdb").Get(ctx, "hist", metav1.GetOptions{})
+		return err == nil && p.Status.ObservedGeneration >= p.Generation && p.Status.DisruptionsAllowed == 1, nil
+	}); err != nil {
+		t.Fatalf("PodDisruptionBudget never allowed 1 disruption: %v", err)
+	}
+	f.switchPool(t, "pool-b")
+	var mon *orderMonitor
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			PreConfig: func() { mon = f.monitor(t, []int32{2, 1, 0}, nil) },
+			Config:    testAccStatefulSetMigrationConfig_basic("mig-pdb", "  max_unavailable = 2"),
+			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+				plancheck.ExpectKnownValue(res, tfjsonpath.New("moves"), expectOrdinals(2, 1, 0)),
+			}},
+			Check: resource.ComposeAggregateTestCheckFunc(
+				func(*terraformState) error {
+					mon.verify(t)
+					if mon.overlapped() {
+						t.Error("two ordinals were down at once although the PodDisruptionBudget allows one disruption")
+					}
+					f.checkMoved(t, "pool-b", 2, 1, 0)
+					return nil
+				},
+				durationsRecorded(0, 1, 2),
 			),
 		}},
 	})
