@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -407,36 +408,27 @@ func (m *migrator) act(ctx context.Context, s *planner.Snapshot, r *ordinalRun, 
 // (the API server said NotFound) or terminating (pvc-protection holds it while
 // a Pod uses it). It reports whether s changed.
 func expectPVCDeleted(s *planner.Snapshot, uid types.UID, gone bool, now time.Time) bool {
-	for i := range s.PVCs {
-		if s.PVCs[i].UID != uid {
-			continue
-		}
-		if gone {
-			s.PVCs = append(s.PVCs[:i], s.PVCs[i+1:]...)
-			return true
-		}
-		if s.PVCs[i].DeletionTimestamp == nil {
-			s.PVCs[i].DeletionTimestamp = &metav1.Time{Time: now}
-			return true
-		}
-		return false
-	}
-	return false
+	return expectDeleted(&s.PVCs, func(c *corev1.PersistentVolumeClaim) *metav1.ObjectMeta { return &c.ObjectMeta }, uid, gone, now)
 }
 
 // expectPodDeleted is expectPVCDeleted for the Pod with uid (terminating for
 // its grace period, or gone).
 func expectPodDeleted(s *planner.Snapshot, uid types.UID, gone bool, now time.Time) bool {
-	for i := range s.Pods {
-		if s.Pods[i].UID != uid {
+	return expectDeleted(&s.Pods, func(p *corev1.Pod) *metav1.ObjectMeta { return &p.ObjectMeta }, uid, gone, now)
+}
+
+func expectDeleted[T any](items *[]T, meta func(*T) *metav1.ObjectMeta, uid types.UID, gone bool, now time.Time) bool {
+	for i := range *items {
+		m := meta(&(*items)[i])
+		if m.UID != uid {
 			continue
 		}
 		if gone {
-			s.Pods = append(s.Pods[:i], s.Pods[i+1:]...)
+			*items = slices.Delete(*items, i, i+1)
 			return true
 		}
-		if s.Pods[i].DeletionTimestamp == nil {
-			s.Pods[i].DeletionTimestamp = &metav1.Time{Time: now}
+		if m.DeletionTimestamp == nil {
+			m.DeletionTimestamp = &metav1.Time{Time: now}
 			return true
 		}
 		return false
