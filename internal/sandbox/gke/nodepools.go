@@ -13,6 +13,36 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
+// poolRequest is what every node pool RPC request carries to name its pool: name, or the
+// deprecated project/zone/cluster/node pool fields.
+type poolRequest interface {
+	GetName() string
+	GetProjectId() string
+	GetZone() string
+	GetClusterId() string
+	GetNodePoolId() string
+}
+
+func poolKeyOf(req poolRequest) (poolKey, error) {
+	return parsePool(req.GetName(), deprecated{req.GetProjectId(), req.GetZone(), req.GetClusterId(), req.GetNodePoolId()})
+}
+
+// idlePoolLocked is the start of every mutating node pool RPC: a fault injected for rpc, the
+// pool (NotFound), and no operation already running on it (FailedPrecondition, as GKE).
+func (s *Server) idlePoolLocked(rpc string, k poolKey) (*cluster, *pool, error) {
+	if err := s.faultLocked(rpc); err != nil {
+		return nil, nil, err
+	}
+	c, p, err := s.poolLocked(k)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := busyErrLocked(p); err != nil {
+		return nil, nil, err
+	}
+	return c, p, nil
+}
+
 func clonePool(np *containerpb.NodePool) *containerpb.NodePool {
 	return proto.Clone(np).(*containerpb.NodePool)
 }
@@ -37,7 +67,7 @@ func settle(p *pool, failStatus containerpb.NodePool_Status) func(error) {
 
 // GetNodePool returns one node pool.
 func (s *Server) GetNodePool(_ context.Context, req *containerpb.GetNodePoolRequest) (*containerpb.NodePool, error) {
-	k, err := parsePool(req.GetName(), deprecated{req.GetProjectId(), req.GetZone(), req.GetClusterId(), req.GetNodePoolId()})
+	k, err := poolKeyOf(req)
 	if err != nil {
 		return nil, err
 	}
@@ -120,20 +150,14 @@ func (s *Server) CreateNodePool(_ context.Context, req *containerpb.CreateNodePo
 
 // DeleteNodePool drains and deletes the pool's nodes, then forgets the pool.
 func (s *Server) DeleteNodePool(_ context.Context, req *containerpb.DeleteNodePoolRequest) (*containerpb.Operation, error) {
-	k, err := parsePool(req.GetName(), deprecated{req.GetProjectId(), req.GetZone(), req.GetClusterId(), req.GetNodePoolId()})
+	k, err := poolKeyOf(req)
 	if err != nil {
 		return nil, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := s.faultLocked("DeleteNodePool"); err != nil {
-		return nil, err
-	}
-	c, p, err := s.poolLocked(k)
+	c, p, err := s.idlePoolLocked("DeleteNodePool", k)
 	if err != nil {
-		return nil, err
-	}
-	if err := busyErrLocked(p); err != nil {
 		return nil, err
 	}
 	p.np.Status = containerpb.NodePool_STOPPING
@@ -220,7 +244,7 @@ func resizeDetail(added, removed []string) string {
 // autoscaling is on). The emulator records the size in initial_node_count, as mockcontainer
 // does; real GKE keeps the size in the instance groups.
 func (s *Server) SetNodePoolSize(_ context.Context, req *containerpb.SetNodePoolSizeRequest) (*containerpb.Operation, error) {
-	k, err := parsePool(req.GetName(), deprecated{req.GetProjectId(), req.GetZone(), req.GetClusterId(), req.GetNodePoolId()})
+	k, err := poolKeyOf(req)
 	if err != nil {
 		return nil, err
 	}
@@ -229,14 +253,8 @@ func (s *Server) SetNodePoolSize(_ context.Context, req *containerpb.SetNodePool
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := s.faultLocked("SetNodePoolSize"); err != nil {
-		return nil, err
-	}
-	c, p, err := s.poolLocked(k)
+	c, p, err := s.idlePoolLocked("SetNodePoolSize", k)
 	if err != nil {
-		return nil, err
-	}
-	if err := busyErrLocked(p); err != nil {
 		return nil, err
 	}
 	n := clampCount(req.GetNodeCount(), p.np.Autoscaling, len(p.np.Locations))
@@ -249,7 +267,7 @@ func (s *Server) SetNodePoolSize(_ context.Context, req *containerpb.SetNodePool
 
 // SetNodePoolAutoscaling stores the autoscaling settings and clamps the node count into them.
 func (s *Server) SetNodePoolAutoscaling(_ context.Context, req *containerpb.SetNodePoolAutoscalingRequest) (*containerpb.Operation, error) {
-	k, err := parsePool(req.GetName(), deprecated{req.GetProjectId(), req.GetZone(), req.GetClusterId(), req.GetNodePoolId()})
+	k, err := poolKeyOf(req)
 	if err != nil {
 		return nil, err
 	}
@@ -261,14 +279,8 @@ func (s *Server) SetNodePoolAutoscaling(_ context.Context, req *containerpb.SetN
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := s.faultLocked("SetNodePoolAutoscaling"); err != nil {
-		return nil, err
-	}
-	c, p, err := s.poolLocked(k)
+	c, p, err := s.idlePoolLocked("SetNodePoolAutoscaling", k)
 	if err != nil {
-		return nil, err
-	}
-	if err := busyErrLocked(p); err != nil {
 		return nil, err
 	}
 	a := proto.Clone(req.GetAutoscaling()).(*containerpb.NodePoolAutoscaling)
@@ -289,7 +301,7 @@ func (s *Server) SetNodePoolAutoscaling(_ context.Context, req *containerpb.SetN
 
 // SetNodePoolManagement stores auto-repair / auto-upgrade settings.
 func (s *Server) SetNodePoolManagement(_ context.Context, req *containerpb.SetNodePoolManagementRequest) (*containerpb.Operation, error) {
-	k, err := parsePool(req.GetName(), deprecated{req.GetProjectId(), req.GetZone(), req.GetClusterId(), req.GetNodePoolId()})
+	k, err := poolKeyOf(req)
 	if err != nil {
 		return nil, err
 	}
@@ -298,14 +310,8 @@ func (s *Server) SetNodePoolManagement(_ context.Context, req *containerpb.SetNo
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := s.faultLocked("SetNodePoolManagement"); err != nil {
-		return nil, err
-	}
-	_, p, err := s.poolLocked(k)
+	_, p, err := s.idlePoolLocked("SetNodePoolManagement", k)
 	if err != nil {
-		return nil, err
-	}
-	if err := busyErrLocked(p); err != nil {
 		return nil, err
 	}
 	m := proto.Clone(req.GetManagement()).(*containerpb.NodeManagement)
@@ -323,20 +329,14 @@ func (s *Server) SetNodePoolManagement(_ context.Context, req *containerpb.SetNo
 // the nodes of the zones concerned. Fields the request cannot carry (Local SSD counts, spot,
 // ...) are immutable, as in GKE.
 func (s *Server) UpdateNodePool(_ context.Context, req *containerpb.UpdateNodePoolRequest) (*containerpb.Operation, error) {
-	k, err := parsePool(req.GetName(), deprecated{req.GetProjectId(), req.GetZone(), req.GetClusterId(), req.GetNodePoolId()})
+	k, err := poolKeyOf(req)
 	if err != nil {
 		return nil, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := s.faultLocked("UpdateNodePool"); err != nil {
-		return nil, err
-	}
-	c, p, err := s.poolLocked(k)
+	c, p, err := s.idlePoolLocked("UpdateNodePool", k)
 	if err != nil {
-		return nil, err
-	}
-	if err := busyErrLocked(p); err != nil {
 		return nil, err
 	}
 	if req.GetEtag() != "" && req.GetEtag() != p.np.Etag {
