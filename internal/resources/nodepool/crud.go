@@ -140,17 +140,16 @@ func (r *nodePoolResource) Update(ctx context.Context, req resource.UpdateReques
 	changed, _ := changes(ctx, &state, &plan)
 	// One UpdateNodePool call per concern, as GKE accepts them; VM-recreating ones last so the
 	// in-place ones are not held up behind a long upgrade operation.
-	var steps []struct {
-		what string
-		req  *containerpb.UpdateNodePoolRequest
+	// Each step is one GKE call; the first that fails stops the update (see refreshAfterError).
+	type step struct {
+		call string // the RPC, for the diagnostic
+		do   func() error
 	}
+	var steps []step
 	add := func(what string, fill func(*containerpb.UpdateNodePoolRequest)) {
 		u := &containerpb.UpdateNodePoolRequest{Name: id}
 		fill(u)
-		steps = append(steps, struct {
-			what string
-			req  *containerpb.UpdateNodePoolRequest
-		}{what, u})
+		steps = append(steps, step{"UpdateNodePool (" + what + ")", func() error { return api.UpdateNodePool(ctx, u) }})
 	}
 	cfg := want.GetConfig()
 	if changed["upgrade_settings"] && want.UpgradeSettings != nil {
@@ -204,34 +203,23 @@ func (r *nodePoolResource) Update(ctx context.Context, req resource.UpdateReques
 			}
 		})
 	}
-	for _, s := range steps {
-		if err := api.UpdateNodePool(ctx, s.req); err != nil {
-			resp.Diagnostics.Append(apiError("Node Pool Update Failed", "UpdateNodePool ("+s.what+")", id, plan.MachineType.ValueString(), err))
-			r.refreshAfterError(ctx, api, &state, &resp.State, &resp.Diagnostics)
-			return
-		}
-	}
 	if changed["management"] && want.Management != nil {
-		if err := api.SetNodePoolManagement(ctx, ref, name, want.Management); err != nil {
-			resp.Diagnostics.Append(apiError("Node Pool Update Failed", "SetNodePoolManagement", id, "", err))
-			r.refreshAfterError(ctx, api, &state, &resp.State, &resp.Diagnostics)
-			return
-		}
+		steps = append(steps, step{"SetNodePoolManagement", func() error { return api.SetNodePoolManagement(ctx, ref, name, want.Management) }})
 	}
 	if changed["autoscaling"] {
 		a := want.Autoscaling
 		if a == nil {
 			a = &containerpb.NodePoolAutoscaling{Enabled: false}
 		}
-		if err := api.SetNodePoolAutoscaling(ctx, ref, name, a); err != nil {
-			resp.Diagnostics.Append(apiError("Node Pool Update Failed", "SetNodePoolAutoscaling", id, "", err))
-			r.refreshAfterError(ctx, api, &state, &resp.State, &resp.Diagnostics)
-			return
-		}
+		steps = append(steps, step{"SetNodePoolAutoscaling", func() error { return api.SetNodePoolAutoscaling(ctx, ref, name, a) }})
 	}
 	if plan.Autoscaling.IsNull() && !plan.NodeCount.IsUnknown() && (changed["node_count"] || changed["autoscaling"]) {
-		if err := api.SetNodePoolSize(ctx, ref, name, int32(plan.NodeCount.ValueInt64())); err != nil {
-			resp.Diagnostics.Append(apiError("Node Pool Update Failed", "SetNodePoolSize", id, "", err))
+		n := int32(plan.NodeCount.ValueInt64())
+		steps = append(steps, step{"SetNodePoolSize", func() error { return api.SetNodePoolSize(ctx, ref, name, n) }})
+	}
+	for _, st := range steps {
+		if err := st.do(); err != nil {
+			resp.Diagnostics.Append(apiError("Node Pool Update Failed", st.call, id, plan.MachineType.ValueString(), err))
 			r.refreshAfterError(ctx, api, &state, &resp.State, &resp.Diagnostics)
 			return
 		}
