@@ -147,43 +147,7 @@ func TestAccReliability_PartialMigrationUnderFaults(t *testing.T) {
 
 // stsConfig is an olapgke_statefulset (OnDelete) of 3 replicas on pool.
 func stsConfig(ns, pool, image string) string {
-	return fmt.Sprintf(`
-resource "olapgke_statefulset" "hist" {
-  manifest = {
-    apiVersion = "apps/v1"
-    kind       = "StatefulSet"
-    metadata   = { name = "hist", namespace = %[1]q }
-    spec = {
-      replicas            = 3
-      serviceName         = "hist"
-      podManagementPolicy = "Parallel"
-      updateStrategy      = { type = "OnDelete" }
-      selector            = { matchLabels = { app = "hist" } }
-      template = {
-        metadata = { labels = { app = "hist" } }
-        spec = {
-          terminationGracePeriodSeconds = 1
-          nodeSelector                  = { "cloud.google.com/gke-nodepool" = %[2]q }
-          containers = [{
-            name         = "historical"
-            image        = %[3]q
-            ports        = [{ name = "http", containerPort = 8083 }]
-            volumeMounts = [{ name = "cache", mountPath = "/cache" }]
-          }]
-        }
-      }
-      volumeClaimTemplates = [{
-        metadata = { name = "cache" }
-        spec = {
-          accessModes      = ["ReadWriteOnce"]
-          storageClassName = "topolvm-provisioner"
-          resources        = { requests = { storage = "1Gi" } }
-        }
-      }]
-    }
-  }
-}
-`, ns, pool, image)
+	return acctest.HistoricalStatefulSetHCL(ns, pool, image)
 }
 
 const poolConfig = `

@@ -17,43 +17,7 @@ import (
 // olapgke_statefulset (OnDelete, template on pool) + a migration that
 // depends on it and judges its planned manifest.
 func testAccStatefulSetMigrationConfig_combined(ns, pool string) string {
-	return fmt.Sprintf(`
-resource "olapgke_statefulset" "hist" {
-  manifest = {
-    apiVersion = "apps/v1"
-    kind       = "StatefulSet"
-    metadata   = { name = "hist", namespace = %[1]q }
-    spec = {
-      replicas            = 3
-      serviceName         = "hist"
-      podManagementPolicy = "Parallel"
-      updateStrategy      = { type = "OnDelete" }
-      selector            = { matchLabels = { app = "hist" } }
-      template = {
-        metadata = { labels = { app = "hist" } }
-        spec = {
-          terminationGracePeriodSeconds = 1
-          nodeSelector                  = { "cloud.google.com/gke-nodepool" = %[2]q }
-          containers = [{
-            name         = "historical"
-            image        = "olap/historical:1"
-            ports        = [{ name = "http", containerPort = 8083 }]
-            volumeMounts = [{ name = "cache", mountPath = "/cache" }]
-          }]
-        }
-      }
-      volumeClaimTemplates = [{
-        metadata = { name = "cache" }
-        spec = {
-          accessModes      = ["ReadWriteOnce"]
-          storageClassName = "topolvm-provisioner"
-          resources        = { requests = { storage = "1Gi" } }
-        }
-      }]
-    }
-  }
-}
-
+	return acctest.HistoricalStatefulSetHCL(ns, pool, "olap/historical:1") + fmt.Sprintf(`
 resource "olapgke_statefulset_migration" "hist" {
   namespace        = %[1]q
   statefulset      = "hist"
@@ -61,7 +25,7 @@ resource "olapgke_statefulset_migration" "hist" {
   ordinal_timeout  = "3m"
   depends_on       = [olapgke_statefulset.hist]
 }
-`, ns, pool)
+`, ns)
 }
 
 func TestAccStatefulSetMigration_OneApplyWithStatefulSet(t *testing.T) {
