@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -145,6 +146,9 @@ func Migrate(ctx context.Context, kube kubernetes.Interface, run MigrationRun) e
 	if err != nil {
 		return fmt.Errorf("StatefulSet %s/%s selector: %w", run.Namespace, run.Name, err)
 	}
+	if err := checkAccess(ctx, kube, run.Namespace); err != nil {
+		return err
+	}
 	w, err := newMigrationWatcher(ctx, kube, run.Namespace, run.Name, sel)
 	if err != nil {
 		return err
@@ -234,6 +238,7 @@ func (m *migrator) readyToStart(ctx context.Context, remaining []int32) (*planne
 		case <-deadline:
 			return nil, nil, &PreconditionError{Msg: fmt.Sprintf("before moving the next ordinal(s), still waiting after %s for %s", m.run.OrdinalTimeout, waitingFor)}
 		case <-m.w.changed:
+		case <-m.w.stopped: // the next snapshot says why
 		case <-m.run.Clock.After(m.run.Resync):
 		}
 	}
@@ -317,6 +322,7 @@ func (m *migrator) moveBatch(ctx context.Context, s *planner.Snapshot, batch []i
 		case <-deadline:
 			return m.timeout(runs, fmt.Errorf("per-ordinal timeout %s reached", m.run.OrdinalTimeout))
 		case <-m.w.changed:
+		case <-m.w.stopped: // the next snapshot says why
 		case <-m.run.Clock.After(wake):
 		}
 	}
@@ -521,6 +527,11 @@ type migrationWatcher struct {
 	cancel    context.CancelFunc
 	factories []informers.SharedInformerFactory
 	changed   chan struct{}
+	// stopped is closed when an informer met a Forbidden list/watch (stopErr): from then on the
+	// caches would never change again, so snapshot fails.
+	stopped  chan struct{}
+	stopOnce sync.Once
+	stopErr  error
 
 	setInf, podInf, pvcInf, pdbInf, evInf, pvInf, nodeInf cache.SharedIndexInformer
 }
@@ -528,7 +539,7 @@ type migrationWatcher struct {
 func newMigrationWatcher(ctx context.Context, kube kubernetes.Interface, ns, name string, sel labels.Selector) (*migrationWatcher, error) {
 	ctx, cancelCause := context.WithCancelCause(ctx)
 	cancel := func() { cancelCause(nil) }
-	w := &migrationWatcher{ns: ns, name: name, sel: sel, cancel: cancel, changed: make(chan struct{}, 1)}
+	w := &migrationWatcher{ns: ns, name: name, sel: sel, cancel: cancel, changed: make(chan struct{}, 1), stopped: make(chan struct{})}
 	setF := informers.NewSharedInformerFactoryWithOptions(kube, 0, informers.WithNamespace(ns),
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) {
 			o.FieldSelector = fields.OneTermEqualSelector("metadata.name", name).String()
@@ -592,6 +603,7 @@ func newMigrationWatcher(ctx context.Context, kube kubernetes.Interface, ns, nam
 	for _, inf := range []cache.SharedIndexInformer{w.setInf, w.podInf, w.pvcInf, w.pdbInf, w.evInf, w.pvInf, w.nodeInf} {
 		if err := inf.SetWatchErrorHandlerWithContext(func(ctx context.Context, r *cache.Reflector, err error) {
 			if apierrors.IsForbidden(err) {
+				w.stopOnce.Do(func() { w.stopErr = err; close(w.stopped) })
 				cancelCause(err)
 			}
 			cache.DefaultWatchErrorHandler(ctx, r, err)
@@ -611,6 +623,11 @@ func newMigrationWatcher(ctx context.Context, kube kubernetes.Interface, ns, nam
 				return nil, fmt.Errorf("watching %v for the migration: %w", typ, cause)
 			}
 		}
+	}
+	// A LIST may pass and the WATCH after it be refused (a role with list but not watch).
+	if _, _, err := w.snapshot(); err != nil {
+		w.stop()
+		return nil, err
 	}
 	return w, nil
 }
@@ -669,6 +686,11 @@ func (w *migrationWatcher) stop() {
 // deep copy of every PV and Node on each look would only cost CPU while the
 // cluster is busy with the move.
 func (w *migrationWatcher) snapshot() (*planner.Snapshot, *appsv1.StatefulSet, error) {
+	select {
+	case <-w.stopped:
+		return nil, nil, fmt.Errorf("watching for the migration: %w", w.stopErr)
+	default:
+	}
 	s := &planner.Snapshot{}
 	var set *appsv1.StatefulSet
 	for _, o := range w.setInf.GetStore().List() {
