@@ -203,7 +203,7 @@ func (m *migrator) readyToStart(ctx context.Context, remaining []int32) (*planne
 		defer t.Stop()
 		deadline = t.C()
 	}
-	waitingFor := ""
+	waitingFor, logged := "", ""
 	for {
 		s, set, err := m.w.snapshot()
 		if err != nil {
@@ -227,7 +227,8 @@ func (m *migrator) readyToStart(ctx context.Context, remaining []int32) (*planne
 			if why == "" {
 				return s, batch, nil
 			}
-			if waitingFor != why {
+			if logged != why {
+				logged = why
 				m.run.Log(fmt.Sprintf("ordinal(s) %s: waiting: %s", joinOrdinals(batch), why))
 			}
 			waitingFor = why

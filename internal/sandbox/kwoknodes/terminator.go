@@ -149,6 +149,7 @@ func (t *terminator) processNext(ctx context.Context) bool {
 		return true
 	}
 	if !t.simulated(pod.Spec.NodeName) {
+		t.forget(key.UID)
 		return true
 	}
 	now := t.now()
