@@ -164,12 +164,6 @@ func Migrate(ctx context.Context, kube kubernetes.Interface, run MigrationRun) e
 			return err
 		}
 		rest := without(remaining, batch)
-		if run.RequireOthersReady {
-			if bad := planner.OthersNotReady(s, batch, rest); len(bad) > 0 {
-				return &PreconditionError{Msg: fmt.Sprintf("before moving ordinal(s) %s, ordinals that are not moved must be Running and Ready: %s",
-					joinOrdinals(batch), strings.Join(bad, "; "))}
-			}
-		}
 		if err := m.moveBatch(ctx, s, batch); err != nil {
 			return err
 		}
@@ -223,6 +217,14 @@ func (m *migrator) readyToStart(ctx context.Context, remaining []int32) (*planne
 				return nil, nil, &PreconditionError{Msg: why}
 			}
 			batch := planner.MigrationBatch(s, remaining, m.run.Parallelism)
+			// An ordinal outside the batch that is down is refused at once, before
+			// waiting for a budget that it alone may be holding at zero.
+			if m.run.RequireOthersReady {
+				if bad := planner.OthersNotReady(s, batch, without(remaining, batch)); len(bad) > 0 {
+					return nil, nil, &PreconditionError{Msg: fmt.Sprintf("before moving ordinal(s) %s, ordinals that are not moved must be Running and Ready: %s",
+						joinOrdinals(batch), strings.Join(bad, "; "))}
+				}
+			}
 			why := planner.PDBBlocks(s, batch)
 			if why == "" {
 				return s, batch, nil
