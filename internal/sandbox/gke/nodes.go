@@ -378,7 +378,10 @@ func (s *Server) drain(ctx context.Context, name string) error {
 		}
 		return out, nil
 	}
-	err := wait.PollUntilContextTimeout(ctx, s.o.PollInterval, s.o.DrainTimeout, true, func(ctx context.Context) (bool, error) {
+	// The requests use the operation's ctx, not the poll's: near the drain deadline client-go's
+	// rate limiter refuses a request whose wait "would exceed context deadline", an error that is
+	// not the timeout and would fail the drain instead of leading to the force delete below.
+	err := wait.PollUntilContextTimeout(ctx, s.o.PollInterval, s.o.DrainTimeout, true, func(context.Context) (bool, error) {
 		left, err := list(ctx)
 		if err != nil {
 			return false, err
