@@ -2,6 +2,17 @@ package acctest
 
 import "fmt"
 
+// TwoPoolWorld is the sandbox world of the suites that move Pods between pools: the default world
+// plus pool-b, shaped like pool-a (three n2-standard-8 nodes with two raw-block Local SSDs each).
+const TwoPoolWorld = `
+clusters:
+- name: olap
+  location: us-central1-a
+  nodePools:
+  - name: pool-a
+  - name: pool-b
+`
+
 // HistoricalStatefulSetHCL is the olapgke_statefulset "hist" the acceptance suites share:
 // 3 replicas (Parallel, OnDelete, 1 s grace period) of image on node pool pool in namespace ns,
 // each with a 1 GiB TopoLVM claim "cache".

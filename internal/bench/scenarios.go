@@ -13,12 +13,12 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/retry"
-	"k8s.io/utils/ptr"
+
+	"github.com/olapgke/terraform-provider-olapgke/internal/fixture"
 )
 
 // Names the scenarios use in the sandbox.
@@ -282,35 +282,8 @@ type MigrationRound struct {
 }
 
 func migSet(replicas int32) *appsv1.StatefulSet {
-	labels := map[string]string{"app": MigSet}
-	return &appsv1.StatefulSet{
-		ObjectMeta: metav1.ObjectMeta{Namespace: MigNS, Name: MigSet},
-		Spec: appsv1.StatefulSetSpec{
-			Replicas: ptr.To(replicas), ServiceName: MigSet,
-			PodManagementPolicy: appsv1.ParallelPodManagement,
-			Selector:            &metav1.LabelSelector{MatchLabels: labels},
-			UpdateStrategy:      appsv1.StatefulSetUpdateStrategy{Type: appsv1.OnDeleteStatefulSetStrategyType},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec: corev1.PodSpec{
-					// Like the migration acceptance tests: the sandbox honours grace periods.
-					TerminationGracePeriodSeconds: ptr.To[int64](1),
-					NodeSelector:                  map[string]string{PoolLabel: "pool-a"},
-					Containers: []corev1.Container{{Name: "hist", Image: "olap/historical:1",
-						VolumeMounts: []corev1.VolumeMount{{Name: Claim, MountPath: "/data"}}}},
-				},
-			},
-			VolumeClaimTemplates: []corev1.PersistentVolumeClaim{{
-				ObjectMeta: metav1.ObjectMeta{Name: Claim},
-				Spec: corev1.PersistentVolumeClaimSpec{
-					AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
-					StorageClassName: ptr.To(StorageClass),
-					Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{
-						corev1.ResourceStorage: resource.MustParse("1Gi")}},
-				},
-			}},
-		},
-	}
+	return fixture.Historical{Namespace: MigNS, Name: MigSet, Replicas: replicas, Pool: "pool-a",
+		Claim: Claim, StorageClass: StorageClass, Size: "1Gi"}.StatefulSet()
 }
 
 // switchPool points the migration StatefulSet's template at pool and waits until the controller

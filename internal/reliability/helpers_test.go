@@ -14,34 +14,22 @@ import (
 	"testing"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/retry"
-	"k8s.io/utils/ptr"
 
 	"github.com/olapgke/terraform-provider-olapgke/internal/acctest"
+	"github.com/olapgke/terraform-provider-olapgke/internal/fixture"
 	"github.com/olapgke/terraform-provider-olapgke/internal/planner"
 )
 
-// Two pools of three nodes (n2-standard-8, two raw-block Local SSDs each): the migration moves
-// every ordinal from pool-a to pool-b.
-const worldYAML = `
-clusters:
-- name: olap
-  location: us-central1-a
-  nodePools:
-  - name: pool-a
-  - name: pool-b
-`
-
-func TestMain(m *testing.M) { acctest.MainWithWorld(m, worldYAML) }
+// The migration moves every ordinal from pool-a to pool-b.
+func TestMain(m *testing.M) { acctest.MainWithWorld(m, acctest.TwoPoolWorld) }
 
 const (
 	// EnvReliability enables the slow suites (make reliability).
@@ -253,34 +241,8 @@ func newSet(t *testing.T, kube kubernetes.Interface, ns string, replicas int32, 
 		t.Fatalf("creating namespace %s: %v", ns, err)
 	}
 	t.Cleanup(func() { _ = kube.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{}) })
-	labels := map[string]string{"app": setName}
-	sts := &appsv1.StatefulSet{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: setName},
-		Spec: appsv1.StatefulSetSpec{
-			Replicas: ptr.To(replicas), ServiceName: setName,
-			PodManagementPolicy: appsv1.ParallelPodManagement,
-			Selector:            &metav1.LabelSelector{MatchLabels: labels},
-			UpdateStrategy:      appsv1.StatefulSetUpdateStrategy{Type: appsv1.OnDeleteStatefulSetStrategyType},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec: corev1.PodSpec{
-					TerminationGracePeriodSeconds: ptr.To[int64](1),
-					NodeSelector:                  map[string]string{planner.LabelNodePool: pool},
-					Containers: []corev1.Container{{Name: "historical", Image: "olap/historical:1",
-						VolumeMounts: []corev1.VolumeMount{{Name: claimName, MountPath: "/cache"}}}},
-				},
-			},
-			VolumeClaimTemplates: []corev1.PersistentVolumeClaim{{
-				ObjectMeta: metav1.ObjectMeta{Name: claimName},
-				Spec: corev1.PersistentVolumeClaimSpec{
-					AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
-					StorageClassName: ptr.To(storageClass),
-					Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{
-						corev1.ResourceStorage: resource.MustParse("1Gi")}},
-				},
-			}},
-		},
-	}
+	sts := fixture.Historical{Namespace: ns, Name: setName, Replicas: replicas, Pool: pool,
+		Claim: claimName, StorageClass: storageClass, Size: "1Gi"}.StatefulSet()
 	if _, err := kube.AppsV1().StatefulSets(ns).Create(ctx, sts, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("creating StatefulSet: %v", err)
 	}

@@ -9,10 +9,8 @@ import (
 	"time"
 
 	"cloud.google.com/go/container/apiv1/containerpb"
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -20,9 +18,9 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/retry"
-	"k8s.io/utils/ptr"
 
 	"github.com/olapgke/terraform-provider-olapgke/internal/acctest"
+	"github.com/olapgke/terraform-provider-olapgke/internal/fixture"
 	"github.com/olapgke/terraform-provider-olapgke/internal/gke"
 	"github.com/olapgke/terraform-provider-olapgke/internal/planner"
 	"github.com/olapgke/terraform-provider-olapgke/internal/provider"
@@ -130,36 +128,8 @@ func newSet(t *testing.T, env *acctest.Env, ns string, replicas int32, pool, siz
 	t.Cleanup(func() {
 		_ = kube.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{})
 	})
-	labels := map[string]string{"app": "hist"}
-	set := &appsv1.StatefulSet{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "hist"},
-		Spec: appsv1.StatefulSetSpec{
-			Replicas:            ptr.To(replicas),
-			ServiceName:         "hist",
-			PodManagementPolicy: appsv1.ParallelPodManagement,
-			Selector:            &metav1.LabelSelector{MatchLabels: labels},
-			UpdateStrategy:      appsv1.StatefulSetUpdateStrategy{Type: appsv1.OnDeleteStatefulSetStrategyType},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec: corev1.PodSpec{
-					// The sandbox's kubelet stand-in honours the grace period (default 30s).
-					TerminationGracePeriodSeconds: ptr.To[int64](1),
-					NodeSelector:                  map[string]string{labelPool: pool},
-					Containers: []corev1.Container{{Name: "historical", Image: "olap/historical:1",
-						VolumeMounts: []corev1.VolumeMount{{Name: claimName, MountPath: "/cache"}}}},
-				},
-			},
-			VolumeClaimTemplates: []corev1.PersistentVolumeClaim{{
-				ObjectMeta: metav1.ObjectMeta{Name: claimName},
-				Spec: corev1.PersistentVolumeClaimSpec{
-					AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
-					StorageClassName: ptr.To(storageClass),
-					Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{
-						corev1.ResourceStorage: resource.MustParse(size)}},
-				},
-			}},
-		},
-	}
+	set := fixture.Historical{Namespace: ns, Name: "hist", Replicas: replicas, Pool: pool,
+		Claim: claimName, StorageClass: storageClass, Size: size}.StatefulSet()
 	if _, err := kube.AppsV1().StatefulSets(ns).Create(ctx, set, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("creating StatefulSet: %v", err)
 	}

@@ -23,17 +23,8 @@ import (
 	"github.com/olapgke/terraform-provider-olapgke/internal/acctest"
 )
 
-// The default world plus pool-b: the incident moves the StatefulSet from pool-a to pool-b.
-const worldYAML = `
-clusters:
-- name: olap
-  location: us-central1-a
-  nodePools:
-  - name: pool-a
-  - name: pool-b
-`
-
-func TestMain(m *testing.M) { acctest.MainWithWorld(m, worldYAML) }
+// The incident moves the StatefulSet from pool-a to pool-b.
+func TestMain(m *testing.M) { acctest.MainWithWorld(m, acctest.TwoPoolWorld) }
 
 const res = "olapgke_statefulset.test"
 
