@@ -222,7 +222,7 @@ func (m *migrator) readyToStart(ctx context.Context, remaining []int32) (*planne
 			if m.run.RequireOthersReady {
 				if bad := planner.OthersNotReady(s, batch, without(remaining, batch)); len(bad) > 0 {
 					return nil, nil, &PreconditionError{Msg: fmt.Sprintf("before moving ordinal(s) %s, ordinals that are not moved must be Running and Ready: %s",
-						joinOrdinals(batch), strings.Join(bad, "; "))}
+						planner.JoinOrdinals(batch), strings.Join(bad, "; "))}
 				}
 			}
 			why := planner.PDBBlocks(s, batch)
@@ -231,7 +231,7 @@ func (m *migrator) readyToStart(ctx context.Context, remaining []int32) (*planne
 			}
 			if logged != why {
 				logged = why
-				m.run.Log(fmt.Sprintf("ordinal(s) %s: waiting: %s", joinOrdinals(batch), why))
+				m.run.Log(fmt.Sprintf("ordinal(s) %s: waiting: %s", planner.JoinOrdinals(batch), why))
 			}
 			waitingFor = why
 		}
@@ -510,14 +510,6 @@ func without(all, drop []int32) []int32 {
 		}
 	}
 	return out
-}
-
-func joinOrdinals(os []int32) string {
-	parts := make([]string, len(os))
-	for i, o := range os {
-		parts[i] = fmt.Sprint(o)
-	}
-	return strings.Join(parts, ", ")
 }
 
 // migrationWatcher keeps informer caches of what a migration reads: the

@@ -116,7 +116,7 @@ func TestWithoutAndJoin(t *testing.T) {
 	if d := cmp.Diff([]int32{3, 0}, without([]int32{3, 2, 1, 0}, []int32{1, 2})); d != "" {
 		t.Error(d)
 	}
-	if got := joinOrdinals([]int32{2, 1}); got != "2, 1" {
+	if got := planner.JoinOrdinals([]int32{2, 1}); got != "2, 1" {
 		t.Errorf("join = %q", got)
 	}
 }

@@ -331,13 +331,14 @@ func PDBBlocks(s *Snapshot, batch []int32) string {
 		}
 		if allowed := int(pdb.Status.DisruptionsAllowed); cost > allowed {
 			return fmt.Sprintf("PodDisruptionBudget %s/%s allows %d disruption(s) now (%d of %d desired healthy) and moving ordinal(s) %s takes %d",
-				pdb.Namespace, pdb.Name, allowed, pdb.Status.CurrentHealthy, pdb.Status.DesiredHealthy, joinInt32(batch), cost)
+				pdb.Namespace, pdb.Name, allowed, pdb.Status.CurrentHealthy, pdb.Status.DesiredHealthy, JoinOrdinals(batch), cost)
 		}
 	}
 	return ""
 }
 
-func joinInt32(os []int32) string {
+// JoinOrdinals writes ordinals as "2, 1, 0" for messages.
+func JoinOrdinals(os []int32) string {
 	parts := make([]string, len(os))
 	for i, o := range os {
 		parts[i] = strconv.Itoa(int(o))

@@ -18,6 +18,7 @@ import (
 
 	"github.com/olapgke/terraform-provider-olapgke/internal/diagnostics"
 	"github.com/olapgke/terraform-provider-olapgke/internal/engine"
+	"github.com/olapgke/terraform-provider-olapgke/internal/planner"
 	"github.com/olapgke/terraform-provider-olapgke/internal/snapshot"
 )
 
@@ -242,7 +243,7 @@ func migrationDiagnostic(ns, name string, ordinals []int32, completed []complete
 	if len(done) > 0 {
 		kept = "Finished ordinals are kept in state: " + strings.Join(done, ", ") + "."
 	}
-	checked := fmt.Sprintf("Moving ordinal(s) %s of StatefulSet %s/%s.", joinInt32(ordinals), ns, name)
+	checked := fmt.Sprintf("Moving ordinal(s) %s of StatefulSet %s/%s.", planner.JoinOrdinals(ordinals), ns, name)
 	var pe *engine.PreconditionError
 	if errors.As(err, &pe) {
 		return diagnostics.Error("Migration Precondition Failed", diagnostics.Detail{
@@ -281,14 +282,6 @@ func migrationDiagnostic(ns, name string, ordinals []int32, completed []complete
 	}
 	return diagnostics.Error("Migration Failed", diagnostics.Detail{Checked: checked, Found: "The migration stopped with an error.",
 		Do: "Fix the cause and run terraform apply again. " + kept, Err: err})
-}
-
-func joinInt32(os []int32) string {
-	parts := make([]string, len(os))
-	for i, o := range os {
-		parts[i] = fmt.Sprint(o)
-	}
-	return strings.Join(parts, ", ")
 }
 
 func mustDuration(s string) time.Duration {
