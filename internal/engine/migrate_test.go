@@ -388,3 +388,32 @@ func TestMigrateStopsOnForbiddenWatch(t *testing.T) {
 		}
 	}
 }
+
+// With require_others_ready, an ordinal that is down outside the batch is refused at once, not
+// after waiting ordinal_timeout for a budget it alone holds at zero.
+func TestMigrateRefusesOthersNotReadyBeforeWaitingForBudget(t *testing.T) {
+	t.Parallel()
+	objs := oneOrdinalOnPoolA()
+	set := objs[0].(*appsv1.StatefulSet)
+	set.Spec.Replicas = new(int32(2))
+	down := objs[1].(*corev1.Pod).DeepCopy()
+	down.Name, down.UID = "hist-1", "pod-1-uid"
+	down.Status = corev1.PodStatus{Phase: corev1.PodPending}
+	pdb := &policyv1.PodDisruptionBudget{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "olap", Name: "hist-pdb", Generation: 1},
+		Spec:       policyv1.PodDisruptionBudgetSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "hist"}}},
+		Status:     policyv1.PodDisruptionBudgetStatus{ObservedGeneration: 1, DisruptionsAllowed: 0, CurrentHealthy: 1, DesiredHealthy: 2},
+	}
+	kube := fake.NewClientset(append(objs, down, pdb)...)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	start := time.Now()
+	err := Migrate(ctx, kube, MigrationRun{Namespace: "olap", Name: "hist", Ordinals: []int32{0}, Claims: []string{"cache"},
+		RequireOthersReady: true, OrdinalTimeout: 20 * time.Second})
+	if !IsPrecondition(err) || !strings.Contains(err.Error(), "must be Running and Ready") || !strings.Contains(err.Error(), "ordinal 1") {
+		t.Fatalf("Migrate: %v, want the others-not-ready precondition", err)
+	}
+	if el := time.Since(start); el > 10*time.Second {
+		t.Errorf("refused after %s: it waited for the budget first", el)
+	}
+}
