@@ -40,6 +40,8 @@ type Clients struct {
 	gkeMu sync.Mutex
 	gkeFn func(ctx context.Context) (gke.API, error)
 	gke   gke.API
+
+	intents plannedSets
 }
 
 // Options configure New.

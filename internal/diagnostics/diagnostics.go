@@ -85,3 +85,14 @@ func Deferred(what string) diag.Diagnostic {
 		Do:      "Run plan again after apply (or apply the cluster first with -target) to get the full per-ordinal plan.",
 	})
 }
+
+// KubeClientUnavailable is the error when no Kubernetes client can be built from the provider
+// configuration. checked says what the client was for.
+func KubeClientUnavailable(checked string, err error) diag.Diagnostic {
+	return Error("Kubernetes Client Unavailable", Detail{
+		Checked: checked,
+		Found:   "No Kubernetes client could be built from the provider configuration.",
+		Do:      "Check the provider configuration (project, location, cluster or the kubernetes block) and its credentials.",
+		Err:     err,
+	})
+}

@@ -31,8 +31,13 @@ import (
 // MigrationRun configures Migrate.
 type MigrationRun struct {
 	Namespace, Name string
-	// Ordinals to move, in order (the plan's moves).
+	// Ordinals to restart or move, in order (the plan's moves).
 	Ordinals []int32
+	// Actions are the planned actions per ordinal. A planned restart never
+	// deletes a PVC: if the live state asks for that by then, the ordinal
+	// stops before anything is deleted. Ordinals without an entry take what
+	// the planner decides when their turn comes.
+	Actions map[int32]planner.MigrationAction
 	// Claims are the node-local volumeClaimTemplates whose PVCs are recreated.
 	Claims []string
 	// Parallelism is how many ordinals move at once (>= 1).
@@ -52,6 +57,9 @@ type MigrationRun struct {
 	// Placement, when set, is the pod template placement the plan was made
 	// for; the live template must ask for the same placement.
 	Placement *corev1.PodTemplateSpec
+	// UpdateRevision, when set, is the update revision the plan was made
+	// for; the live StatefulSet must be at it before anything is deleted.
+	UpdateRevision string
 	// Clock is injected for tests (default: real clock).
 	Clock clock.Clock
 	// Log receives one line per step ("ordinal 2 (1/3): PVC cache-hist-2 deleted").
@@ -63,6 +71,7 @@ type MigrationRun struct {
 // MigratedOrdinal is one finished ordinal.
 type MigratedOrdinal struct {
 	Ordinal  int32
+	Action   planner.MigrationAction
 	Pod      string
 	PodUID   types.UID
 	Node     string
@@ -213,19 +222,29 @@ func (m *migrator) readyToStart(ctx context.Context, remaining []int32) (*planne
 					"the live template of StatefulSet %s/%s asks for placement %q, the plan was made for %q: the StatefulSet was not updated as planned",
 					m.run.Namespace, m.run.Name, planner.DescribePlacement(&set.Spec.Template), planner.DescribePlacement(p))}
 			}
-			if why := planner.MigrationTargetProblem(s); why != "" {
-				return nil, nil, &PreconditionError{Msg: why}
+			if r := m.run.UpdateRevision; r != "" && set.Status.UpdateRevision != r {
+				return nil, nil, &PreconditionError{Msg: fmt.Sprintf(
+					"the update revision of StatefulSet %s/%s is %s, the plan was made for %s: the StatefulSet was not updated as planned (plan again)",
+					m.run.Namespace, m.run.Name, set.Status.UpdateRevision, r)}
 			}
-			batch := planner.MigrationBatch(s, remaining, m.run.Parallelism)
+			v := planner.NewMigration(s)
+			batch := v.Batch(remaining, m.run.Parallelism)
+			// Place every ordinal of the batch again against the live state, as
+			// the plan did, before anything of it is deleted.
+			for _, o := range batch {
+				if why := v.StepProblem(o, m.action(v, o), m.run.Claims); why != "" {
+					return nil, nil, &PreconditionError{Msg: why}
+				}
+			}
 			// An ordinal outside the batch that is down is refused at once, before
 			// waiting for a budget that it alone may be holding at zero.
 			if m.run.RequireOthersReady {
-				if bad := planner.OthersNotReady(s, batch, without(remaining, batch)); len(bad) > 0 {
+				if bad := v.OthersNotReady(batch, without(remaining, batch)); len(bad) > 0 {
 					return nil, nil, &PreconditionError{Msg: fmt.Sprintf("before moving ordinal(s) %s, ordinals that are not moved must be Running and Ready: %s",
 						planner.JoinOrdinals(batch), strings.Join(bad, "; "))}
 				}
 			}
-			why := planner.PDBBlocks(s, batch)
+			why := v.PDBBlocks(batch)
 			if why == "" {
 				return s, batch, nil
 			}
@@ -247,8 +266,30 @@ func (m *migrator) readyToStart(ctx context.Context, remaining []int32) (*planne
 	}
 }
 
+// action is the planned action of ordinal o, or what the planner decides
+// from s when the plan named none.
+func (m *migrator) action(v *planner.Migration, o int32) planner.MigrationAction {
+	if a, ok := m.run.Actions[o]; ok && a != "" {
+		return a
+	}
+	if a := v.Need(o, m.run.Claims); a != "" {
+		return a
+	}
+	return planner.MigrationRestart
+}
+
+func podOf(s *planner.Snapshot, name string) *corev1.Pod {
+	for i := range s.Pods {
+		if s.Pods[i].Name == name {
+			return &s.Pods[i]
+		}
+	}
+	return nil
+}
+
 type ordinalRun struct {
 	o            int32
+	action       planner.MigrationAction
 	idx          int
 	progress     planner.MoveProgress
 	start        time.Time
@@ -268,12 +309,21 @@ func (m *migrator) moveBatch(ctx context.Context, s *planner.Snapshot, batch []i
 		deadline = t.C()
 	}
 	runs := make([]*ordinalRun, 0, len(batch))
+	v := planner.NewMigration(s)
 	for _, o := range batch {
 		m.started++
-		r := &ordinalRun{o: o, idx: m.started, progress: planner.StartProgress(s, o, m.run.Claims),
+		r := &ordinalRun{o: o, idx: m.started, action: m.action(v, o), progress: v.StartProgress(o, m.run.Claims),
 			start: m.run.Clock.Now(), logged: map[string]bool{}}
 		runs = append(runs, r)
-		m.logf(o, r.idx, "moving to %s", planner.DescribePlacement(&s.Live.Spec.Template))
+		if r.action == planner.MigrationRestart {
+			node := ""
+			if p := podOf(s, planner.PodName(m.run.Name, o)); p != nil {
+				node = p.Spec.NodeName
+			}
+			m.logf(o, r.idx, "restarting in place on node %s at revision %s (PVCs kept)", node, v.UpdateRevision())
+		} else {
+			m.logf(o, r.idx, "moving to %s", planner.DescribePlacement(&s.Live.Spec.Template))
+		}
 	}
 	for {
 		s, set, err := m.w.snapshot()
@@ -297,9 +347,15 @@ func (m *migrator) moveBatch(ctx context.Context, s *planner.Snapshot, batch []i
 			// upstream controllers do with their expectations. The informer
 			// event that follows confirms what s already shows.
 			var d time.Duration
+			v := planner.NewMigration(s)
 			for range maxStepsPerLook {
-				st := planner.NextStep(s, r.o, m.run.Claims, r.progress, m.run.MinReady, now)
+				st := v.NextStep(r.o, m.run.Claims, r.progress, m.run.MinReady, now)
 				r.last = st
+				if st.Kind == planner.StepDeletePVCs && r.action == planner.MigrationRestart {
+					return &MigrationError{Ordinal: r.o, Pod: planner.PodName(m.run.Name, r.o), Phase: string(st.Kind),
+						Reason: "the plan restarts this ordinal in place, keeping its PVCs, but the live state now needs them recreated (" +
+							st.Reason + "); stopped before deleting any PVC. Plan again to see the ordinal as a move"}
+				}
 				var acted bool
 				d, acted, err = m.act(ctx, s, r, st, now)
 				if err != nil {
@@ -308,6 +364,7 @@ func (m *migrator) moveBatch(ctx context.Context, s *planner.Snapshot, batch []i
 				if !acted {
 					break
 				}
+				v = planner.NewMigration(s) // s changed under the view
 			}
 			if !r.done {
 				pending++
@@ -403,7 +460,7 @@ func (m *migrator) act(ctx context.Context, s *planner.Snapshot, r *ordinalRun, 
 		return st.Remaining, false, nil
 	case planner.StepDone:
 		r.done = true
-		res := MigratedOrdinal{Ordinal: r.o, Pod: pod, PodUID: st.Pod.UID, Node: st.Node, Duration: now.Sub(r.start), Finished: now}
+		res := MigratedOrdinal{Ordinal: r.o, Action: r.action, Pod: pod, PodUID: st.Pod.UID, Node: st.Node, Duration: now.Sub(r.start), Finished: now}
 		res.PVs = boundPVs(s, m.run.Namespace, m.run.Name, r.o, m.run.Claims)
 		m.logf(r.o, r.idx, "Pod Ready on %s after %s", st.Node, res.Duration.Round(100*time.Millisecond))
 		m.run.Done(res)

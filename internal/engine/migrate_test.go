@@ -417,3 +417,66 @@ func TestMigrateRefusesOthersNotReadyBeforeWaitingForBudget(t *testing.T) {
 		t.Errorf("refused after %s: it waited for the budget first", el)
 	}
 }
+
+// A planned restart never deletes a PVC: when the live state asks for a move
+// by the time the ordinal's turn comes (here the template selects pool b, the
+// PV is pinned to a1 on pool a), the run stops before deleting anything.
+// With the template on the Pod's own pool and a new revision, only the Pod is
+// deleted.
+func TestMigratePlannedRestartNeverDeletesPVC(t *testing.T) {
+	t.Parallel()
+	for name, tc := range map[string]struct {
+		mutate  func(set *appsv1.StatefulSet)
+		deletes []string
+		wantErr string
+	}{
+		"live state needs a move": {
+			mutate:  func(*appsv1.StatefulSet) {},
+			wantErr: "ordinal 0 cannot be restarted in place",
+		},
+		"same pool, new revision": {
+			mutate: func(set *appsv1.StatefulSet) {
+				set.Spec.Template.Spec.NodeSelector = map[string]string{"pool": "a"}
+				set.Status.UpdateRevision = "hist-2"
+			},
+			deletes: []string{"pods/hist-0"},
+			wantErr: "timeout",
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			objs := oneOrdinalOnPoolA()
+			tc.mutate(objs[0].(*appsv1.StatefulSet))
+			for _, o := range objs {
+				if n, ok := o.(*corev1.Node); ok {
+					n.Labels["topology.topolvm.io/node"] = n.Name
+				}
+			}
+			kube := fake.NewClientset(objs...)
+			var deletes []string
+			var mu sync.Mutex
+			kube.PrependReactor("delete", "*", func(a k8stesting.Action) (bool, runtime.Object, error) {
+				mu.Lock()
+				defer mu.Unlock()
+				deletes = append(deletes, a.GetResource().Resource+"/"+a.(k8stesting.DeleteAction).GetName())
+				return true, nil, nil
+			})
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			err := Migrate(ctx, kube, MigrationRun{
+				Namespace: "olap", Name: "hist", Ordinals: []int32{0}, Claims: []string{"cache"},
+				Actions: map[int32]planner.MigrationAction{0: planner.MigrationRestart},
+				Resync:  50 * time.Millisecond, OrdinalTimeout: time.Second,
+				Log: func(l string) { t.Log(l) },
+			})
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Fatalf("Migrate: %v, want an error mentioning %q", err, tc.wantErr)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if d := cmp.Diff(tc.deletes, deletes); d != "" {
+				t.Fatalf("deletes (-want +got):\n%s", d)
+			}
+		})
+	}
+}

@@ -9,18 +9,27 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 )
 
-// Migration: moving StatefulSet ordinals one at a time to the nodes the
-// template selects, recreating their node-local PVCs. PlanMigration decides
-// which ordinals move and whether the move can succeed (preflight);
-// NextStep (migration_step.go) decides the single next action for an ordinal
-// being moved. Both read a Snapshot: Live is the StatefulSet as stored;
-// Desired, when set, is the StatefulSet that will be live when the migration
-// runs (the same apply changes it first), and its template and strategy are
-// the ones judged.
+// Migration: replacing StatefulSet ordinals one at a time. Per ordinal there
+// are two steps, chosen by one predicate (Migration.need, migration_decide.go)
+// that the plan (Migration.Plan) and the apply (Migration.NextStep) both call:
+//
+//   - restart: the Pod must be recreated (it is not at the update revision
+//     under OnDelete) and its node and every node-local PV still satisfy the
+//     template's placement: only the Pod is deleted; the controller recreates
+//     it with the same PVCs on the same node, its cache kept;
+//   - move: the Pod's node or one of its PVs fails the placement: the
+//     node-local PVCs are deleted, then the Pod, which comes back on a node the
+//     template selects with new PVs pinned there.
+//
+// A Migration reads a Snapshot: Live is the StatefulSet as stored; Desired,
+// when set, is the StatefulSet that will be live when the migration runs (the
+// same apply changes it first), as the API server's dry run defaulted it; its
+// template, strategy and update revision are the ones judged.
 
 // MigrationOrder is the order ordinals are moved in.
 type MigrationOrder string
@@ -30,6 +39,17 @@ const (
 	OrderAscending  MigrationOrder = "ascending"
 	// OrderExplicit moves MigrationOptions.Ordinals in the order given.
 	OrderExplicit MigrationOrder = "explicit"
+)
+
+// MigrationAction is how a migration replaces one ordinal's Pod.
+type MigrationAction string
+
+const (
+	// MigrationRestart deletes only the Pod (UID precondition); the controller
+	// recreates it with the same PVCs, so it comes back on the same node.
+	MigrationRestart MigrationAction = "restart"
+	// MigrationMove deletes the ordinal's node-local PVCs, then the Pod.
+	MigrationMove MigrationAction = "move"
 )
 
 // MigrationOptions are the user's choices.
@@ -50,19 +70,22 @@ type MigrationOptions struct {
 	RequireOthersReady bool
 }
 
-// Move is one ordinal to move.
+// Move is one ordinal the migration replaces: restarts in place or moves.
 type Move struct {
-	Ordinal  int32
-	Pod      string
+	Ordinal int32
+	Pod     string
+	// Action is restart (only the Pod is deleted) or move (PVCs, then Pod).
+	Action   MigrationAction
 	FromNode string // node the Pod runs on today, "" when none
 	// Target describes where it goes: the node pool named by the template
 	// (cloud.google.com/gke-nodepool) or the template's node selector.
 	Target string
-	// Volumes are the node-local claims that are recreated, as they are today.
+	// Volumes are the node-local claims a move recreates, as they are today;
+	// none for a restart (every PVC is kept).
 	Volumes []Volume
 	Reason  string
-	// TargetNode is the node the capacity simulation placed it on (a
-	// prediction: the scheduler decides).
+	// TargetNode is the node the placement simulation put it on (a
+	// prediction: the scheduler decides); for a restart, the node it keeps.
 	TargetNode string
 }
 
@@ -78,6 +101,9 @@ const (
 	ProblemStrategy           MigrationProblemKind = "strategy"
 	ProblemPDB                MigrationProblemKind = "pdb"
 	ProblemOthersUnhealthy    MigrationProblemKind = "others_unhealthy"
+	// ProblemUnschedulable: a restarted or moved Pod could not be placed
+	// after the steps before it.
+	ProblemUnschedulable MigrationProblemKind = "unschedulable"
 )
 
 // MigrationProblem is a reason the migration cannot succeed.
@@ -88,7 +114,7 @@ type MigrationProblem struct {
 	Message string
 }
 
-// MigrationPlan is PlanMigration's answer.
+// MigrationPlan is Migration.Plan's answer.
 type MigrationPlan struct {
 	// Moves in the order they run.
 	Moves []Move
@@ -97,6 +123,8 @@ type MigrationPlan struct {
 	Target string
 	// TargetNodes are the nodes the template admits that can take new Pods.
 	TargetNodes []string
+	// UpdateRevision is the revision the replaced Pods come back at.
+	UpdateRevision string
 	// Parallelism is how many ordinals move at once.
 	Parallelism int
 	Problems    []MigrationProblem
@@ -137,8 +165,12 @@ func ClaimPVCName(claim, set string, o int32) string {
 	return claim + "-" + set + "-" + strconv.Itoa(int(o))
 }
 
-// migrationView bundles the lookups PlanMigration and NextStep share.
-type migrationView struct {
+// Migration is a read-only view of one snapshot for everything a migration
+// decides: build one per snapshot with NewMigration and ask it (the plan, the
+// next step of an ordinal, the next batch, PDB and readiness checks). Like
+// kubectl drain's Helper, it indexes the snapshot once. Not safe for
+// concurrent use.
+type Migration struct {
 	s        *Snapshot
 	ix       *Index
 	set      *appsv1.StatefulSet // judged set (Desired or Live)
@@ -146,17 +178,36 @@ type migrationView struct {
 	tmpl     *corev1.PodTemplateSpec
 	affinity podPlacement
 	pods     map[string]*corev1.Pod
-	updRev   string
+	// targetRev is the revision replaced Pods come back at: the live update
+	// revision, or the one the controller will give Desired's template.
+	targetRev string
+	onDelete  bool
 }
 
-func newMigrationView(s *Snapshot) *migrationView {
-	v := &migrationView{s: s, ix: NewIndex(s), set: migrationSet(s), live: s.Live, pods: map[string]*corev1.Pod{}}
+// NewMigration indexes s. It keeps pointers into s: do not change s while
+// the view is in use.
+func NewMigration(s *Snapshot) *Migration {
+	v := &Migration{s: s, ix: NewIndex(s), set: migrationSet(s), live: s.Live, pods: map[string]*corev1.Pod{}}
 	if v.set != nil {
 		v.tmpl = &v.set.Spec.Template
 		v.affinity = newPodPlacement(v.tmpl)
+		v.onDelete = v.set.Spec.UpdateStrategy.Type == appsv1.OnDeleteStatefulSetStrategyType
 	}
 	if v.live != nil {
-		v.updRev = v.live.Status.UpdateRevision
+		v.targetRev = v.live.Status.UpdateRevision
+		stale := v.live.Status.ObservedGeneration < v.live.Generation
+		if s.Desired != nil && (stale || !apiequality.Semantic.DeepEqual(s.Desired.Spec.Template, v.live.Spec.Template)) {
+			// The template changes before the migration runs, or the
+			// controller has not named the live one yet: name the revision
+			// as the controller will (it reuses an equal one).
+			var cc int32
+			if v.live.Status.CollisionCount != nil {
+				cc = *v.live.Status.CollisionCount
+			}
+			if rev, err := ResolveUpdateRevision(s.Desired, ownedRevisions(v.live, s.Revisions), cc); err == nil {
+				v.targetRev = rev
+			}
+		}
 	}
 	ns := ""
 	if v.set != nil {
@@ -172,29 +223,30 @@ func newMigrationView(s *Snapshot) *migrationView {
 	return v
 }
 
-func (v *migrationView) pvc(name string) *corev1.PersistentVolumeClaim {
+// UpdateRevision is the revision replaced Pods come back at ("" without a
+// live StatefulSet).
+func (v *Migration) UpdateRevision() string { return v.targetRev }
+
+func (v *Migration) pvc(name string) *corev1.PersistentVolumeClaim {
 	return v.ix.PVC(v.set.Namespace, name)
 }
 
-func (v *migrationView) boundPV(c *corev1.PersistentVolumeClaim) *corev1.PersistentVolume {
+func (v *Migration) pod(o int32) *corev1.Pod { return v.pods[PodName(v.set.Name, o)] }
+
+func (v *Migration) boundPV(c *corev1.PersistentVolumeClaim) *corev1.PersistentVolume {
 	if c == nil || c.Spec.VolumeName == "" {
 		return nil
 	}
 	return v.ix.PV(c.Spec.VolumeName)
 }
 
-// DefaultMigrationClaims returns the node-local claim templates of the set:
-// those with a bound PV that has a required node affinity; for templates
-// with no PV yet, those whose StorageClass is provisioned by TopoLVM.
-func DefaultMigrationClaims(s *Snapshot) []string {
-	v := newMigrationView(s)
+// DefaultClaims returns the node-local claim templates of the set: those
+// with a bound PV that has a required node affinity; for templates with no
+// PV yet, those whose StorageClass is provisioned by TopoLVM.
+func (v *Migration) DefaultClaims() []string {
 	if v.set == nil {
 		return nil
 	}
-	return v.defaultClaims()
-}
-
-func (v *migrationView) defaultClaims() []string {
 	var out []string
 	for _, vct := range v.set.Spec.VolumeClaimTemplates {
 		seenPV, pinned := false, false
@@ -219,9 +271,8 @@ func (v *migrationView) defaultClaims() []string {
 	return out
 }
 
-// PlanMigration selects the moves and runs the preflight checks.
-func PlanMigration(s *Snapshot, opt MigrationOptions) MigrationPlan {
-	v := newMigrationView(s)
+// Plan selects the ordinals to restart or move and runs the preflight checks.
+func (v *Migration) Plan(opt MigrationOptions) MigrationPlan {
 	var plan MigrationPlan
 	if v.set == nil || v.live == nil {
 		plan.Problems = append(plan.Problems, MigrationProblem{Kind: ProblemNoStatefulSet, Ordinal: -1,
@@ -230,10 +281,11 @@ func PlanMigration(s *Snapshot, opt MigrationOptions) MigrationPlan {
 	}
 	set := v.set
 	plan.Target = v.affinity.describe()
+	plan.UpdateRevision = v.targetRev
 
 	// Claims.
 	if opt.VolumeClaims == nil {
-		plan.Claims = v.defaultClaims()
+		plan.Claims = v.DefaultClaims()
 	} else {
 		known := map[string]bool{}
 		for _, vct := range set.Spec.VolumeClaimTemplates {
@@ -275,31 +327,38 @@ func PlanMigration(s *Snapshot, opt MigrationOptions) MigrationPlan {
 		}
 	}
 
-	// Selection.
+	// Selection: one predicate per ordinal (restart, move or leave).
 	for _, o := range cands {
-		if reason := v.needsMove(o, plan.Claims); reason != "" {
-			plan.Moves = append(plan.Moves, v.move(o, plan.Claims, plan.Target, reason))
+		if n := v.need(o, plan.Claims); n.action != "" {
+			plan.Moves = append(plan.Moves, v.move(o, plan.Claims, plan.Target, n))
 		}
 	}
 	orderMoves(plan.Moves, opt)
+	moving := 0
+	for _, m := range plan.Moves {
+		if m.Action == MigrationMove {
+			moving++
+		}
+	}
 
-	// Target nodes.
+	// Target nodes (only moves need new nodes).
 	targets := v.targetNodes()
 	for _, n := range targets {
 		plan.TargetNodes = append(plan.TargetNodes, n.Name)
 	}
-	if len(plan.Moves) > 0 && len(targets) == 0 {
+	if moving > 0 && len(targets) == 0 {
 		plan.Problems = append(plan.Problems, MigrationProblem{Kind: ProblemTargetNodesMissing, Ordinal: -1,
 			Message: fmt.Sprintf("no node can take the moved Pods: %s", v.noTargetReason())})
 	}
 
-	// Capacity, simulated move after move.
-	if len(plan.Moves) > 0 && len(targets) > 0 {
-		plan.Problems = append(plan.Problems, v.simulateCapacity(plan.Moves, plan.Claims, targets)...)
+	// Placement, step after step: restarts on their own node, moves on the
+	// target nodes' capacity.
+	if len(plan.Moves) > 0 && (moving == 0 || len(targets) > 0) {
+		plan.Problems = append(plan.Problems, v.simulatePlacement(plan.Moves, plan.Claims, targets)...)
 	}
 
-	// Strategy.
-	if len(plan.Moves) > 0 {
+	// Strategy (a restart needs OnDelete by construction: see need).
+	if moving > 0 {
 		if p, ok := v.strategyProblem(rng); ok {
 			plan.Problems = append(plan.Problems, p)
 		}
@@ -339,7 +398,7 @@ func PlanMigration(s *Snapshot, opt MigrationOptions) MigrationPlan {
 		}
 		if len(bad) > 0 {
 			plan.Problems = append(plan.Problems, MigrationProblem{Kind: ProblemOthersUnhealthy, Ordinal: -1,
-				Message: "ordinals that are not moved are not Running and Ready: " + strings.Join(bad, "; ")})
+				Message: "ordinals that are not replaced are not Running and Ready: " + strings.Join(bad, "; ")})
 		}
 	}
 	return plan
@@ -381,92 +440,14 @@ func orderMoves(moves []Move, opt MigrationOptions) {
 	}
 }
 
-// needsMove returns why ordinal o must move, "" when it need not.
-func (v *migrationView) needsMove(o int32, claims []string) string {
+func (v *Migration) move(o int32, claims []string, target string, n ordinalNeed) Move {
 	set := v.set
-	pod := v.pods[PodName(set.Name, o)]
-	anyPVC, missing := false, ""
-	for _, c := range claims {
-		name := ClaimPVCName(c, set.Name, o)
-		pvc := v.pvc(name)
-		if pvc == nil {
-			if missing == "" {
-				missing = name
-			}
-			continue
-		}
-		anyPVC = true
-		if pvc.DeletionTimestamp != nil {
-			return "PVC " + name + " is being deleted (a move in progress)"
-		}
-	}
-	if pod != nil && pod.Spec.NodeName != "" {
-		if n := v.ix.Node(pod.Spec.NodeName); n != nil {
-			if ok, why := v.affinity.matches(n); !ok {
-				return fmt.Sprintf("Pod %s runs on node %s, which %s", pod.Name, n.Name, why)
-			}
-		} else {
-			return fmt.Sprintf("Pod %s runs on node %s, which no longer exists", pod.Name, pod.Spec.NodeName)
-		}
-	}
-	for _, c := range claims {
-		name := ClaimPVCName(c, set.Name, o)
-		pv := v.boundPV(v.pvc(name))
-		if pv == nil {
-			continue
-		}
-		if ok, why := v.pvFits(pv); !ok {
-			return fmt.Sprintf("PV %s of PVC %s %s", pv.Name, name, why)
-		}
-	}
-	if pod == nil {
-		if anyPVC {
-			return "Pod " + PodName(set.Name, o) + " does not exist (a move in progress: the StatefulSet controller recreates it)"
-		}
-		// Neither Pod nor PVCs: an ordinal not created yet (scale-up) or a
-		// move whose old objects are gone; the controller creates both where
-		// the template says without help.
-		return ""
-	}
-	if missing != "" {
-		return "PVC " + missing + " does not exist (a move in progress)"
-	}
-	if v.updRev != "" && pod.Labels[LabelControllerRevision] != v.updRev {
-		return fmt.Sprintf("Pod %s is at revision %s, the update revision is %s", pod.Name, pod.Labels[LabelControllerRevision], v.updRev)
-	}
-	if pod.Spec.NodeName == "" {
-		return "Pod " + pod.Name + " is not scheduled yet (a move in progress)"
-	}
-	return ""
-}
-
-// pvFits reports whether a PV can be used on some node the template admits.
-func (v *migrationView) pvFits(pv *corev1.PersistentVolume) (bool, string) {
-	p := v.ix.pin(pv)
-	if p.unconstrained {
-		return true, ""
-	}
-	if len(p.nodes) == 0 {
-		return false, fmt.Sprintf("is pinned to %s, which matches no existing node", p.desc)
-	}
-	var why string
-	for _, i := range p.nodes {
-		ok, w := v.affinity.matches(v.ix.nodes[i])
-		if ok {
-			return true, ""
-		}
-		if why == "" {
-			why = fmt.Sprintf("is pinned to node %s (%s), which %s", v.ix.nodes[i].Name, p.desc, w)
-		}
-	}
-	return false, why
-}
-
-func (v *migrationView) move(o int32, claims []string, target, reason string) Move {
-	set := v.set
-	m := Move{Ordinal: o, Pod: PodName(set.Name, o), Target: target, Reason: reason}
-	if pod := v.pods[m.Pod]; pod != nil {
+	m := Move{Ordinal: o, Pod: PodName(set.Name, o), Action: n.action, Target: target, Reason: n.reason}
+	if pod := v.pod(o); pod != nil {
 		m.FromNode = pod.Spec.NodeName
+	}
+	if n.action != MigrationMove {
+		return m
 	}
 	for _, c := range claims {
 		vol := Volume{Claim: c, PVC: ClaimPVCName(c, set.Name, o)}
@@ -481,7 +462,7 @@ func (v *migrationView) move(o int32, claims []string, target, reason string) Mo
 
 // targetNodes are the nodes a new Pod of the template can be placed on:
 // required node affinity, not cordoned, NoSchedule/NoExecute taints tolerated.
-func (v *migrationView) targetNodes() []*corev1.Node {
+func (v *Migration) targetNodes() []*corev1.Node {
 	var out []*corev1.Node
 	for _, n := range v.ix.nodes {
 		if ok, _ := v.affinity.admits(n); ok {
@@ -491,7 +472,7 @@ func (v *migrationView) targetNodes() []*corev1.Node {
 	return out
 }
 
-func (v *migrationView) noTargetReason() string {
+func (v *Migration) noTargetReason() string {
 	matching, reasons := 0, map[string]int{}
 	for _, n := range v.ix.nodes {
 		ok, _ := v.affinity.matches(n)
@@ -514,10 +495,71 @@ func (v *migrationView) noTargetReason() string {
 	return fmt.Sprintf("%d node(s) match the template placement (%s) but %s", matching, v.affinity.describe(), strings.Join(parts, ", "))
 }
 
+// simulatePlacement judges the steps one after another. A restart must fit
+// back on its own node (the one its PVs pin it to): the template's placement,
+// cordon, taints and capacity, as PodCanSchedule sees them. A move goes to
+// the target node with the most free capacity for its new PVCs, consuming
+// it; the old PVs (reclaim policy Delete) give their capacity back after
+// each move.
+func (v *Migration) simulatePlacement(moves []Move, claims []string, targets []*corev1.Node) []MigrationProblem {
+	var probs []MigrationProblem
+	var moved []*Move
+	for i := range moves {
+		m := &moves[i]
+		if m.Action != MigrationRestart {
+			moved = append(moved, m)
+			continue
+		}
+		if vd := v.restartVerdict(m.Ordinal); !vd.OK {
+			probs = append(probs, MigrationProblem{Kind: ProblemUnschedulable, Ordinal: m.Ordinal,
+				Message: fmt.Sprintf("ordinal %d cannot be restarted in place: %s", m.Ordinal,
+					strings.TrimPrefix(vd.Reason, fmt.Sprintf("ordinal %d: ", m.Ordinal)))})
+		} else {
+			m.TargetNode = vd.Node
+		}
+	}
+	if len(moved) > 0 {
+		probs = append(probs, v.simulateCapacity(moved, claims, targets)...)
+	}
+	sort.SliceStable(probs, func(i, j int) bool { return indexOf(moves, probs[i].Ordinal) < indexOf(moves, probs[j].Ordinal) })
+	return probs
+}
+
+func indexOf(moves []Move, o int32) int {
+	for i := range moves {
+		if moves[i].Ordinal == o {
+			return i
+		}
+	}
+	return len(moves)
+}
+
+// restartVerdict says whether ordinal o's Pod, recreated from the judged
+// template with every PVC it has today, can be scheduled again.
+func (v *Migration) restartVerdict(o int32) Verdict {
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: PodName(v.set.Name, o), Namespace: v.set.Namespace}, Spec: v.tmpl.Spec}
+	var claims []ClaimState
+	for _, vct := range v.set.Spec.VolumeClaimTemplates {
+		name := ClaimPVCName(vct.Name, v.set.Name, o)
+		c := ClaimState{Claim: vct.Name, PVC: name}
+		pvc := v.pvc(name)
+		if pv := v.boundPV(pvc); pv != nil {
+			c.PV = pv
+		} else {
+			c.StorageClass = v.ix.storageClassFor(vct.Spec.StorageClassName)
+			if q, ok := vct.Spec.Resources.Requests[corev1.ResourceStorage]; ok {
+				c.RequestBytes = q.Value()
+			}
+		}
+		claims = append(claims, c)
+	}
+	return PodCanSchedule(pod, claims, v.ix)
+}
+
 // simulateCapacity places the moves one after another on the target node
 // with the most free capacity for their new PVCs, consuming it; the old PVs
 // (reclaim policy Delete) give their capacity back after each move.
-func (v *migrationView) simulateCapacity(moves []Move, claims []string, targets []*corev1.Node) []MigrationProblem {
+func (v *Migration) simulateCapacity(moves []*Move, claims []string, targets []*corev1.Node) []MigrationProblem {
 	type req struct {
 		sc    string
 		bytes int64
@@ -546,8 +588,7 @@ func (v *migrationView) simulateCapacity(moves []Move, claims []string, targets 
 		return c, free[k]
 	}
 	var probs []MigrationProblem
-	for i := range moves {
-		m := &moves[i]
+	for _, m := range moves {
 		need := map[string]int64{}
 		for _, r := range reqs {
 			need[r.sc] += r.bytes
@@ -620,7 +661,7 @@ func (v *migrationView) simulateCapacity(moves []Move, claims []string, targets 
 // on its own (RollingUpdate without a partition above every ordinal) or
 // recreate moved Pods at the old revision (below the partition while a
 // template change is pending).
-func (v *migrationView) strategyProblem(rng []int32) (MigrationProblem, bool) {
+func (v *Migration) strategyProblem(rng []int32) (MigrationProblem, bool) {
 	st := v.set.Spec.UpdateStrategy
 	if st.Type == appsv1.OnDeleteStatefulSetStrategyType {
 		return MigrationProblem{}, false
@@ -662,7 +703,7 @@ func rngStart(r []int32) int32 {
 
 // pdbLimit lowers the parallelism to what the PodDisruptionBudgets selecting
 // the Pods allow. Moving a Pod that is already not Ready costs no budget.
-func (v *migrationView) pdbLimit(moves []Move, par int) (int, []MigrationProblem) {
+func (v *Migration) pdbLimit(moves []Move, par int) (int, []MigrationProblem) {
 	var probs []MigrationProblem
 	podLabels := labels.Set(v.live.Spec.Template.Labels)
 	readyMoves := 0
@@ -708,7 +749,7 @@ func pdbSelects(pdb *policyv1.PodDisruptionBudget, l labels.Set) bool {
 }
 
 // notReady returns why ordinal o is not Running and Ready, "" when it is.
-func (v *migrationView) notReady(o int32) string {
+func (v *Migration) notReady(o int32) string {
 	pod := v.pods[PodName(v.set.Name, o)]
 	switch {
 	case pod == nil:

@@ -56,50 +56,47 @@ type Step struct {
 }
 
 // MoveProgress is what the executor remembers about an ordinal it started
-// moving: the UIDs of the Pod and PVCs it found before its first step. Zero
-// value when unknown (a resumed apply): NextStep then decides from the live
-// state alone.
+// restarting or moving: the UIDs of the Pod and PVCs it found to replace
+// before its first step. Zero value when unknown (a resumed apply): NextStep
+// then decides from the live state alone.
 type MoveProgress struct {
 	OldPodUID  types.UID
 	OldPVCUIDs map[string]types.UID // by PVC name
 }
 
-// StartProgress records the Pod and PVCs of ordinal o that a move replaces:
-// those that are still old by the live state (see NextStep). Call it once
-// before the first step of a move.
-func StartProgress(s *Snapshot, o int32, claims []string) MoveProgress {
-	v := newMigrationView(s)
+// StartProgress records the Pod and PVCs of ordinal o that the step
+// replaces: those the decision predicates say must go by the live state.
+// Call it once before the first step of an ordinal.
+func (v *Migration) StartProgress(o int32, claims []string) MoveProgress {
 	pr := MoveProgress{OldPVCUIDs: map[string]types.UID{}}
 	if v.set == nil {
 		return pr
 	}
-	pod := v.pods[PodName(v.set.Name, o)]
-	if pod != nil && pod.DeletionTimestamp == nil && v.podOld(pod) != "" {
+	pod := v.pod(o)
+	if pod != nil && pod.DeletionTimestamp == nil && v.podNeedsReplace(pod, MoveProgress{}) != "" {
 		pr.OldPodUID = pod.UID
 	}
 	for _, c := range claims {
-		name := ClaimPVCName(c, v.set.Name, o)
-		pvc := v.pvc(name)
-		if pvc != nil && pvc.DeletionTimestamp == nil && v.pvcOld(pvc, pod, MoveProgress{}) != "" {
-			pr.OldPVCUIDs[name] = pvc.UID
+		pvc := v.pvc(ClaimPVCName(c, v.set.Name, o))
+		if pvc != nil && pvc.DeletionTimestamp == nil && v.pvcNeedsReplace(pvc, MoveProgress{}) != "" {
+			pr.OldPVCUIDs[pvc.Name] = pvc.UID
 		}
 	}
 	return pr
 }
 
-// NextStep decides the single next action for moving ordinal o, from the live
-// state in s (Live set; its template is the placement judged) and what the
+// NextStep decides the single next action for ordinal o, from the live
+// state (Live set; its template is the placement judged) and what the
 // executor remembers. Every step is idempotent, so a resumed apply that calls
 // NextStep again continues from any point: after the PVC deletion, after the
 // Pod deletion, while waiting, during the soak.
 //
-// Order (see DESIGN.md "Decisions"): old PVCs first, then the Pod. A PVC is
-// old when its PV is pinned to a node the template does not admit, when it
-// is the one remembered, or when the Pod using it is old. The Pod is old when
-// it runs on a node the template does not admit, is not at the update
-// revision, is the one remembered, or holds a PVC being deleted.
-func NextStep(s *Snapshot, o int32, claims []string, pr MoveProgress, minReady time.Duration, now time.Time) Step {
-	v := newMigrationView(s)
+// Order (see DESIGN.md "Decisions"): PVCs to replace first, then the Pod. A
+// PVC is replaced only when pvcNeedsReplace says so (its PV is pinned where
+// the template does not go, or it is the one remembered); a restart keeps
+// every PVC. The Pod is replaced when podNeedsReplace says so, or when it
+// holds a PVC being deleted.
+func (v *Migration) NextStep(o int32, claims []string, pr MoveProgress, minReady time.Duration, now time.Time) Step {
 	st := Step{Ordinal: o}
 	if v.live == nil {
 		st.Kind, st.Reason = StepFail, "the StatefulSet does not exist any more"
@@ -113,7 +110,7 @@ func NextStep(s *Snapshot, o int32, claims []string, pr MoveProgress, minReady t
 		st.Node = pod.Spec.NodeName
 	}
 
-	// 1. Old PVCs still there and not being deleted.
+	// 1. PVCs to replace that are still there and not being deleted.
 	var del []ObjectRef
 	var terminating []string
 	for _, c := range claims {
@@ -126,13 +123,13 @@ func NextStep(s *Snapshot, o int32, claims []string, pr MoveProgress, minReady t
 			terminating = append(terminating, name)
 			continue
 		}
-		if why := v.pvcOld(pvc, pod, pr); why != "" {
+		if why := v.pvcNeedsReplace(pvc, pr); why != "" {
 			del = append(del, ObjectRef{Name: pvc.Name, UID: pvc.UID})
+			st.Reason = "PVC " + name + ": " + why
 		}
 	}
 	if len(del) > 0 {
 		st.Kind, st.PVCs = StepDeletePVCs, del
-		st.Reason = "old PVCs still exist"
 		return st
 	}
 
@@ -142,24 +139,20 @@ func NextStep(s *Snapshot, o int32, claims []string, pr MoveProgress, minReady t
 		return st
 	}
 	if pod != nil {
-		why := v.podOld(pod)
-		if why == "" && pr.OldPodUID != "" && pod.UID == pr.OldPodUID {
-			why = "it is the Pod the move started with"
-		}
+		why := v.podNeedsReplace(pod, pr)
 		if why == "" && len(terminating) > 0 {
-			why = "it holds PVC " + strings.Join(terminating, ", ") + ", which is being deleted"
+			why = "holds PVC " + strings.Join(terminating, ", ") + ", which is being deleted"
 		}
 		if why != "" {
-			// A Pod created by the controller after the move began that
-			// still lands on a node the template does not admit means the
-			// live template does not select the target: deleting it again
-			// would loop.
+			// A Pod created by the controller after the step began that is
+			// still to be replaced means the live template does not give it
+			// what the plan expected: deleting it again would loop.
 			if pr.OldPodUID != "" && pod.UID != pr.OldPodUID && len(terminating) == 0 && pod.Spec.NodeName != "" {
 				st.Kind = StepFail
-				st.Reason = fmt.Sprintf("the recreated Pod %s (uid %s) is old too: %s. The live StatefulSet template does not move it", pod.Name, pod.UID, why)
+				st.Reason = fmt.Sprintf("the recreated Pod %s (uid %s) %s too. The live StatefulSet template does not move it", pod.Name, pod.UID, why)
 				return st
 			}
-			st.Kind, st.Reason = StepDeletePod, why
+			st.Kind, st.Reason = StepDeletePod, "Pod "+pod.Name+" "+why
 			return st
 		}
 	}
@@ -191,9 +184,9 @@ func NextStep(s *Snapshot, o int32, claims []string, pr MoveProgress, minReady t
 			st.Kind, st.Reason = StepWait, "waiting for PVC "+name+" to be bound"
 			return st
 		}
-		if pin := v.ix.PinnedNode(pv); pin != pod.Spec.NodeName {
-			// A bound PV not pinned to the Pod's node: only possible for a
-			// PV that is not node-local.
+		if pin := v.ix.PinnedNode(pv); pin != "" && pin != pod.Spec.NodeName {
+			// A bound PV pinned to another node than the Pod's: only
+			// possible for a PV that is not node-local after all.
 			st.Kind = StepFail
 			st.Reason = fmt.Sprintf("PV %s of PVC %s is pinned to %q, not to the Pod's node %s", pv.Name, name, pin, pod.Spec.NodeName)
 			return st
@@ -217,51 +210,6 @@ func NextStep(s *Snapshot, o int32, claims []string, pr MoveProgress, minReady t
 	return st
 }
 
-// pvcOld returns why pvc must be recreated, "" when it stays.
-func (v *migrationView) pvcOld(pvc *corev1.PersistentVolumeClaim, pod *corev1.Pod, pr MoveProgress) string {
-	if uid, ok := pr.OldPVCUIDs[pvc.Name]; ok && uid == pvc.UID {
-		return "it is the PVC the move started with"
-	}
-	if pv := v.boundPV(pvc); pv != nil {
-		if ok, why := v.pvFits(pv); !ok {
-			return "PV " + pv.Name + " " + why
-		}
-	}
-	// The PVC of an old Pod goes with it (a Pod at the old revision is
-	// replaced together with its node-local volumes). Unbound PVCs are never
-	// an old Pod's: a Pod that ran has its claims bound.
-	if pod != nil && pod.DeletionTimestamp == nil && pvc.Spec.VolumeName != "" && usesClaim(pod, pvc.Name) && v.podOld(pod) != "" {
-		return "its Pod is old"
-	}
-	return ""
-}
-
-// podOld returns why the Pod must be replaced, "" when it stays.
-func (v *migrationView) podOld(pod *corev1.Pod) string {
-	if pod.Spec.NodeName != "" {
-		n := v.ix.Node(pod.Spec.NodeName)
-		if n == nil {
-			return "it is bound to node " + pod.Spec.NodeName + ", which does not exist"
-		}
-		if ok, why := v.affinity.matches(n); !ok {
-			return "it runs on node " + n.Name + ", which " + why
-		}
-	}
-	if v.updRev != "" && pod.Labels[LabelControllerRevision] != v.updRev {
-		return fmt.Sprintf("it is at revision %s, not the update revision %s", pod.Labels[LabelControllerRevision], v.updRev)
-	}
-	return ""
-}
-
-func usesClaim(pod *corev1.Pod, claim string) bool {
-	for _, vol := range pod.Spec.Volumes {
-		if vol.PersistentVolumeClaim != nil && vol.PersistentVolumeClaim.ClaimName == claim {
-			return true
-		}
-	}
-	return false
-}
-
 func readySince(p *corev1.Pod) time.Time {
 	for _, c := range p.Status.Conditions {
 		if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
@@ -271,14 +219,13 @@ func readySince(p *corev1.Pod) time.Time {
 	return time.Time{}
 }
 
-// MigrationBatch returns the next ordinals to move together: the first
+// Batch returns the next ordinals to replace together: the first
 // `parallelism` of remaining (in order) — but ordinals whose Pod is not Ready
-// today go first, since moving them costs no availability.
-func MigrationBatch(s *Snapshot, remaining []int32, parallelism int) []int32 {
+// today go first, since replacing them costs no availability.
+func (v *Migration) Batch(remaining []int32, parallelism int) []int32 {
 	if parallelism < 1 {
 		parallelism = 1
 	}
-	v := newMigrationView(s)
 	idx := make([]int, len(remaining))
 	for i := range idx {
 		idx[i] = i
@@ -306,8 +253,8 @@ func MigrationBatch(s *Snapshot, remaining []int32, parallelism int) []int32 {
 // executor checks it before every batch: a budget that was fine at plan time
 // can be used up by then (another Pod went down, the budget changed), and
 // right after a move the controller needs a moment to count the new Pod.
-func PDBBlocks(s *Snapshot, batch []int32) string {
-	v := newMigrationView(s)
+func (v *Migration) PDBBlocks(batch []int32) string {
+	s := v.s
 	if v.live == nil || v.set == nil {
 		return ""
 	}
@@ -348,8 +295,7 @@ func JoinOrdinals(os []int32) string {
 
 // OthersNotReady lists ordinals of the set outside `moving` and `queued`
 // whose Pod is not Running and Ready, with why.
-func OthersNotReady(s *Snapshot, moving, queued []int32) []string {
-	v := newMigrationView(s)
+func (v *Migration) OthersNotReady(moving, queued []int32) []string {
 	if v.set == nil {
 		return nil
 	}
@@ -372,10 +318,9 @@ func OthersNotReady(s *Snapshot, moving, queued []int32) []string {
 	return out
 }
 
-// MigrationTargetProblem checks, at apply time, that the live template can
-// take moved Pods somewhere; "" when it can.
-func MigrationTargetProblem(s *Snapshot) string {
-	v := newMigrationView(s)
+// TargetProblem checks, at apply time, that the live template can take moved
+// Pods somewhere; "" when it can.
+func (v *Migration) TargetProblem() string {
 	if v.set == nil {
 		return "the StatefulSet does not exist"
 	}
@@ -385,14 +330,13 @@ func MigrationTargetProblem(s *Snapshot) string {
 	return ""
 }
 
-// MigrationInFlux lists what is changing right now among the set's ordinals
+// InFlux lists what is changing right now among the set's ordinals
 // (a move or a Pod creation under way): PVCs being deleted, missing or
 // unbound, Pods missing, terminating or unscheduled. (A generation the
 // controller has not observed yet is not counted: olapgke_statefulset waits
 // for it, and the executor waits for it before acting.) While any is true, moves computed now can
 // differ seconds later, so callers should not promise them at plan time.
-func MigrationInFlux(s *Snapshot, claims []string) []string {
-	v := newMigrationView(s)
+func (v *Migration) InFlux(claims []string) []string {
 	if v.live == nil {
 		return nil
 	}
@@ -422,4 +366,29 @@ func MigrationInFlux(s *Snapshot, claims []string) []string {
 		}
 	}
 	return out
+}
+
+// StepProblem places ordinal o again against this snapshot, as Plan did,
+// before the executor deletes anything of it: a restart must still fit back
+// on its node, a move must still find a target node with capacity for its
+// new PVCs. "" when it can land.
+func (v *Migration) StepProblem(o int32, action MigrationAction, claims []string) string {
+	if v.set == nil {
+		return "the StatefulSet does not exist"
+	}
+	m := v.move(o, claims, v.affinity.describe(), ordinalNeed{action: action})
+	if action == MigrationMove {
+		targets := v.targetNodes()
+		if len(targets) == 0 {
+			return "no node can take the moved Pod: " + v.noTargetReason()
+		}
+		if probs := v.simulateCapacity([]*Move{&m}, claims, targets); len(probs) > 0 {
+			return probs[0].Message
+		}
+		return ""
+	}
+	if probs := v.simulatePlacement([]Move{m}, claims, nil); len(probs) > 0 {
+		return probs[0].Message
+	}
+	return ""
 }

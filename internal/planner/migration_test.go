@@ -39,6 +39,8 @@ func TestPlanMigration(t *testing.T) {
 		wantPar     int
 		wantInProbs string // substring of the joined problem messages
 		wantReason  string // substring of the first move's reason
+		// wantActions are the moves' actions in order; nil: every one "move".
+		wantActions []MigrationAction
 	}{
 		"template on pool-b under OnDelete moves every ordinal, descending": {
 			replicas:   3,
@@ -75,7 +77,7 @@ func TestPlanMigration(t *testing.T) {
 			},
 			wantMoves: []int32{2, 1, 0}, wantProbs: []MigrationProblemKind{}, wantPar: 1,
 		},
-		"pod at an old revision on the right pool moves": {
+		"pod at an old revision on the right pool restarts in place": {
 			replicas: 3,
 			setup: func(w *migWorld) {
 				w.s.Live.Status.UpdateRevision = migRevB
@@ -83,7 +85,55 @@ func TestPlanMigration(t *testing.T) {
 				w.addPod(1, "gke-olap-pool-a-1", migRevB, "a1", true)
 			},
 			wantMoves: []int32{2}, wantProbs: []MigrationProblemKind{}, wantPar: 1,
-			wantReason: "is at revision hist-aaaa, the update revision is hist-bbbb",
+			wantReason:  "is at revision hist-aaaa, the update revision is hist-bbbb",
+			wantActions: []MigrationAction{MigrationRestart},
+		},
+		"planned image change (Desired) restarts every ordinal, keeping PVCs": {
+			replicas: 3,
+			setup: func(w *migWorld) {
+				d := w.s.Live.DeepCopy()
+				d.Spec.Template.Spec.Containers = []corev1.Container{{Name: "olap", Image: "olap:2"}}
+				w.s.Desired = d
+			},
+			wantMoves: []int32{2, 1, 0}, wantProbs: []MigrationProblemKind{}, wantPar: 1,
+			wantReason:  "restarts there with its PVCs",
+			wantActions: []MigrationAction{MigrationRestart, MigrationRestart, MigrationRestart},
+		},
+		"old revision under RollingUpdate is the controller's, not a restart": {
+			replicas: 3,
+			setup: func(w *migWorld) {
+				w.s.Live.Spec.UpdateStrategy = appsv1.StatefulSetUpdateStrategy{Type: appsv1.RollingUpdateStatefulSetStrategyType}
+				w.s.Live.Status.UpdateRevision = migRevB
+			},
+			wantMoves: []int32{}, wantProbs: []MigrationProblemKind{}, wantPar: 1,
+		},
+		"restart onto a cordoned node is refused": {
+			replicas: 3,
+			setup: func(w *migWorld) {
+				w.s.Live.Status.UpdateRevision = migRevB
+				w.node("gke-olap-pool-a-1").Spec.Unschedulable = true
+			},
+			wantMoves: []int32{2, 1, 0}, wantProbs: []MigrationProblemKind{ProblemUnschedulable}, wantPar: 1,
+			wantInProbs: "ordinal 1 cannot be restarted in place: PV pvc-a1-1 is pinned to node gke-olap-pool-a-1",
+			wantActions: []MigrationAction{MigrationRestart, MigrationRestart, MigrationRestart},
+		},
+		"restart onto a node with an untolerated NoSchedule taint is refused": {
+			replicas: 1,
+			setup: func(w *migWorld) {
+				w.s.Live.Status.UpdateRevision = migRevB
+				w.node("gke-olap-pool-a-0").Spec.Taints = []corev1.Taint{{Key: "maintenance", Effect: corev1.TaintEffectNoSchedule}}
+			},
+			wantMoves: []int32{0}, wantProbs: []MigrationProblemKind{ProblemUnschedulable}, wantPar: 1,
+			wantInProbs: "taint maintenance:NoSchedule",
+			wantActions: []MigrationAction{MigrationRestart},
+		},
+		"a cordoned node of a moved ordinal does not matter": {
+			replicas: 1,
+			setup: func(w *migWorld) {
+				w.switchTemplate("pool-b")
+				w.node("gke-olap-pool-a-0").Spec.Unschedulable = true
+			},
+			wantMoves: []int32{0}, wantProbs: []MigrationProblemKind{}, wantPar: 1,
 		},
 		"already moved ordinals are left alone (resume)": {
 			replicas: 3,
@@ -302,7 +352,7 @@ func TestPlanMigration(t *testing.T) {
 			if tc.opt != nil {
 				opt = *tc.opt
 			}
-			got := PlanMigration(&w.s, opt)
+			got := NewMigration(&w.s).Plan(opt)
 			if d := cmp.Diff(tc.wantMoves, moveOrdinals(got)); d != "" {
 				t.Errorf("moves (-want +got):\n%s", d)
 			}
@@ -319,6 +369,22 @@ func TestPlanMigration(t *testing.T) {
 			if tc.wantInProbs != "" && !strings.Contains(strings.Join(msgs, "\n"), tc.wantInProbs) {
 				t.Errorf("problems %q do not mention %q", msgs, tc.wantInProbs)
 			}
+			wantActions := tc.wantActions
+			if wantActions == nil {
+				for range got.Moves {
+					wantActions = append(wantActions, MigrationMove)
+				}
+			}
+			var gotActions []MigrationAction
+			for _, m := range got.Moves {
+				gotActions = append(gotActions, m.Action)
+				if m.Action == MigrationRestart && len(m.Volumes) != 0 {
+					t.Errorf("restart of ordinal %d recreates volumes %+v", m.Ordinal, m.Volumes)
+				}
+			}
+			if d := cmp.Diff(wantActions, gotActions); d != "" {
+				t.Errorf("actions (-want +got):\n%s", d)
+			}
 			if tc.wantReason != "" && (len(got.Moves) == 0 || !strings.Contains(got.Moves[0].Reason, tc.wantReason)) {
 				t.Errorf("first move %+v: reason does not mention %q", got.Moves, tc.wantReason)
 			}
@@ -330,9 +396,9 @@ func TestPlanMigrationMoveDetails(t *testing.T) {
 	t.Parallel()
 	w := newMigWorld(3, "pool-a")
 	w.switchTemplate("pool-b")
-	got := PlanMigration(&w.s, MigrationOptions{MaxUnavailable: 1})
+	got := NewMigration(&w.s).Plan(MigrationOptions{MaxUnavailable: 1})
 	want := Move{
-		Ordinal: 2, Pod: "hist-2", FromNode: "gke-olap-pool-a-2", Target: "pool-b",
+		Ordinal: 2, Pod: "hist-2", Action: MigrationMove, FromNode: "gke-olap-pool-a-2", Target: "pool-b",
 		Volumes: []Volume{{Claim: "cache", PVC: "cache-hist-2", PV: "pvc-a2-2", PinnedNode: "gke-olap-pool-a-2"}},
 		Reason:  "Pod hist-2 runs on node gke-olap-pool-a-2, which fails the template placement pool-b",
 	}
@@ -365,7 +431,7 @@ func TestDefaultMigrationClaims(t *testing.T) {
 	w.s.Live.Spec.VolumeClaimTemplates = append(w.s.Live.Spec.VolumeClaimTemplates, corev1.PersistentVolumeClaim{})
 	w.s.Live.Spec.VolumeClaimTemplates[2].Name = "scratch"
 	w.s.Live.Spec.VolumeClaimTemplates[2].Spec.StorageClassName = ptr.To(migSC)
-	if d := cmp.Diff([]string{"cache", "scratch"}, DefaultMigrationClaims(&w.s)); d != "" {
+	if d := cmp.Diff([]string{"cache", "scratch"}, NewMigration(&w.s).DefaultClaims()); d != "" {
 		t.Errorf("claims (-want +got):\n%s", d)
 	}
 }
@@ -463,7 +529,7 @@ func TestNextStep(t *testing.T) {
 				if memory {
 					pr = oldUIDs
 				}
-				got := NextStep(&w.s, 2, []string{"cache"}, pr, minReady, migT0)
+				got := NewMigration(&w.s).NextStep(2, []string{"cache"}, pr, minReady, migT0)
 				want := tc.want
 				want.Ordinal = 2
 				if d := cmp.Diff(want, got, cmp.FilterPath(func(p cmp.Path) bool { return p.String() == "Reason" }, cmp.Ignore())); d != "" {
@@ -477,20 +543,46 @@ func TestNextStep(t *testing.T) {
 	}
 }
 
-func TestNextStepRevisionOnlyMove(t *testing.T) {
+// TestNextStepRestartKeepsPVCs walks a restart in place (same pool, new
+// revision under OnDelete) through every phase, in the run and resumed: only
+// the Pod is ever deleted, the PVC is kept and the recreated Pod on the same
+// node with the same PV is done.
+func TestNextStepRestartKeepsPVCs(t *testing.T) {
 	t.Parallel()
-	// Same pool, new revision: the PVC goes with the old Pod.
-	w := newMigWorld(1, "pool-a")
-	w.s.Live.Status.UpdateRevision = migRevB
-	got := NextStep(&w.s, 0, []string{"cache"}, MoveProgress{}, 0, migT0)
-	if got.Kind != StepDeletePVCs {
-		t.Fatalf("got %+v, want delete_pvcs", got)
+	phases := map[string]struct {
+		setup func(w *migWorld)
+		want  StepKind
+	}{
+		"start: delete only the Pod":         {func(w *migWorld) {}, StepDeletePod},
+		"Pod terminating: wait":              {func(w *migWorld) { w.terminate(&w.pod(0).ObjectMeta) }, StepWait},
+		"Pod gone: wait for the controller":  {func(w *migWorld) { w.removePod(0) }, StepWait},
+		"new Pod Pending on the PVC: wait":   {func(w *migWorld) { w.addPod(0, "", migRevB, "new0", false) }, StepWait},
+		"new Pod scheduled, not Ready: wait": {func(w *migWorld) { w.addPod(0, "gke-olap-pool-a-0", migRevB, "new0", false) }, StepWait},
+		"new Pod Ready on the same node: done": {func(w *migWorld) { w.addPod(0, "gke-olap-pool-a-0", migRevB, "new0", true) }, StepDone},
 	}
-	// The recreated Pod at the update revision with a new PVC on the same node is done.
-	w.addOrdinal(0, "gke-olap-pool-a-0", migRevB, "new0")
-	pr := MoveProgress{OldPodUID: "pod-uid-a0", OldPVCUIDs: map[string]typesUID{"cache-hist-0": "pvc-uid-a0"}}
-	if got := NextStep(&w.s, 0, []string{"cache"}, pr, 0, migT0); got.Kind != StepDone {
-		t.Fatalf("got %+v, want done", got)
+	for name, tc := range phases {
+		for _, memory := range []bool{true, false} {
+			t.Run(name+map[bool]string{true: " (in run)", false: " (resumed)"}[memory], func(t *testing.T) {
+				t.Parallel()
+				w := newMigWorld(1, "pool-a")
+				w.s.Live.Status.UpdateRevision = migRevB
+				pr := MoveProgress{}
+				if memory {
+					pr = NewMigration(&w.s).StartProgress(0, []string{"cache"})
+					if pr.OldPodUID != "pod-uid-a0" || len(pr.OldPVCUIDs) != 0 {
+						t.Fatalf("progress %+v: want the old Pod and no PVC", pr)
+					}
+				}
+				tc.setup(w)
+				got := NewMigration(&w.s).NextStep(0, []string{"cache"}, pr, 0, migT0)
+				if got.Kind != tc.want {
+					t.Fatalf("got %+v, want %s", got, tc.want)
+				}
+				if got.Kind == StepDeletePod && got.Pod.UID != "pod-uid-a0" {
+					t.Errorf("deletes Pod %s, want the old one", got.Pod.UID)
+				}
+			})
+		}
 	}
 }
 
@@ -502,7 +594,7 @@ func TestNextStepFailsWhenRecreatedPodIsOld(t *testing.T) {
 	w.s.Live.Spec.Template.Spec.NodeSelector = map[string]string{LabelNodePool: "pool-b"}
 	pr := MoveProgress{OldPodUID: "pod-uid-a0", OldPVCUIDs: map[string]typesUID{"cache-hist-0": "pvc-uid-a0"}}
 	w.addPVC(0, "", "new") // new PVC, unbound: not old
-	got := NextStep(&w.s, 0, []string{"cache"}, pr, 0, migT0)
+	got := NewMigration(&w.s).NextStep(0, []string{"cache"}, pr, 0, migT0)
 	if got.Kind != StepFail || !strings.Contains(got.Reason, "does not move it") {
 		t.Fatalf("got %+v, want fail", got)
 	}
@@ -512,14 +604,14 @@ func TestMigrationBatch(t *testing.T) {
 	t.Parallel()
 	w := newMigWorld(4, "pool-a")
 	w.addPod(1, "", migRevA, "p1", false)
-	got := MigrationBatch(&w.s, []int32{3, 2, 1, 0}, 2)
+	got := NewMigration(&w.s).Batch([]int32{3, 2, 1, 0}, 2)
 	if d := cmp.Diff([]int32{1, 3}, got); d != "" {
 		t.Errorf("batch (-want +got):\n%s", d)
 	}
-	if d := cmp.Diff([]string{"ordinal 1: Pod hist-1 is Pending"}, OthersNotReady(&w.s, []int32{3}, []int32{2})); d != "" {
+	if d := cmp.Diff([]string{"ordinal 1: Pod hist-1 is Pending"}, NewMigration(&w.s).OthersNotReady([]int32{3}, []int32{2})); d != "" {
 		t.Errorf("others (-want +got):\n%s", d)
 	}
-	if got := OthersNotReady(&w.s, []int32{3}, []int32{1}); len(got) != 0 {
+	if got := NewMigration(&w.s).OthersNotReady([]int32{3}, []int32{1}); len(got) != 0 {
 		t.Errorf("queued ordinal counted as other: %q", got)
 	}
 }
@@ -527,38 +619,38 @@ func TestMigrationBatch(t *testing.T) {
 func TestPDBBlocks(t *testing.T) {
 	t.Parallel()
 	w := newMigWorld(3, "pool-a")
-	if got := PDBBlocks(&w.s, []int32{2, 1}); got != "" {
+	if got := NewMigration(&w.s).PDBBlocks([]int32{2, 1}); got != "" {
 		t.Errorf("no PDB: %q", got)
 	}
 	w.addPDB(1)
-	if got := PDBBlocks(&w.s, []int32{2}); got != "" {
+	if got := NewMigration(&w.s).PDBBlocks([]int32{2}); got != "" {
 		t.Errorf("one Ready Pod against 1 allowed: %q", got)
 	}
-	got := PDBBlocks(&w.s, []int32{2, 1})
+	got := NewMigration(&w.s).PDBBlocks([]int32{2, 1})
 	if !strings.Contains(got, "PodDisruptionBudget olap/hist allows 1 disruption(s) now") || !strings.Contains(got, "ordinal(s) 2, 1 takes 2") {
 		t.Errorf("two Ready Pods against 1 allowed: %q", got)
 	}
 	// A Pod that is already down costs nothing.
 	w.addPod(1, "gke-olap-pool-a-1", migRevA, "down", false)
-	if got := PDBBlocks(&w.s, []int32{2, 1}); got != "" {
+	if got := NewMigration(&w.s).PDBBlocks([]int32{2, 1}); got != "" {
 		t.Errorf("one Ready + one down Pod against 1 allowed: %q", got)
 	}
 	w.s.PDBs[0].Status.DisruptionsAllowed = 0
-	if got := PDBBlocks(&w.s, []int32{1}); got != "" {
+	if got := NewMigration(&w.s).PDBBlocks([]int32{1}); got != "" {
 		t.Errorf("only a down Pod against 0 allowed: %q", got)
 	}
-	if got := PDBBlocks(&w.s, []int32{2}); !strings.Contains(got, "allows 0 disruption(s)") {
+	if got := NewMigration(&w.s).PDBBlocks([]int32{2}); !strings.Contains(got, "allows 0 disruption(s)") {
 		t.Errorf("a Ready Pod against 0 allowed: %q", got)
 	}
 	// A budget the controller has not counted since it changed.
 	w.s.PDBs[0].Status.DisruptionsAllowed = 5
 	w.s.PDBs[0].Generation, w.s.PDBs[0].Status.ObservedGeneration = 2, 1
-	if got := PDBBlocks(&w.s, []int32{2}); !strings.Contains(got, "has not counted it yet") {
+	if got := NewMigration(&w.s).PDBBlocks([]int32{2}); !strings.Contains(got, "has not counted it yet") {
 		t.Errorf("stale budget status: %q", got)
 	}
 	// Budgets of other namespaces or other Pods do not apply.
 	w.s.PDBs[0].Namespace = "elsewhere"
-	if got := PDBBlocks(&w.s, []int32{2}); got != "" {
+	if got := NewMigration(&w.s).PDBBlocks([]int32{2}); got != "" {
 		t.Errorf("other namespace: %q", got)
 	}
 }
@@ -566,14 +658,14 @@ func TestPDBBlocks(t *testing.T) {
 func TestMigrationInFlux(t *testing.T) {
 	t.Parallel()
 	w := newMigWorld(3, "pool-a")
-	if got := MigrationInFlux(&w.s, []string{"cache"}); len(got) != 0 {
+	if got := NewMigration(&w.s).InFlux([]string{"cache"}); len(got) != 0 {
 		t.Errorf("settled set in flux: %q", got)
 	}
 	w.terminate(&w.pvc(1).ObjectMeta)
 	w.addPod(2, "", migRevA, "p2", false)
 	w.s.Live.Generation = 3
 	want := []string{"PVC cache-hist-1 is being deleted", "Pod hist-2 is not scheduled"}
-	if d := cmp.Diff(want, MigrationInFlux(&w.s, []string{"cache"})); d != "" {
+	if d := cmp.Diff(want, NewMigration(&w.s).InFlux([]string{"cache"})); d != "" {
 		t.Errorf("in flux (-want +got):\n%s", d)
 	}
 }

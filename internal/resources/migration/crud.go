@@ -71,15 +71,16 @@ func (r *migrationResource) apply(ctx context.Context, plan resourceModel, prior
 		if plan.Moves.IsUnknown() {
 			plan.Moves, _ = flattenMoves(ctx, nil)
 		}
+		if plan.UpdateRevision.IsUnknown() {
+			plan.UpdateRevision = types.StringValue("")
+		}
 		out.Append(state.Set(ctx, &plan)...)
 		return
 	}
 
 	kube, err := r.clients.Kube(ctx)
 	if err != nil {
-		out.Append(diagnostics.Error("Kubernetes Client Unavailable", diagnostics.Detail{
-			Checked: "The provider's Kubernetes connection.", Found: "No Kubernetes client could be built.",
-			Do: "Check the provider configuration and credentials.", Err: err}))
+		out.Append(diagnostics.KubeClientUnavailable("The provider's Kubernetes connection, for the migration.", err))
 		return
 	}
 
@@ -97,6 +98,7 @@ func (r *migrationResource) apply(ctx context.Context, plan resourceModel, prior
 		return
 	}
 	var ordinals []int32
+	var actions map[int32]planner.MigrationAction
 	if plan.Moves.IsUnknown() {
 		out.Append(problemDiagnostics(plan, ev)...)
 		if out.HasError() {
@@ -104,12 +106,20 @@ func (r *migrationResource) apply(ctx context.Context, plan resourceModel, prior
 		}
 		plan.Moves, diags = flattenMoves(ctx, ev.plan.Moves)
 		out.Append(diags...)
+		actions = map[int32]planner.MigrationAction{}
 		for _, m := range ev.plan.Moves {
 			ordinals = append(ordinals, m.Ordinal)
+			actions[m.Ordinal] = m.Action
 		}
 	} else {
-		ordinals, diags = moveOrdinals(ctx, plan.Moves)
+		ordinals, actions, diags = moveOrdinals(ctx, plan.Moves)
 		out.Append(diags...)
+	}
+	plannedRev := ""
+	if plan.UpdateRevision.IsUnknown() {
+		plan.UpdateRevision = types.StringValue(ev.plan.UpdateRevision)
+	} else {
+		plannedRev = plan.UpdateRevision.ValueString()
 	}
 	if plan.VolumeClaims.IsUnknown() {
 		plan.VolumeClaims, diags = types.ListValueFrom(ctx, types.StringType, nonNil(ev.plan.Claims))
@@ -135,7 +145,8 @@ func (r *migrationResource) apply(ctx context.Context, plan resourceModel, prior
 		out.Append(state.Set(ctx, &plan)...)
 	}
 	run := engine.MigrationRun{
-		Namespace: ns, Name: name, Ordinals: ordinals, Claims: claims,
+		Namespace: ns, Name: name, Ordinals: ordinals, Actions: actions, Claims: claims,
+		UpdateRevision:     plannedRev,
 		Parallelism:        ev.plan.Parallelism,
 		RequireOthersReady: plan.RequireOthersReady.ValueBool(),
 		MinReady:           time.Duration(plan.MinReadySeconds.ValueInt64()) * time.Second,
@@ -152,7 +163,7 @@ func (r *migrationResource) apply(ctx context.Context, plan resourceModel, prior
 		},
 	}
 	if len(ordinals) > 0 {
-		tflog.Info(ctx, fmt.Sprintf("migrating StatefulSet %s/%s: ordinals %v, %d at a time", ns, name, ordinals, run.Parallelism))
+		tflog.Info(ctx, fmt.Sprintf("migrating StatefulSet %s/%s: ordinals %v (%s), %d at a time", ns, name, ordinals, describeActions(ordinals, actions), run.Parallelism))
 	}
 	err = engine.Migrate(ctx, kube, run)
 	save()
@@ -196,9 +207,7 @@ func (r *migrationResource) Read(ctx context.Context, req resource.ReadRequest, 
 	}
 	kube, err := r.clients.Kube(ctx)
 	if err != nil {
-		resp.Diagnostics.Append(diagnostics.Error("Kubernetes Client Unavailable", diagnostics.Detail{
-			Checked: "The provider's Kubernetes connection.", Found: "No Kubernetes client could be built.",
-			Do: "Check the provider configuration and credentials.", Err: err}))
+		resp.Diagnostics.Append(diagnostics.KubeClientUnavailable("The provider's Kubernetes connection, for refreshing the migration.", err))
 		return
 	}
 	s, err := snapshot.Read(ctx, kube, nil, st.Namespace.ValueString(), st.StatefulSet.ValueString())
@@ -222,7 +231,7 @@ func (r *migrationResource) Read(ctx context.Context, req resource.ReadRequest, 
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	p := plannerPlan(s, opts)
+	p := planner.NewMigration(s).Plan(opts)
 	st.Moves, diags = flattenMoves(ctx, p.Moves)
 	resp.Diagnostics.Append(diags...)
 	if st.VolumeClaims.IsNull() || st.VolumeClaims.IsUnknown() {
@@ -243,7 +252,7 @@ func migrationDiagnostic(ns, name string, ordinals []int32, completed []complete
 	if len(done) > 0 {
 		kept = "Finished ordinals are kept in state: " + strings.Join(done, ", ") + "."
 	}
-	checked := fmt.Sprintf("Moving ordinal(s) %s of StatefulSet %s/%s.", planner.JoinOrdinals(ordinals), ns, name)
+	checked := fmt.Sprintf("Restarting or moving ordinal(s) %s of StatefulSet %s/%s.", planner.JoinOrdinals(ordinals), ns, name)
 	var pe *engine.PreconditionError
 	if errors.As(err, &pe) {
 		return diagnostics.Error("Migration Precondition Failed", diagnostics.Detail{
@@ -293,3 +302,16 @@ func mustDuration(s string) time.Duration {
 }
 
 var _ = path.Root
+
+// describeActions names the planned action of each ordinal ("2 restart, 1 move").
+func describeActions(ordinals []int32, actions map[int32]planner.MigrationAction) string {
+	parts := make([]string, 0, len(ordinals))
+	for _, o := range ordinals {
+		a := actions[o]
+		if a == "" {
+			a = "decided at its turn"
+		}
+		parts = append(parts, fmt.Sprintf("%d %s", o, a))
+	}
+	return strings.Join(parts, ", ")
+}

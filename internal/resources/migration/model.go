@@ -28,6 +28,7 @@ type resourceModel struct {
 	PlannedManifest      types.String   `tfsdk:"planned_manifest"`
 	Triggers             types.Map      `tfsdk:"triggers"`
 	Moves                types.List     `tfsdk:"moves"`
+	UpdateRevision       types.String   `tfsdk:"update_revision"`
 	Completed            types.List     `tfsdk:"completed"`
 	Timeouts             timeouts.Value `tfsdk:"timeouts"`
 }
@@ -37,12 +38,12 @@ var volumeType = types.ObjectType{AttrTypes: map[string]attr.Type{
 }}
 
 var moveType = types.ObjectType{AttrTypes: map[string]attr.Type{
-	"ordinal": types.Int64Type, "pod": types.StringType, "from_node": types.StringType,
+	"ordinal": types.Int64Type, "pod": types.StringType, "action": types.StringType, "from_node": types.StringType,
 	"to_pool_or_selector": types.StringType, "volumes": types.ListType{ElemType: volumeType}, "reason": types.StringType,
 }}
 
 var completedType = types.ObjectType{AttrTypes: map[string]attr.Type{
-	"ordinal": types.Int64Type, "pod": types.StringType, "pod_uid": types.StringType, "node": types.StringType,
+	"ordinal": types.Int64Type, "action": types.StringType, "pod": types.StringType, "pod_uid": types.StringType, "node": types.StringType,
 	"pvs": types.ListType{ElemType: types.StringType}, "duration_seconds": types.Float64Type, "finished_at": types.StringType,
 }}
 
@@ -56,6 +57,7 @@ type volumeModel struct {
 type moveModel struct {
 	Ordinal  int64         `tfsdk:"ordinal"`
 	Pod      string        `tfsdk:"pod"`
+	Action   string        `tfsdk:"action"`
 	FromNode string        `tfsdk:"from_node"`
 	Target   string        `tfsdk:"to_pool_or_selector"`
 	Volumes  []volumeModel `tfsdk:"volumes"`
@@ -63,20 +65,21 @@ type moveModel struct {
 }
 
 type completedModel struct {
-	Ordinal         int64    `tfsdk:"ordinal"`
-	Pod             string   `tfsdk:"pod"`
-	PodUID          string   `tfsdk:"pod_uid"`
-	Node            string   `tfsdk:"node"`
-	PVs             []string `tfsdk:"pvs"`
-	DurationSeconds float64  `tfsdk:"duration_seconds"`
-	FinishedAt      string   `tfsdk:"finished_at"`
+	Ordinal         int64        `tfsdk:"ordinal"`
+	Action          types.String `tfsdk:"action"` // null in state written before actions existed
+	Pod             string       `tfsdk:"pod"`
+	PodUID          string       `tfsdk:"pod_uid"`
+	Node            string       `tfsdk:"node"`
+	PVs             []string     `tfsdk:"pvs"`
+	DurationSeconds float64      `tfsdk:"duration_seconds"`
+	FinishedAt      string       `tfsdk:"finished_at"`
 }
 
 // flattenMoves converts the planner's moves to the `moves` attribute.
 func flattenMoves(ctx context.Context, moves []planner.Move) (types.List, diag.Diagnostics) {
 	out := make([]moveModel, 0, len(moves))
 	for _, m := range moves {
-		mm := moveModel{Ordinal: int64(m.Ordinal), Pod: m.Pod, FromNode: m.FromNode, Target: m.Target, Reason: m.Reason,
+		mm := moveModel{Ordinal: int64(m.Ordinal), Pod: m.Pod, Action: string(m.Action), FromNode: m.FromNode, Target: m.Target, Reason: m.Reason,
 			Volumes: make([]volumeModel, 0, len(m.Volumes))}
 		for _, v := range m.Volumes {
 			mm.Volumes = append(mm.Volumes, volumeModel{Claim: v.Claim, PVC: v.PVC, PV: v.PV, PinnedNode: v.PinnedNode})
@@ -86,15 +89,18 @@ func flattenMoves(ctx context.Context, moves []planner.Move) (types.List, diag.D
 	return types.ListValueFrom(ctx, moveType, out)
 }
 
-// moveOrdinals reads the ordinals of a known `moves` list, in order.
-func moveOrdinals(ctx context.Context, l types.List) ([]int32, diag.Diagnostics) {
+// moveOrdinals reads the ordinals of a known `moves` list, in order, and
+// their planned actions.
+func moveOrdinals(ctx context.Context, l types.List) ([]int32, map[int32]planner.MigrationAction, diag.Diagnostics) {
 	var ms []moveModel
 	diags := l.ElementsAs(ctx, &ms, false)
 	out := make([]int32, 0, len(ms))
+	actions := make(map[int32]planner.MigrationAction, len(ms))
 	for _, m := range ms {
 		out = append(out, int32(m.Ordinal))
+		actions[int32(m.Ordinal)] = planner.MigrationAction(m.Action)
 	}
-	return out, diags
+	return out, actions, diags
 }
 
 func completedFromState(ctx context.Context, l types.List) ([]completedModel, diag.Diagnostics) {
@@ -109,7 +115,7 @@ func completedFromState(ctx context.Context, l types.List) ([]completedModel, di
 // mergeCompleted records a finished ordinal, replacing an older record of
 // the same ordinal; the list stays sorted by ordinal.
 func mergeCompleted(list []completedModel, m engine.MigratedOrdinal) []completedModel {
-	rec := completedModel{Ordinal: int64(m.Ordinal), Pod: m.Pod, PodUID: string(m.PodUID), Node: m.Node,
+	rec := completedModel{Ordinal: int64(m.Ordinal), Action: types.StringValue(string(m.Action)), Pod: m.Pod, PodUID: string(m.PodUID), Node: m.Node,
 		PVs: append([]string{}, m.PVs...), DurationSeconds: float64(m.Duration.Milliseconds()) / 1000,
 		FinishedAt: m.Finished.UTC().Format(time.RFC3339)}
 	out := make([]completedModel, 0, len(list)+1)

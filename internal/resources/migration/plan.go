@@ -46,6 +46,7 @@ func (r *migrationResource) ModifyPlan(ctx context.Context, req resource.ModifyP
 	unknownPlan := func() {
 		plan.Moves = types.ListUnknown(moveType)
 		plan.Completed = types.ListUnknown(completedType)
+		plan.UpdateRevision = types.StringUnknown()
 		if cfgClaims.IsNull() {
 			plan.VolumeClaims = types.ListUnknown(types.StringType)
 		}
@@ -74,15 +75,25 @@ func (r *migrationResource) ModifyPlan(ctx context.Context, req resource.ModifyP
 		unknownPlan()
 		return
 	}
+	if ev.recreated {
+		resp.Diagnostics.Append(diagnostics.Warning("StatefulSet Re-created In This Run", diagnostics.Detail{
+			Checked: fmt.Sprintf("The StatefulSet %s/%s this run writes (%s).", plan.Namespace.ValueString(), plan.StatefulSet.ValueString(), ev.source),
+			Found: "The change touches immutable fields, so the object is deleted (its Pods and PVCs are kept) and " +
+				"created again before this migration runs; its revisions are only known then.",
+			Do: "Nothing: `moves` is computed at apply time, after the StatefulSet is back.",
+		}))
+		unknownPlan()
+		return
+	}
 	resp.Diagnostics.Append(problemDiagnostics(plan, ev)...)
-	if flux := planner.MigrationInFlux(ev.snap, ev.plan.Claims); len(flux) > 0 {
+	if flux := ev.view.InFlux(ev.plan.Claims); len(flux) > 0 {
 		// Terraform plans again at apply and requires the same known values:
-		// while Pods and PVCs are changing (a move under way, for example after
+		// while Pods and PVCs are changing (a step under way, for example after
 		// a failed or killed apply), promise nothing and decide at apply.
 		resp.Diagnostics.Append(diagnostics.Warning("Migration In Progress", diagnostics.Detail{
 			Checked: fmt.Sprintf("The Pods and PVCs of StatefulSet %s/%s.", plan.Namespace.ValueString(), plan.StatefulSet.ValueString()),
 			Found:   "They are changing: " + strings.Join(flux, "; ") + ". `moves` is computed at apply time from the state then.",
-			Do:      "Nothing: apply resumes the unfinished move first. Plan again once the cluster has settled to see the moves in advance.",
+			Do:      "Nothing: apply resumes the unfinished step first. Plan again once the cluster has settled to see the steps in advance.",
 		}))
 		unknownPlan()
 		return
@@ -97,6 +108,7 @@ func (r *migrationResource) ModifyPlan(ctx context.Context, req resource.ModifyP
 		// The apply moves ordinals: `completed` changes. This is also what
 		// makes drift (a Pod that moved back) a non-empty plan.
 		plan.Completed = types.ListUnknown(completedType)
+		plan.UpdateRevision = types.StringValue(ev.plan.UpdateRevision)
 	} else {
 		// Nothing to move: no run. `moves` keeps the latest run's moves (the
 		// state after an apply must equal its plan, so a plan made without
@@ -105,6 +117,10 @@ func (r *migrationResource) ModifyPlan(ctx context.Context, req resource.ModifyP
 		resp.Diagnostics.Append(diags...)
 		if state != nil && !state.Moves.IsNull() && !state.Moves.IsUnknown() {
 			plan.Moves = state.Moves
+		}
+		plan.UpdateRevision = types.StringValue(ev.plan.UpdateRevision)
+		if state != nil && !state.UpdateRevision.IsNull() && !state.UpdateRevision.IsUnknown() {
+			plan.UpdateRevision = state.UpdateRevision
 		}
 	}
 	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
@@ -128,19 +144,34 @@ func nonNil(s []string) []string {
 
 // evaluation is the snapshot and the planner's answer.
 type evaluation struct {
-	snap    *planner.Snapshot
-	desired *appsv1.StatefulSet // from planned_manifest, nil without
-	plan    *planner.MigrationPlan
-	opts    planner.MigrationOptions
+	snap *planner.Snapshot
+	// desired is the StatefulSet this run writes before the migration runs
+	// (planned_manifest, or what olapgke_statefulset planned in this run), as
+	// the API server's dry run defaulted it; nil when none is known.
+	desired *appsv1.StatefulSet
+	// source names where desired comes from, for diagnostics.
+	source string
+	// recreated: this run deletes and creates the StatefulSet again
+	// (immutable fields), so its revisions are only known at apply.
+	recreated bool
+	view      *planner.Migration
+	plan      *planner.MigrationPlan
+	opts      planner.MigrationOptions
 }
 
 // evaluate reads the cluster and asks the planner. plan is nil when the
-// StatefulSet does not exist but planned_manifest creates it (an error
-// diagnostic when it does not exist and nothing creates it).
+// StatefulSet does not exist but this run creates it (an error diagnostic
+// when it does not exist and nothing creates it). usePlanned judges the
+// StatefulSet this run writes (at plan time); the apply judges the live one.
 func (r *migrationResource) evaluate(ctx context.Context, m resourceModel, claims types.List, usePlanned bool) (*evaluation, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	ns, name := m.Namespace.ValueString(), m.StatefulSet.ValueString()
 	ev := &evaluation{}
+	kube, err := r.clients.Kube(ctx)
+	if err != nil {
+		diags.Append(diagnostics.KubeClientUnavailable("The provider's Kubernetes connection (GKE cluster endpoint or the kubernetes block).", err))
+		return nil, diags
+	}
 	if usePlanned && !m.PlannedManifest.IsNull() && m.PlannedManifest.ValueString() != "" {
 		d, err := decodeManifest(m.PlannedManifest.ValueString(), ns, name)
 		if err != nil {
@@ -151,17 +182,23 @@ func (r *migrationResource) evaluate(ctx context.Context, m resourceModel, claim
 			}))
 			return nil, diags
 		}
-		ev.desired = d
-	}
-	kube, err := r.clients.Kube(ctx)
-	if err != nil {
-		diags.Append(diagnostics.Error("Kubernetes Client Unavailable", diagnostics.Detail{
-			Checked: "The provider's Kubernetes connection (GKE cluster endpoint or the kubernetes block).",
-			Found:   "No Kubernetes client could be built.",
-			Do:      "Check the provider configuration and credentials.",
-			Err:     err,
-		}))
-		return nil, diags
+		// The server's defaulting of the template is what the controller
+		// hashes into the update revision.
+		got, imm, err := snapshot.DryRunApply(ctx, kube, d, snapshot.FieldManager, true)
+		if err != nil {
+			diags.Append(diagnostics.AttributeError(path.Root("planned_manifest"), "Planned Manifest Rejected By The API Server", diagnostics.Detail{
+				Checked: fmt.Sprintf("A server-side apply dry run of planned_manifest as StatefulSet %s/%s.", ns, name),
+				Found:   "The API server refused it.",
+				Do:      "Fix the manifest (the olapgke_statefulset that writes it reports the same error); nothing was changed.",
+				Err:     err,
+			}))
+			return nil, diags
+		}
+		ev.desired, ev.recreated, ev.source = got, imm != nil, "planned_manifest"
+	} else if usePlanned {
+		if p, ok := r.clients.PlannedStatefulSet(ns, name); ok {
+			ev.desired, ev.recreated, ev.source = p.Set, p.Recreated, "planned by olapgke_statefulset in this run"
+		}
 	}
 	s, err := snapshot.Read(ctx, kube, ev.desired, ns, name)
 	if err != nil {
@@ -194,7 +231,8 @@ func (r *migrationResource) evaluate(ctx context.Context, m resourceModel, claim
 		return nil, diags
 	}
 	ev.opts = opts
-	p := planner.PlanMigration(s, opts)
+	ev.view = planner.NewMigration(s)
+	p := ev.view.Plan(opts)
 	ev.plan = &p
 	return ev, diags
 }
@@ -269,10 +307,10 @@ func problemDiagnostics(m resourceModel, ev *evaluation) diag.Diagnostics {
 	for _, mv := range p.Moves {
 		moving = append(moving, fmt.Sprint(mv.Ordinal))
 	}
-	checked := fmt.Sprintf("Moving ordinal(s) %s of StatefulSet %s/%s to %s (%d move(s), %d at a time).",
+	checked := fmt.Sprintf("Restarting or moving ordinal(s) %s of StatefulSet %s/%s (target %s, %d step(s), %d at a time).",
 		strings.Join(moving, ", "), ns, name, p.Target, len(p.Moves), p.Parallelism)
 	if ev.desired != nil {
-		checked += " The template and update strategy are those of planned_manifest."
+		checked += " The template and update strategy are those " + map[bool]string{true: "of planned_manifest", false: "olapgke_statefulset plans in this run"}[ev.source == "planned_manifest"] + "."
 	}
 	for _, pr := range p.Problems {
 		var at path.Path
@@ -285,6 +323,9 @@ func problemDiagnostics(m resourceModel, ev *evaluation) diag.Diagnostics {
 		case planner.ProblemTargetNodesMissing:
 			at, summary, do = path.Root("statefulset"), "Target Nodes Missing",
 				"Create or uncordon nodes that match the template placement (e.g. the target node pool) before migrating."
+		case planner.ProblemUnschedulable:
+			at, summary, do = path.Root("statefulset"), "Ordinal Cannot Be Placed Again",
+				"Uncordon the node, remove or tolerate the taint, or free its resources before restarting; nothing was deleted."
 		case planner.ProblemCapacity:
 			at, summary, do = path.Root("statefulset"), "Not Enough Device-Class Capacity",
 				"Add nodes (or Local SSDs) to the target pool, free space there, or move fewer ordinals (`ordinals`)."
@@ -324,10 +365,6 @@ func parseDuration(v types.String, def string) time.Duration {
 		d, _ = time.ParseDuration(def)
 	}
 	return d
-}
-
-func plannerPlan(s *planner.Snapshot, opts planner.MigrationOptions) planner.MigrationPlan {
-	return planner.PlanMigration(s, opts)
 }
 
 // snapshotFailedDo is the advice of "Cluster Snapshot Failed": a 403 names the missing verb and

@@ -39,15 +39,22 @@ func (r *migrationResource) Schema(ctx context.Context, _ resource.SchemaRequest
 		}},
 	}
 	resp.Schema = schema.Schema{
-		MarkdownDescription: "Moves StatefulSet ordinals to the nodes the StatefulSet's template selects, one at a time (or " +
-			"`max_unavailable` at a time): for each ordinal it deletes the node-local PVCs (TopoLVM PVs are pinned to " +
-			"one node), then the Pod, and waits until the new Pod is Running and Ready at the update revision on a " +
-			"matching node with new PVs pinned there, then soaks `min_ready_seconds`. The moves are known at plan " +
-			"(`moves`), refused at plan when they cannot succeed, and resumable: finished ordinals are kept in state " +
-			"(`completed`, with durations) and the next apply continues where a failed or killed one stopped. " +
-			"Ordinals that are not moved are never touched.\n\n" +
-			"The StatefulSet must use `updateStrategy.type = OnDelete` (or a RollingUpdate partition above every " +
-			"ordinal with no pending template change), so the controller does not roll Pods on its own.",
+		MarkdownDescription: "Replaces StatefulSet ordinals one at a time (or `max_unavailable` at a time), disrupting only " +
+			"what the change needs. Per ordinal it takes one of two steps, decided by the same predicate at plan and at apply:\n\n" +
+			"- `restart`: the Pod is not at the update revision (a template change under OnDelete: image, args, env, " +
+			"resources, labels, probes) and its node and every PV still satisfy the template's placement. Only the Pod is " +
+			"deleted (UID precondition); the StatefulSet controller recreates it with the same PVCs on the same node, so its " +
+			"Local SSD cache is kept. The step ends when the new Pod is Running and Ready at the update revision there.\n" +
+			"- `move`: the Pod's node or one of its node-local PVs fails the placement (a node pool switch). Its node-local " +
+			"PVCs are deleted (TopoLVM PVs are pinned to one node), then the Pod; the step ends when the new Pod is Running " +
+			"and Ready at the update revision on a matching node with new PVs pinned there.\n\n" +
+			"A PVC whose PV fits the placement is never deleted. Each step then soaks `min_ready_seconds`. The steps are " +
+			"known at plan (`moves`), refused at plan when a Pod could not be placed again (a restart onto a cordoned node, " +
+			"a move without capacity), placed again against the live cluster before anything of an ordinal is deleted, and " +
+			"resumable: finished ordinals are kept in state (`completed`, with durations) and the next apply continues where a " +
+			"failed or killed one stopped. Ordinals that need nothing are never touched.\n\n" +
+			"The StatefulSet must use `updateStrategy.type = OnDelete` (or, for moves only, a RollingUpdate partition above " +
+			"every ordinal with no pending template change), so the controller does not roll Pods on its own.",
 		Attributes: map[string]schema.Attribute{
 			"id": schema.StringAttribute{
 				Computed: true, Description: "`<namespace>/<statefulset>`.",
@@ -124,28 +131,38 @@ func (r *migrationResource) Schema(ctx context.Context, _ resource.SchemaRequest
 			},
 			"moves": schema.ListNestedAttribute{
 				Computed: true,
-				MarkdownDescription: "In a plan: the ordinals this apply moves, in order (known at plan; `completed` is then " +
-					"unknown). After an apply: the moves it made. A refresh replaces it with the ordinals that still need a move, " +
-					"which makes the next plan an update (for example after a Pod moved back). When nothing needs a move, a plan " +
+				MarkdownDescription: "In a plan: the ordinals this apply restarts or moves, in order (known at plan; `completed` is then " +
+					"unknown). After an apply: the steps it took. A refresh replaces it with the ordinals that still need a step, " +
+					"which makes the next plan an update (for example after a Pod moved back). When nothing needs a step, a plan " +
 					"keeps the latest run's moves and changes nothing.",
 				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
-					"ordinal":             schema.Int64Attribute{Computed: true},
-					"pod":                 schema.StringAttribute{Computed: true},
-					"from_node":           schema.StringAttribute{Computed: true, Description: "Node the Pod runs on today, empty when none."},
+					"ordinal": schema.Int64Attribute{Computed: true},
+					"pod":     schema.StringAttribute{Computed: true},
+					"action": schema.StringAttribute{Computed: true, MarkdownDescription: "`restart`: only the Pod is deleted; the " +
+						"controller recreates it with the same PVCs on the same node (its node and every PV still satisfy the template " +
+						"placement; the cache is kept). `move`: the Pod's node or a PV fails the placement; its node-local PVCs are deleted, then the Pod."},
+					"from_node": schema.StringAttribute{Computed: true, Description: "Node the Pod runs on today, empty when none."},
 					"to_pool_or_selector": schema.StringAttribute{Computed: true, Description: "Node pool (cloud.google.com/gke-nodepool) or node selector of the template."},
 					"volumes":             volumes,
-					"reason":              schema.StringAttribute{Computed: true, Description: "Why the ordinal moves."},
+					"reason":              schema.StringAttribute{Computed: true, Description: "Why the ordinal is restarted or moved."},
 				}},
+			},
+			"update_revision": schema.StringAttribute{
+				Computed: true,
+				MarkdownDescription: "The StatefulSet revision restarted and moved Pods come back at: the one the controller will " +
+					"give `planned_manifest`'s template (or the template olapgke_statefulset writes in the same run), else the live " +
+					"`status.updateRevision`. Apply checks it before the first step.",
 			},
 			"completed": schema.ListNestedAttribute{
 				Computed:            true,
 				MarkdownDescription: "Ordinals this resource has moved (latest move per ordinal), with how long each took. Saved after every ordinal, also when an apply fails.",
 				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
 					"ordinal":          schema.Int64Attribute{Computed: true},
+					"action":           schema.StringAttribute{Computed: true, Description: "`restart` or `move`."},
 					"pod":              schema.StringAttribute{Computed: true},
 					"pod_uid":          schema.StringAttribute{Computed: true, Description: "UID of the new Pod."},
 					"node":             schema.StringAttribute{Computed: true, Description: "Node the new Pod runs on."},
-					"pvs":              schema.ListAttribute{Computed: true, ElementType: types.StringType, Description: "New PVs, pinned to `node`."},
+					"pvs":              schema.ListAttribute{Computed: true, ElementType: types.StringType, Description: "PVs, pinned to `node` (new ones for a move, the same for a restart)."},
 					"duration_seconds": schema.Float64Attribute{Computed: true, Description: "From the first deletion to the end of the soak."},
 					"finished_at":      schema.StringAttribute{Computed: true, Description: "RFC 3339."},
 				}},

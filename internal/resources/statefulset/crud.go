@@ -71,7 +71,7 @@ func (r *statefulSetResource) write(ctx context.Context, plan, prior *resourceMo
 	}
 	kube, err := r.kube(ctx)
 	if err != nil {
-		diags.Append(diagnostics.Error("Kubernetes Client Unavailable", kubeError("The Kubernetes client for applying the StatefulSet.", err)))
+		diags.Append(diagnostics.KubeClientUnavailable("The Kubernetes client for applying the StatefulSet.", err))
 		return
 	}
 	force := plan.ForceConflicts.ValueBool()
@@ -270,7 +270,7 @@ func (r *statefulSetResource) Read(ctx context.Context, req resource.ReadRequest
 	}
 	kube, err := r.kube(ctx)
 	if err != nil {
-		resp.Diagnostics.Append(diagnostics.Error("Kubernetes Client Unavailable", kubeError("The Kubernetes client for reading the StatefulSet.", err)))
+		resp.Diagnostics.Append(diagnostics.KubeClientUnavailable("The Kubernetes client for reading the StatefulSet.", err))
 		return
 	}
 	ns, name := state.Namespace.ValueString(), state.Name.ValueString()
@@ -405,7 +405,7 @@ func (r *statefulSetResource) Delete(ctx context.Context, req resource.DeleteReq
 	resp.Diagnostics.Append(d...)
 	kube, err := r.kube(ctx)
 	if err != nil {
-		resp.Diagnostics.Append(diagnostics.Error("Kubernetes Client Unavailable", kubeError("The Kubernetes client for deleting the StatefulSet.", err)))
+		resp.Diagnostics.Append(diagnostics.KubeClientUnavailable("The Kubernetes client for deleting the StatefulSet.", err))
 		return
 	}
 	ns, name := state.Namespace.ValueString(), state.Name.ValueString()

@@ -90,7 +90,7 @@ func (d *ordinalsDataSource) Read(ctx context.Context, req datasource.ReadReques
 	}
 	kube, err := d.clients.Kube(ctx)
 	if err != nil {
-		resp.Diagnostics.Append(diagnostics.Error("Kubernetes Client Unavailable", kubeError("The Kubernetes client for reading the StatefulSet.", err)))
+		resp.Diagnostics.Append(diagnostics.KubeClientUnavailable("The Kubernetes client for reading the StatefulSet.", err))
 		return
 	}
 	ns, name := m.Namespace.ValueString(), m.Name.ValueString()

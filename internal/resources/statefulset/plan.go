@@ -17,6 +17,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
+	"github.com/olapgke/terraform-provider-olapgke/internal/clients"
 	"github.com/olapgke/terraform-provider-olapgke/internal/diagnostics"
 	"github.com/olapgke/terraform-provider-olapgke/internal/planner"
 	"github.com/olapgke/terraform-provider-olapgke/internal/snapshot"
@@ -109,7 +110,7 @@ func (r *statefulSetResource) planChange(ctx context.Context, plan, state *resou
 	}
 	kube, err := r.kube(ctx)
 	if err != nil {
-		diags.Append(diagnostics.Error("Kubernetes Client Unavailable", kubeError("The Kubernetes client for the per-ordinal plan.", err)))
+		diags.Append(diagnostics.KubeClientUnavailable("The Kubernetes client for the per-ordinal plan.", err))
 		return replace
 	}
 
@@ -149,6 +150,9 @@ func (r *statefulSetResource) planChange(ctx context.Context, plan, state *resou
 		diags.Append(diagnostics.ProviderBug("Rollout Planner Failed", fmt.Sprintf("The planner could not predict the rollout of StatefulSet %s/%s.", m.Namespace, m.Name), err))
 		return replace
 	}
+	// An olapgke_statefulset_migration planned after this resource judges what
+	// this run writes (see clients.PlannedStatefulSet).
+	r.clients.RecordPlannedStatefulSet(m.Namespace, m.Name, clients.PlannedStatefulSet{Set: desired, Recreated: imm != nil || replace})
 	ords, d := ordinalsValue(viewsFromPlan(p))
 	diags.Append(d...)
 	plan.Ordinals = ords
