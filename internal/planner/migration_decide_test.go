@@ -13,22 +13,36 @@ import (
 // moves and restarts caught at every phase.
 func decisionWorlds() map[string]func(w *migWorld) {
 	return map[string]func(w *migWorld){
-		"settled":                    func(w *migWorld) {},
-		"pool switch":                func(w *migWorld) { w.switchTemplate("pool-b") },
-		"new revision, same pool":    func(w *migWorld) { w.s.Live.Status.UpdateRevision = migRevB },
-		"planned pool switch":        func(w *migWorld) { d := w.s.Live.DeepCopy(); toPool(d, "pool-b"); w.s.Desired = d },
-		"planned image bump":         func(w *migWorld) { d := w.s.Live.DeepCopy(); d.Spec.Template.Spec.Containers = []corev1.Container{{Name: "c", Image: "x:2"}}; w.s.Desired = d },
-		"rolling update, new rev":    func(w *migWorld) { w.s.Live.Spec.UpdateStrategy.Type = appsv1.RollingUpdateStatefulSetStrategyType; w.s.Live.Status.UpdateRevision = migRevB },
-		"rolling update, pool moved": func(w *migWorld) { w.s.Live.Spec.UpdateStrategy.Type = appsv1.RollingUpdateStatefulSetStrategyType; w.switchTemplate("pool-b") },
-		"move: PVC terminating":      func(w *migWorld) { w.switchTemplate("pool-b"); w.terminate(&w.pvc(1).ObjectMeta) },
+		"settled":                 func(w *migWorld) {},
+		"pool switch":             func(w *migWorld) { w.switchTemplate("pool-b") },
+		"new revision, same pool": func(w *migWorld) { w.s.Live.Status.UpdateRevision = migRevB },
+		"planned pool switch":     func(w *migWorld) { d := w.s.Live.DeepCopy(); toPool(d, "pool-b"); w.s.Desired = d },
+		"planned image bump": func(w *migWorld) {
+			d := w.s.Live.DeepCopy()
+			d.Spec.Template.Spec.Containers = []corev1.Container{{Name: "c", Image: "x:2"}}
+			w.s.Desired = d
+		},
+		"rolling update, new rev": func(w *migWorld) {
+			w.s.Live.Spec.UpdateStrategy.Type = appsv1.RollingUpdateStatefulSetStrategyType
+			w.s.Live.Status.UpdateRevision = migRevB
+		},
+		"rolling update, pool moved": func(w *migWorld) {
+			w.s.Live.Spec.UpdateStrategy.Type = appsv1.RollingUpdateStatefulSetStrategyType
+			w.switchTemplate("pool-b")
+		},
+		"move: PVC terminating": func(w *migWorld) { w.switchTemplate("pool-b"); w.terminate(&w.pvc(1).ObjectMeta) },
 		"move: both terminating": func(w *migWorld) {
 			w.switchTemplate("pool-b")
 			w.terminate(&w.pvc(1).ObjectMeta)
 			w.terminate(&w.pod(1).ObjectMeta)
 		},
-		"move: Pod and PVC gone":    func(w *migWorld) { w.switchTemplate("pool-b"); w.removePod(1); w.removePVC(1) },
-		"move: new PVC, no Pod":     func(w *migWorld) { w.switchTemplate("pool-b"); w.removePod(1); w.addPVC(1, "", "n1") },
-		"move: new Pod pending":     func(w *migWorld) { w.switchTemplate("pool-b"); w.addPVC(1, "", "n1"); w.addPod(1, "", migRevB, "n1", false) },
+		"move: Pod and PVC gone": func(w *migWorld) { w.switchTemplate("pool-b"); w.removePod(1); w.removePVC(1) },
+		"move: new PVC, no Pod":  func(w *migWorld) { w.switchTemplate("pool-b"); w.removePod(1); w.addPVC(1, "", "n1") },
+		"move: new Pod pending": func(w *migWorld) {
+			w.switchTemplate("pool-b")
+			w.addPVC(1, "", "n1")
+			w.addPod(1, "", migRevB, "n1", false)
+		},
 		"move: done":                func(w *migWorld) { w.switchTemplate("pool-b"); w.addOrdinal(1, "gke-olap-pool-b-1", migRevB, "n1") },
 		"move: race on the old PVC": func(w *migWorld) { w.switchTemplate("pool-b"); w.addPod(1, "", migRevB, "race", false) },
 		"restart: Pod terminating": func(w *migWorld) {
@@ -41,10 +55,17 @@ func decisionWorlds() map[string]func(w *migWorld) {
 			w.s.Live.Status.UpdateRevision = migRevB
 			w.addPod(1, "gke-olap-pool-a-1", migRevB, "n1", false)
 		},
-		"restart: done":         func(w *migWorld) { w.s.Live.Status.UpdateRevision = migRevB; w.addPod(1, "gke-olap-pool-a-1", migRevB, "n1", true) },
-		"node gone":             func(w *migWorld) { w.s.Nodes = w.s.Nodes[1:] },
-		"cordoned, same pool":   func(w *migWorld) { w.node("gke-olap-pool-a-1").Spec.Unschedulable = true },
-		"moved back":            func(w *migWorld) { w.switchTemplate("pool-b"); w.addOrdinal(1, "gke-olap-pool-b-1", migRevB, "b1"); w.addPVC(1, "gke-olap-pool-a-1", "back") },
+		"restart: done": func(w *migWorld) {
+			w.s.Live.Status.UpdateRevision = migRevB
+			w.addPod(1, "gke-olap-pool-a-1", migRevB, "n1", true)
+		},
+		"node gone":           func(w *migWorld) { w.s.Nodes = w.s.Nodes[1:] },
+		"cordoned, same pool": func(w *migWorld) { w.node("gke-olap-pool-a-1").Spec.Unschedulable = true },
+		"moved back": func(w *migWorld) {
+			w.switchTemplate("pool-b")
+			w.addOrdinal(1, "gke-olap-pool-b-1", migRevB, "b1")
+			w.addPVC(1, "gke-olap-pool-a-1", "back")
+		},
 		"Pod not Ready, settled": func(w *migWorld) { w.pod(1).Status.Conditions[0].Status = corev1.ConditionFalse },
 	}
 }

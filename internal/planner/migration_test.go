@@ -553,11 +553,11 @@ func TestNextStepRestartKeepsPVCs(t *testing.T) {
 		setup func(w *migWorld)
 		want  StepKind
 	}{
-		"start: delete only the Pod":         {func(w *migWorld) {}, StepDeletePod},
-		"Pod terminating: wait":              {func(w *migWorld) { w.terminate(&w.pod(0).ObjectMeta) }, StepWait},
-		"Pod gone: wait for the controller":  {func(w *migWorld) { w.removePod(0) }, StepWait},
-		"new Pod Pending on the PVC: wait":   {func(w *migWorld) { w.addPod(0, "", migRevB, "new0", false) }, StepWait},
-		"new Pod scheduled, not Ready: wait": {func(w *migWorld) { w.addPod(0, "gke-olap-pool-a-0", migRevB, "new0", false) }, StepWait},
+		"start: delete only the Pod":           {func(w *migWorld) {}, StepDeletePod},
+		"Pod terminating: wait":                {func(w *migWorld) { w.terminate(&w.pod(0).ObjectMeta) }, StepWait},
+		"Pod gone: wait for the controller":    {func(w *migWorld) { w.removePod(0) }, StepWait},
+		"new Pod Pending on the PVC: wait":     {func(w *migWorld) { w.addPod(0, "", migRevB, "new0", false) }, StepWait},
+		"new Pod scheduled, not Ready: wait":   {func(w *migWorld) { w.addPod(0, "gke-olap-pool-a-0", migRevB, "new0", false) }, StepWait},
 		"new Pod Ready on the same node: done": {func(w *migWorld) { w.addPod(0, "gke-olap-pool-a-0", migRevB, "new0", true) }, StepDone},
 	}
 	for name, tc := range phases {

@@ -141,7 +141,7 @@ func (r *migrationResource) Schema(ctx context.Context, _ resource.SchemaRequest
 					"action": schema.StringAttribute{Computed: true, MarkdownDescription: "`restart`: only the Pod is deleted; the " +
 						"controller recreates it with the same PVCs on the same node (its node and every PV still satisfy the template " +
 						"placement; the cache is kept). `move`: the Pod's node or a PV fails the placement; its node-local PVCs are deleted, then the Pod."},
-					"from_node": schema.StringAttribute{Computed: true, Description: "Node the Pod runs on today, empty when none."},
+					"from_node":           schema.StringAttribute{Computed: true, Description: "Node the Pod runs on today, empty when none."},
 					"to_pool_or_selector": schema.StringAttribute{Computed: true, Description: "Node pool (cloud.google.com/gke-nodepool) or node selector of the template."},
 					"volumes":             volumes,
 					"reason":              schema.StringAttribute{Computed: true, Description: "Why the ordinal is restarted or moved."},
