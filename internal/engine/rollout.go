@@ -32,6 +32,8 @@ type RolloutWait struct {
 	// Ordinals whose Pods must be Running and Ready at status.updateRevision: for RollingUpdate the
 	// ordinals the plan said would be recreated or created, for OnDelete only the created ones.
 	Ordinals []int32
+	// Deleted are ordinals the apply removes (a scale-down): their Pods must be gone.
+	Deleted []int32
 	// Progress, when set, is called each time an ordinal's state changes.
 	Progress func(OrdinalProgress)
 }
@@ -228,6 +230,22 @@ func (o *observer) evaluate(set *appsv1.StatefulSet) (*RolloutResult, bool, erro
 		if p.State != "ready" {
 			done = false
 		}
+	}
+	for _, ord := range o.w.Deleted {
+		name := PodName(set.Name, ord)
+		pod, err := o.pods.Get(name)
+		if err != nil {
+			continue // gone
+		}
+		p := OrdinalProgress{Ordinal: ord, Pod: name, Node: pod.Spec.NodeName, State: "being deleted (scale-down)"}
+		res.Ordinals = append(res.Ordinals, p)
+		if s := p.String(); o.last[ord] != s {
+			o.last[ord] = s
+			if o.w.Progress != nil {
+				o.w.Progress(p)
+			}
+		}
+		done = false
 	}
 	if done && len(ords) > 0 {
 		// The controller's status follows the Pods a moment later; wait for it too, so the

@@ -50,12 +50,19 @@ type AtRisk struct {
 	Ordinal int
 	// Pod is namespace/name of a Pod using the PVC, if any.
 	Pod string
+	// ScaledDown is true for a PVC the StatefulSet kept (whenScaled: Retain)
+	// for an ordinal outside its range: no Pod uses it and no migration moves
+	// it; only a later scale-up would.
+	ScaledDown bool
 }
 
 func (a AtRisk) String() string {
 	who := "PVC " + a.PVC
 	if a.StatefulSet != "" && a.Ordinal >= 0 {
 		who = fmt.Sprintf("StatefulSet %s ordinal %d (PVC %s)", a.StatefulSet, a.Ordinal, a.PVC)
+		if a.ScaledDown {
+			who = fmt.Sprintf("StatefulSet %s scaled-down ordinal %d (PVC %s retained, no Pod uses it)", a.StatefulSet, a.Ordinal, a.PVC)
+		}
 	}
 	return fmt.Sprintf("%s: PV %s on node %s", who, a.PV, a.Node)
 }
@@ -69,6 +76,16 @@ type Verdict struct {
 	Certain bool
 	Removed int
 	Nodes   int
+}
+
+// ScaledDown reports whether some volume at risk is a retained PVC of a scaled-down ordinal.
+func (v Verdict) ScaledDown() bool {
+	for _, a := range v.AtRisk {
+		if a.ScaledDown {
+			return true
+		}
+	}
+	return false
 }
 
 // Loses reports whether anything lives on the nodes.
@@ -141,11 +158,12 @@ func Guard(in GuardInput) Verdict {
 			if ok, _ := sel.Match(n); !ok {
 				continue
 			}
-			set, ord := statefulSetOrdinal(pvc, in.StatefulSets)
+			set, ord, scaledDown := statefulSetOrdinal(pvc, in.StatefulSets)
 			if set == "" && podOwner[key] != "" {
 				set, ord = podOwner[key], ordinalFromPodName(users[key])
 			}
-			v.AtRisk = append(v.AtRisk, AtRisk{Node: n.Name, PV: pv.Name, PVC: key, StatefulSet: set, Ordinal: ord, Pod: users[key]})
+			v.AtRisk = append(v.AtRisk, AtRisk{Node: n.Name, PV: pv.Name, PVC: key, StatefulSet: set, Ordinal: ord, Pod: users[key],
+				ScaledDown: scaledDown && users[key] == ""})
 			break
 		}
 	}
@@ -163,8 +181,9 @@ func Guard(in GuardInput) Verdict {
 }
 
 // statefulSetOrdinal finds the StatefulSet whose volumeClaimTemplates produce the PVC's name
-// (<claim>-<set>-<ordinal>, the StatefulSet controller's naming).
-func statefulSetOrdinal(pvc *corev1.PersistentVolumeClaim, sets []appsv1.StatefulSet) (string, int) {
+// (<claim>-<set>-<ordinal>, the StatefulSet controller's naming), and whether the ordinal is
+// outside the set's range (a PVC kept after a scale-down).
+func statefulSetOrdinal(pvc *corev1.PersistentVolumeClaim, sets []appsv1.StatefulSet) (string, int, bool) {
 	for i := range sets {
 		s := &sets[i]
 		if s.Namespace != pvc.Namespace {
@@ -174,12 +193,19 @@ func statefulSetOrdinal(pvc *corev1.PersistentVolumeClaim, sets []appsv1.Statefu
 			prefix := t.Name + "-" + s.Name + "-"
 			if rest, ok := strings.CutPrefix(pvc.Name, prefix); ok {
 				if n, err := strconv.Atoi(rest); err == nil && n >= 0 {
-					return s.Namespace + "/" + s.Name, n
+					start, replicas := 0, 1
+					if s.Spec.Ordinals != nil {
+						start = int(s.Spec.Ordinals.Start)
+					}
+					if s.Spec.Replicas != nil {
+						replicas = int(*s.Spec.Replicas)
+					}
+					return s.Namespace + "/" + s.Name, n, n < start || n >= start+replicas
 				}
 			}
 		}
 	}
-	return "", -1
+	return "", -1, false
 }
 
 func ownerStatefulSet(refs []metav1.OwnerReference) string {

@@ -245,7 +245,7 @@ func TestGuard(t *testing.T) {
 		return c
 	}
 	set := appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: "olap", Name: "cache-hist"},
-		Spec: appsv1.StatefulSetSpec{VolumeClaimTemplates: []corev1.PersistentVolumeClaim{{ObjectMeta: metav1.ObjectMeta{Name: "data"}}}}}
+		Spec: appsv1.StatefulSetSpec{Replicas: new(int32(3)), VolumeClaimTemplates: []corev1.PersistentVolumeClaim{{ObjectMeta: metav1.ObjectMeta{Name: "data"}}}}}
 	yes := true
 	loosePod := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "olap", Name: "other-db-1",
 		OwnerReferences: []metav1.OwnerReference{{Kind: "StatefulSet", Name: "other-db", Controller: &yes}}},
@@ -270,6 +270,32 @@ func TestGuard(t *testing.T) {
 		Pods:         []corev1.Pod{loosePod},
 		StatefulSets: []appsv1.StatefulSet{set},
 	}
+
+	t.Run("a retained PVC of a scaled-down ordinal is named as such", func(t *testing.T) {
+		t.Parallel()
+		in := base
+		in.Kind = LossDestroy
+		scaled := *set.DeepCopy()
+		scaled.Spec.Replicas = new(int32(2))
+		in.StatefulSets = []appsv1.StatefulSet{scaled}
+		v := Guard(in)
+		var got []string
+		for _, a := range v.AtRisk {
+			if a.StatefulSet == "olap/cache-hist" {
+				got = append(got, a.String())
+			}
+		}
+		want := []string{
+			"StatefulSet olap/cache-hist ordinal 0 (PVC olap/data-cache-hist-0): PV pv-0 on node pool-a-0",
+			"StatefulSet olap/cache-hist scaled-down ordinal 2 (PVC olap/data-cache-hist-2 retained, no Pod uses it): PV pv-2 on node pool-a-2",
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("AtRisk (-want +got):\n%s", diff)
+		}
+		if !v.ScaledDown() {
+			t.Error("ScaledDown() = false")
+		}
+	})
 
 	t.Run("recreate lists ordinals on the nodes", func(t *testing.T) {
 		t.Parallel()

@@ -9,6 +9,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -31,7 +32,10 @@ type builder struct {
 	s        *Snapshot
 	ix       *Index
 	set      *appsv1.StatefulSet // desired
-	replace  bool
+	// replace: the object is re-created with its Pods (foreground); recreate:
+	// it is re-created orphaning its Pods and PVCs, which the new object
+	// adopts, so the rollout is planned as an update over the live Pods.
+	replace, recreate bool
 	verdicts map[string]Verdict // ordinal/rev -> verdict
 
 	updateRev, currentRev string
@@ -101,7 +105,11 @@ func (b *builder) build() (*Plan, error) {
 	s, set := b.s, b.set
 	plan := &Plan{}
 	if s.Live != nil && s.Immutable != nil {
-		b.replace = true
+		if RecreateModeFor(s.Live, set) == RecreateForeground {
+			b.replace = true
+		} else {
+			b.recreate = true
+		}
 	}
 	live := s.Live
 	var owned []*appsv1.ControllerRevision
@@ -138,6 +146,11 @@ func (b *builder) build() (*Plan, error) {
 			liveRev, _ = ResolveUpdateRevision(live, owned, collision)
 		}
 		plan.TemplateChanged = b.replace || liveRev != b.updateRev
+		if b.recreate {
+			// The new object gets a fresh status: its current revision is its
+			// update revision (getStatefulSetRevisions finds no other).
+			b.currentRev, b.currentTemplate = b.updateRev, &set.Spec.Template
+		}
 	}
 
 	b.podsByOrdinal = ownedPods(live, s.Pods)
@@ -317,7 +330,7 @@ func (b *builder) build() (*Plan, error) {
 	}
 	plan.Disruption.PDBsExceeded = b.pdbsExceeded(plan.Disruption.MaxUnavailable, initial, cfg)
 
-	if b.replace {
+	if b.replace || b.recreate {
 		plan.Replace = b.replacement()
 	}
 	return plan, nil
@@ -470,11 +483,25 @@ func (b *builder) pdbsExceeded(worst int32, initial map[int]*simPod, cfg simConf
 	return out
 }
 
+// RecreateModeFor says how an immutable change from live to desired is
+// carried out: orphaning the Pods (the new object adopts them), unless the
+// selector changes, so that the new object could not adopt them.
+func RecreateModeFor(live, desired *appsv1.StatefulSet) RecreateMode {
+	if !apiequality.Semantic.DeepEqual(live.Spec.Selector, desired.Spec.Selector) {
+		return RecreateForeground
+	}
+	return RecreateOrphan
+}
+
 func (b *builder) replacement() *Replacement {
 	live := b.s.Live
-	r := &Replacement{Fields: b.s.Immutable.Fields, Message: b.s.Immutable.Message, WhenDeleted: string(appsv1.RetainPersistentVolumeClaimRetentionPolicyType)}
-	if p := live.Spec.PersistentVolumeClaimRetentionPolicy; p != nil && p.WhenDeleted != "" {
-		r.WhenDeleted = string(p.WhenDeleted)
+	r := &Replacement{Fields: b.s.Immutable.Fields, Message: b.s.Immutable.Message, Mode: RecreateOrphan,
+		WhenDeleted: string(appsv1.RetainPersistentVolumeClaimRetentionPolicyType)}
+	if b.replace {
+		r.Mode = RecreateForeground
+		if p := live.Spec.PersistentVolumeClaimRetentionPolicy; p != nil && p.WhenDeleted != "" {
+			r.WhenDeleted = string(p.WhenDeleted)
+		}
 	}
 	newNames := map[string]bool{}
 	if b.set.Name == live.Name {
@@ -504,10 +531,26 @@ func (b *builder) replacement() *Replacement {
 			r.Orphaned = append(r.Orphaned, name)
 		}
 	}
+	if r.Mode == RecreateOrphan {
+		r.Expansions, r.Problems = ClaimGrowth(b.s, b.ix, live, b.set)
+	}
 	var parts []string
-	parts = append(parts, fmt.Sprintf("The API server refuses to update StatefulSet %s/%s in place (%s), so it is deleted and created again; every Pod is deleted and recreated.", live.Namespace, live.Name, strings.Join(r.Fields, ", ")))
+	if r.Mode == RecreateOrphan {
+		if len(r.Expansions) > 0 {
+			var ex []string
+			for _, e := range r.Expansions {
+				ex = append(ex, fmt.Sprintf("%s %s -> %s", e.PVC, formatBytes(e.From), formatBytes(e.To)))
+			}
+			parts = append(parts, fmt.Sprintf("PVCs expanded in place first (online, TopoLVM grows the volume): %s.", strings.Join(ex, ", ")))
+		}
+		parts = append(parts, fmt.Sprintf("The API server refuses to update StatefulSet %s/%s in place (%s), so the object is re-created: "+
+			"it is deleted with orphan propagation and created again, and the new object adopts the Pods, PVCs and revisions by selector. "+
+			"No Pod is deleted by the re-creation; the ordinals' actions say which Pods restart afterwards and how.", live.Namespace, live.Name, strings.Join(r.Fields, ", ")))
+	} else {
+		parts = append(parts, fmt.Sprintf("The API server refuses to update StatefulSet %s/%s in place (%s) and the selector changes, so it is deleted with its Pods and created again; every Pod is deleted and recreated.", live.Namespace, live.Name, strings.Join(r.Fields, ", ")))
+	}
 	if len(r.Readopted) > 0 {
-		parts = append(parts, fmt.Sprintf("PVCs kept (whenDeleted: Retain) and adopted again by name, with their data and node pinning: %s.", strings.Join(r.Readopted, ", ")))
+		parts = append(parts, fmt.Sprintf("PVCs kept and adopted again by name, with their data and node pinning: %s.", strings.Join(r.Readopted, ", ")))
 	}
 	if len(r.Deleted) > 0 {
 		parts = append(parts, fmt.Sprintf("PVCs deleted with the old object (whenDeleted: Delete), their data is lost: %s.", strings.Join(r.Deleted, ", ")))
@@ -517,6 +560,90 @@ func (b *builder) replacement() *Replacement {
 	}
 	r.Explanation = strings.Join(parts, " ")
 	return r
+}
+
+// ClaimGrowth lists the existing PVCs of live's claim templates whose
+// storage request desired raises, and why the growth cannot be made: a
+// claim template that shrinks (PVCs cannot), a StorageClass without
+// allowVolumeExpansion, or growth that does not fit the free capacity of the
+// node a PV is pinned to (TopoLVM expands the logical volume on that node).
+func ClaimGrowth(s *Snapshot, ix *Index, live, desired *appsv1.StatefulSet) ([]ClaimExpansion, []string) {
+	var out []ClaimExpansion
+	var problems []string
+	type key struct{ node, sc string }
+	growth := map[key]int64{}
+	var keys []key
+	liveVCT := map[string]*corev1.PersistentVolumeClaim{}
+	for i := range live.Spec.VolumeClaimTemplates {
+		liveVCT[live.Spec.VolumeClaimTemplates[i].Name] = &live.Spec.VolumeClaimTemplates[i]
+	}
+	for _, vct := range desired.Spec.VolumeClaimTemplates {
+		old := liveVCT[vct.Name]
+		if old == nil {
+			continue
+		}
+		want, ok := vct.Spec.Resources.Requests[corev1.ResourceStorage]
+		if !ok {
+			continue
+		}
+		if had, ok := old.Spec.Resources.Requests[corev1.ResourceStorage]; ok && want.Cmp(had) < 0 {
+			problems = append(problems, fmt.Sprintf("claim template %s asks for %s, less than the %s it asks for today: PVCs cannot shrink", vct.Name, want.String(), had.String()))
+			continue
+		}
+		prefix := vct.Name + "-" + live.Name + "-"
+		for i := range s.PVCs {
+			pvc := &s.PVCs[i]
+			rest, ok := strings.CutPrefix(pvc.Name, prefix)
+			if pvc.Namespace != live.Namespace || !ok || pvc.DeletionTimestamp != nil {
+				continue
+			}
+			o, err := strconv.Atoi(rest)
+			if err != nil || o < 0 {
+				continue
+			}
+			cur := pvc.Spec.Resources.Requests[corev1.ResourceStorage]
+			if want.Cmp(cur) <= 0 {
+				continue
+			}
+			e := ClaimExpansion{Claim: vct.Name, PVC: pvc.Name, Ordinal: int32(o), From: cur.Value(), To: want.Value(),
+				StorageClass: ix.storageClassFor(pvc.Spec.StorageClassName)}
+			if pv := ix.PV(pvc.Spec.VolumeName); pv != nil {
+				e.Node = ix.PinnedNode(pv)
+			}
+			sc := ix.scs[e.StorageClass]
+			if sc == nil || sc.AllowVolumeExpansion == nil || !*sc.AllowVolumeExpansion {
+				problems = append(problems, fmt.Sprintf("PVC %s uses StorageClass %q, which does not allow volume expansion (allowVolumeExpansion)", pvc.Name, e.StorageClass))
+				continue
+			}
+			out = append(out, e)
+			if e.Node != "" {
+				k := key{e.Node, e.StorageClass}
+				if _, seen := growth[k]; !seen {
+					keys = append(keys, k)
+				}
+				growth[k] += e.To - e.From
+			}
+		}
+	}
+	for _, k := range keys {
+		i, ok := ix.nodeByNm[k.node]
+		if !ok {
+			continue
+		}
+		c := ix.capacity(i, k.sc)
+		if c.limited && c.bytes < growth[k] {
+			var pvcs []string
+			for _, e := range out {
+				if e.Node == k.node && e.StorageClass == k.sc {
+					pvcs = append(pvcs, e.PVC)
+				}
+			}
+			problems = append(problems, fmt.Sprintf("node %s has only %s free for storage class %s (%s) but growing PVC(s) %s needs %s more",
+				k.node, formatBytes(c.bytes), k.sc, c.source, strings.Join(pvcs, ", "), formatBytes(growth[k])))
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].PVC < out[j].PVC })
+	return out, problems
 }
 
 func ordinalsWithClaims(b *builder, live *appsv1.StatefulSet) map[int]bool {

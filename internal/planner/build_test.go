@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -436,10 +437,89 @@ func TestBuild(t *testing.T) {
 				}
 			},
 		},
-		"immutable change replaces the object and re-adopts PVCs": {
+		"claim growth re-creates the object orphaning its Pods and expands the PVCs": {
 			world: func(t *testing.T) *world {
 				w := newWorld(t, mkSet(3), twoPools()).desire(func(s *appsv1.StatefulSet) {
 					s.Spec.VolumeClaimTemplates[0].Spec.Resources.Requests[corev1.ResourceStorage] = *resource.NewQuantity(200*gib, resource.BinarySI)
+				})
+				w.snap.StorageClasses[0].AllowVolumeExpansion = ptr.To(true)
+				w.snap.Immutable = &ImmutableChange{Fields: []string{"spec"}, Message: "spec: Forbidden: updates to statefulset spec for fields other than ..."}
+				return w
+			},
+			want:           []string{"0 unchanged w0 ok", "1 unchanged w0 ok", "2 unchanged w0 ok"},
+			wantMaxUnavail: 0,
+			check: func(t *testing.T, w *world, p *Plan) {
+				if p.Replace == nil || p.Replace.Mode != RecreateOrphan {
+					t.Fatalf("Replace %+v, want orphan re-creation", p.Replace)
+				}
+				if diff := cmp.Diff([]string{"data-olap-0", "data-olap-1", "data-olap-2"}, p.Replace.Readopted); diff != "" {
+					t.Errorf("Readopted (-want +got):\n%s", diff)
+				}
+				var grown []string
+				for _, e := range p.Replace.Expansions {
+					grown = append(grown, fmt.Sprintf("%s %d->%d on %s", e.PVC, e.From/gib, e.To/gib, e.Node))
+				}
+				want := []string{"data-olap-0 100->200 on gke-olap-pool-a-0", "data-olap-1 100->200 on gke-olap-pool-a-1", "data-olap-2 100->200 on gke-olap-pool-a-2"}
+				if diff := cmp.Diff(want, grown); diff != "" {
+					t.Errorf("Expansions (-want +got):\n%s", diff)
+				}
+				if len(p.Replace.Problems) != 0 || !strings.Contains(p.Replace.Explanation, "PVCs expanded in place") {
+					t.Errorf("problems %q, explanation %q", p.Replace.Problems, p.Replace.Explanation)
+				}
+			},
+		},
+		"claim growth needs allowVolumeExpansion": {
+			world: func(t *testing.T) *world {
+				w := newWorld(t, mkSet(1), twoPools()).desire(func(s *appsv1.StatefulSet) {
+					s.Spec.VolumeClaimTemplates[0].Spec.Resources.Requests[corev1.ResourceStorage] = *resource.NewQuantity(200*gib, resource.BinarySI)
+				})
+				w.snap.Immutable = &ImmutableChange{Fields: []string{"spec"}}
+				return w
+			},
+			want: []string{"0 unchanged w0 ok"},
+			check: func(t *testing.T, w *world, p *Plan) {
+				if len(p.Replace.Problems) != 1 || !strings.Contains(p.Replace.Problems[0], "does not allow volume expansion") {
+					t.Errorf("problems %q", p.Replace.Problems)
+				}
+			},
+		},
+		"claim growth beyond a node's free capacity": {
+			world: func(t *testing.T) *world {
+				w := newWorld(t, mkSet(1), twoPools()).desire(func(s *appsv1.StatefulSet) {
+					s.Spec.VolumeClaimTemplates[0].Spec.Resources.Requests[corev1.ResourceStorage] = *resource.NewQuantity(1200*gib, resource.BinarySI)
+				})
+				w.snap.StorageClasses[0].AllowVolumeExpansion = ptr.To(true)
+				w.snap.Immutable = &ImmutableChange{Fields: []string{"spec"}}
+				return w
+			},
+			want: []string{"0 unchanged w0 ok"},
+			check: func(t *testing.T, w *world, p *Plan) {
+				if len(p.Replace.Problems) != 1 || !strings.Contains(p.Replace.Problems[0], "node gke-olap-pool-a-0 has only 1000Gi free for storage class topolvm-ssd") {
+					t.Errorf("problems %q", p.Replace.Problems)
+				}
+			},
+		},
+		"claim template shrink is refused": {
+			world: func(t *testing.T) *world {
+				w := newWorld(t, mkSet(1), twoPools()).desire(func(s *appsv1.StatefulSet) {
+					s.Spec.VolumeClaimTemplates[0].Spec.Resources.Requests[corev1.ResourceStorage] = *resource.NewQuantity(50*gib, resource.BinarySI)
+				})
+				w.snap.StorageClasses[0].AllowVolumeExpansion = ptr.To(true)
+				w.snap.Immutable = &ImmutableChange{Fields: []string{"spec"}}
+				return w
+			},
+			want: []string{"0 unchanged w0 ok"},
+			check: func(t *testing.T, w *world, p *Plan) {
+				if len(p.Replace.Problems) != 1 || !strings.Contains(p.Replace.Problems[0], "PVCs cannot shrink") {
+					t.Errorf("problems %q", p.Replace.Problems)
+				}
+			},
+		},
+		"selector change re-creates the object with its Pods": {
+			world: func(t *testing.T) *world {
+				w := newWorld(t, mkSet(3), twoPools()).desire(func(s *appsv1.StatefulSet) {
+					s.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": "olap", "tier": "hot"}}
+					s.Spec.Template.Labels["tier"] = "hot"
 				})
 				w.snap.Immutable = &ImmutableChange{Fields: []string{"spec"}, Message: "spec: Forbidden: updates to statefulset spec for fields other than ..."}
 				return w
@@ -447,8 +527,8 @@ func TestBuild(t *testing.T) {
 			want:           []string{"0 recreate w1 ok", "1 recreate w2 ok", "2 recreate w3 ok"},
 			wantMaxUnavail: 3,
 			check: func(t *testing.T, w *world, p *Plan) {
-				if p.Replace == nil {
-					t.Fatal("no Replace")
+				if p.Replace == nil || p.Replace.Mode != RecreateForeground {
+					t.Fatalf("Replace %+v, want foreground", p.Replace)
 				}
 				if diff := cmp.Diff([]string{"data-olap-0", "data-olap-1", "data-olap-2"}, p.Replace.Readopted); diff != "" {
 					t.Errorf("Readopted (-want +got):\n%s", diff)

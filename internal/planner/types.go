@@ -124,12 +124,38 @@ type Disruption struct {
 	PDBsExceeded []string
 }
 
-// Replacement explains an immutable change that replaces the StatefulSet.
+// RecreateMode is how olapgke carries out a change the API server refuses to
+// make in place (immutable fields).
+type RecreateMode string
+
+const (
+	// RecreateOrphan deletes the StatefulSet object with orphan propagation
+	// and creates it again: Pods and PVCs are kept, and the new object adopts
+	// them (and the ControllerRevisions) by selector. No Pod is deleted.
+	RecreateOrphan RecreateMode = "orphan"
+	// RecreateForeground deletes the object with its Pods first (the
+	// selector changes, so the new object could not adopt them).
+	RecreateForeground RecreateMode = "foreground"
+)
+
+// ClaimExpansion is one existing PVC grown in place to its claim template's
+// new storage request.
+type ClaimExpansion struct {
+	Claim, PVC   string
+	Ordinal      int32
+	From, To     int64 // bytes: the PVC's request today, the template's new one
+	Node         string
+	StorageClass string
+}
+
+// Replacement explains an immutable change that re-creates the StatefulSet.
 type Replacement struct {
 	Fields  []string
 	Message string
+	Mode    RecreateMode
 	// WhenDeleted is the live retention policy applied when the old object is
-	// deleted: "Retain" or "Delete".
+	// deleted: "Retain" or "Delete" (foreground only: an orphaning delete
+	// keeps every PVC).
 	WhenDeleted string
 	// Readopted are existing PVCs the new StatefulSet adopts by name.
 	Readopted []string
@@ -137,6 +163,12 @@ type Replacement struct {
 	Deleted []string
 	// Orphaned are PVCs kept but no longer named by any claim template.
 	Orphaned []string
+	// Expansions are PVCs grown in place before the object is re-created
+	// (a larger storage request in a claim template).
+	Expansions []ClaimExpansion
+	// Problems make the change impossible as planned (a shrink, a class
+	// without allowVolumeExpansion, growth that does not fit a node).
+	Problems []string
 	// Explanation is a sentence for diagnostics.
 	Explanation string
 }

@@ -56,10 +56,10 @@ func proxied(t *testing.T, env *acctest.Env, f *tf, api faultproxy.Config, g fau
 	gp, err := faultproxy.NewGRPC(env.Vars["OLAPGKE_CONTAINER_ENDPOINT"], g)
 	must(t, err)
 	t.Cleanup(gp.Close)
-	f.env["KUBE_HOST"] = p.URL
-	f.env["KUBE_TOKEN"] = env.Vars["GOOGLE_OAUTH_ACCESS_TOKEN"]
-	f.env["KUBE_CLUSTER_CA_CERT_DATA"] = string(p.CAPEM)
-	f.env["OLAPGKE_CONTAINER_ENDPOINT"] = gp.Addr
+	f.Env["KUBE_HOST"] = p.URL
+	f.Env["KUBE_TOKEN"] = env.Vars["GOOGLE_OAUTH_ACCESS_TOKEN"]
+	f.Env["KUBE_CLUSTER_CA_CERT_DATA"] = string(p.CAPEM)
+	f.Env["OLAPGKE_CONTAINER_ENDPOINT"] = gp.Addr
 	return p, gp
 }
 
@@ -73,14 +73,14 @@ func untilDone(t *testing.T, f *tf, tries int, off func(), args ...string) []str
 		if i == tries {
 			off()
 		}
-		out, err := f.run(args...)
+		out, err := f.Run(args...)
 		if err == nil {
 			return summaries
 		}
 		summaries = append(summaries, clearError(t, out))
 		t.Logf("%s try %d stopped with a clear error:\n%s", args[0], i+1, errorBlock(out))
 	}
-	t.Fatalf("%s still fails with faults off after %d tries: %v\n%s", args[0], tries, summaries, f.logs[len(f.logs)-1])
+	t.Fatalf("%s still fails with faults off after %d tries: %v\n%s", args[0], tries, summaries, f.Logs[len(f.Logs)-1])
 	return nil
 }
 
@@ -112,13 +112,13 @@ func TestAccReliability_MigrationUnderFaults(t *testing.T) {
 			p, _ := proxied(t, env, f, apiFaults(seed), gkeFaults(seed))
 			summaries := untilDone(t, f, 8, func() { p.SetEnabled(false) }, "apply", "-auto-approve")
 			p.SetEnabled(false)
-			f.planEmpty()
+			f.PlanEmpty()
 			longest, _ := mon.verify(t)
 			s.checkFinal(t, "pool-b", all)
-			f.noSecrets(env.Vars["GOOGLE_OAUTH_ACCESS_TOKEN"])
+			f.NoSecrets(env.Vars["GOOGLE_OAUTH_ACCESS_TOKEN"])
 			result(t, "10 ordinals moved; %d API requests, faults: %s; %d apply runs stopped with clear errors %v; longest single-ordinal move %s; violations: %v",
 				p.Requests(), p.Summary(), len(summaries), summaries, longest.Round(time.Millisecond), t.Failed())
-			_, _ = f.run("destroy", "-auto-approve")
+			_, _ = f.Run("destroy", "-auto-approve")
 		})
 	}
 }
@@ -137,12 +137,12 @@ func TestAccReliability_PartialMigrationUnderFaults(t *testing.T) {
 	p, _ := proxied(t, env, f, apiFaults(11), gkeFaults(11))
 	summaries := untilDone(t, f, 8, func() { p.SetEnabled(false) }, "apply", "-auto-approve")
 	p.SetEnabled(false)
-	f.planEmpty()
+	f.PlanEmpty()
 	longest, _ := mon.verify(t)
 	s.checkFinal(t, "pool-b", []int32{7, 3})
 	result(t, "ordinals 7,3 of 10 moved, 8 untouched by UID; %d API requests, faults: %s; clear errors %v; longest move %s",
 		p.Requests(), p.Summary(), summaries, longest.Round(time.Millisecond))
-	_, _ = f.run("destroy", "-auto-approve")
+	_, _ = f.Run("destroy", "-auto-approve")
 }
 
 // stsConfig is an olapgke_statefulset (OnDelete) of 3 replicas on pool.
@@ -195,26 +195,26 @@ func TestAccReliability_LifecyclesUnderFaults(t *testing.T) {
 	f := newTF(t, steps[0].config)
 	p, g := proxied(t, env, f, apiFaults(21), gkeFaults(21))
 	// Provider and Terraform logs at trace level: with faults, error paths are logged too.
-	f.env["TF_LOG"] = "trace"
-	f.env["TF_LOG_PATH"] = filepath.Join(t.TempDir(), "trace.log")
+	f.Env["TF_LOG"] = "trace"
+	f.Env["TF_LOG_PATH"] = filepath.Join(t.TempDir(), "trace.log")
 	off := func() { p.SetEnabled(false); g.SetEnabled(false) }
 	on := func() { p.SetEnabled(true); g.SetEnabled(true) }
 	var all []string
 	for _, st := range steps {
 		on()
-		f.write(st.config)
+		f.Write(st.config)
 		all = append(all, untilDone(t, f, 8, off, "apply", "-auto-approve")...)
 		off()
-		f.planEmpty()
+		f.PlanEmpty()
 	}
 	on()
 	all = append(all, untilDone(t, f, 8, off, "destroy", "-auto-approve")...)
 	off()
-	out, err := f.run("state", "list")
+	out, err := f.Run("state", "list")
 	if err != nil || strings.TrimSpace(out) != "" {
 		t.Errorf("state after destroy is not empty (%v): %q", err, out)
 	}
-	f.noSecrets(env.Vars["GOOGLE_OAUTH_ACCESS_TOKEN"])
+	f.NoSecrets(env.Vars["GOOGLE_OAUTH_ACCESS_TOKEN"])
 	result(t, "statefulset/node pool/device class create, update, destroy (TF_LOG=trace: token in no log, output or state); API faults: %s; GKE faults: %s; clear errors %v",
 		p.Summary(), g.Summary(), all)
 }

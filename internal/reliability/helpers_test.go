@@ -1,16 +1,11 @@
 package reliability
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"regexp"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -53,167 +48,13 @@ func result(t *testing.T, format string, args ...any) {
 	t.Logf("RESULT %s: %s", t.Name(), fmt.Sprintf(format, args...))
 }
 
-// ---- terraform CLI driver -------------------------------------------------------------------
+// ---- terraform CLI driver: acctest.TF ------------------------------------------------------
 
-var (
-	buildOnce sync.Once
-	pluginDir string
-	buildErr  error
-)
+type tf = acctest.TF
 
-// providerBinary builds the provider from this checkout once per test process.
-func providerBinary(t *testing.T) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "olapgke-reliability-plugin-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		pluginDir = dir
-		cmd := exec.Command("go", "build", "-o", filepath.Join(dir, "terraform-provider-olapgke"), ".")
-		cmd.Dir = acctest.RepoRoot()
-		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("building the provider: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return pluginDir
-}
+func newTF(t *testing.T, config string) *tf { return acctest.NewTF(t, config) }
 
-// tf runs the real terraform CLI in its own working directory with the provider built from this
-// checkout (dev_overrides: no init, no registry). A SIGKILL of the process group ends terraform
-// and the provider plugin together, as when a CI runner dies.
-type tf struct {
-	t    *testing.T
-	bin  string
-	dir  string
-	rc   string
-	env  map[string]string // extra environment (KUBE_*, OLAPGKE_CONTAINER_ENDPOINT, TF_LOG)
-	logs []string          // every command's output, for secrets checks
-}
-
-func newTF(t *testing.T, config string) *tf {
-	t.Helper()
-	bin, err := exec.LookPath("terraform")
-	if err != nil {
-		t.Fatal(err)
-	}
-	plugins := providerBinary(t)
-	dir := t.TempDir()
-	rc := filepath.Join(dir, "terraformrc")
-	must(t, os.WriteFile(rc, fmt.Appendf(nil, `provider_installation {
-  dev_overrides {
-    "registry.terraform.io/olapgke/olapgke" = %q
-  }
-  direct {}
-}
-`, plugins), 0o600))
-	work := filepath.Join(dir, "work")
-	must(t, os.MkdirAll(work, 0o755))
-	f := &tf{t: t, bin: bin, dir: work, rc: rc, env: map[string]string{}}
-	f.write(config)
-	return f
-}
-
-func (f *tf) write(config string) {
-	must(f.t, os.WriteFile(filepath.Join(f.dir, "main.tf"), []byte(`terraform {
-  required_providers {
-    olapgke = { source = "olapgke/olapgke" }
-  }
-}
-provider "olapgke" {}
-`+config), 0o600))
-}
-
-func (f *tf) cmd(ctx context.Context, args ...string) (*exec.Cmd, *bytes.Buffer) {
-	if args[0] != "state" {
-		args = append(args, "-input=false")
-	}
-	cmd := exec.CommandContext(ctx, f.bin, append(args, "-no-color")...)
-	cmd.Dir = f.dir
-	env := append(os.Environ(), "TF_CLI_CONFIG_FILE="+f.rc, "TF_IN_AUTOMATION=1", "CHECKPOINT_DISABLE=1")
-	for k, v := range f.env {
-		env = append(env, k+"="+v)
-	}
-	cmd.Env = env
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	return cmd, &out
-}
-
-// run runs a terraform command to the end and returns its output and error.
-func (f *tf) run(args ...string) (string, error) {
-	ctx, cancel := context.WithTimeout(f.t.Context(), 10*time.Minute)
-	defer cancel()
-	cmd, out := f.cmd(ctx, args...)
-	err := cmd.Run()
-	f.logs = append(f.logs, out.String())
-	return out.String(), err
-}
-
-func (f *tf) apply() (string, error) { return f.run("apply", "-auto-approve") }
-
-// planEmpty fails the test unless `terraform plan` has no changes.
-func (f *tf) planEmpty() {
-	f.t.Helper()
-	out, err := f.run("plan", "-detailed-exitcode")
-	if err != nil {
-		f.t.Fatalf("plan after a completed apply is not empty (%v):\n%s", err, out)
-	}
-}
-
-// noSecrets fails the test if any secret appears in the state file, in the output of any
-// command run so far (including error texts produced under faults) or in the trace log, if one
-// was configured with TF_LOG_PATH.
-func (f *tf) noSecrets(secrets ...string) {
-	f.t.Helper()
-	sources := map[string]string{}
-	for i, l := range f.logs {
-		sources[fmt.Sprintf("output of command %d", i+1)] = l
-	}
-	for _, name := range []string{"terraform.tfstate", "terraform.tfstate.backup"} {
-		if b, err := os.ReadFile(filepath.Join(f.dir, name)); err == nil {
-			sources[name] = string(b)
-		}
-	}
-	if p := f.env["TF_LOG_PATH"]; p != "" {
-		b, err := os.ReadFile(p)
-		if err != nil || len(b) == 0 {
-			f.t.Fatalf("trace log %s missing or empty (%v): the secrets check would prove nothing", p, err)
-		}
-		sources["trace log"] = string(b)
-	}
-	for where, text := range sources {
-		for _, s := range secrets {
-			if len(s) >= 8 && strings.Contains(text, s) {
-				f.t.Errorf("a secret (%d chars) appears in the %s", len(s), where)
-			}
-		}
-	}
-}
-
-// errorSummary matches Terraform's rendering of an error diagnostic with a Title-Case summary.
-var errorSummary = regexp.MustCompile(`Error: ([A-Z][A-Za-z0-9-]*(?: [A-Z0-9][A-Za-z0-9-]*)+)`)
-
-// clearError checks that a failed terraform run failed with olapgke's diagnostics, not a crash.
-func clearError(t *testing.T, out string) string {
-	t.Helper()
-	for _, bad := range []string{"panic:", "Plugin did not respond", "The plugin encountered an error", "Provider produced inconsistent result", "rpc error: code = Unavailable desc = error reading from server"} {
-		if strings.Contains(out, bad) {
-			t.Fatalf("terraform failed with %q (a crash or provider bug, not a clear error):\n%s", bad, out)
-		}
-	}
-	m := errorSummary.FindStringSubmatch(out)
-	if m == nil {
-		t.Fatalf("terraform failed without a Title-Case error summary:\n%s", out)
-	}
-	return m[1]
-}
+func clearError(t *testing.T, out string) string { return acctest.ClearError(t, out) }
 
 func must(t *testing.T, err error) {
 	t.Helper()

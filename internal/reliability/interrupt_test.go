@@ -32,7 +32,7 @@ func TestAccReliability_SIGKILLAtEachPhase(t *testing.T) {
 			s.switchPool(t, "pool-b")
 			all := []int32{0, 1, 2, 3}
 			f := newTF(t, migrationConfig(ns, "  min_ready_seconds = 3"))
-			cmd, out := f.cmd(t.Context(), "apply", "-auto-approve")
+			cmd, out := f.Cmd(t.Context(), "apply", "-auto-approve")
 
 			var (
 				mu       sync.Mutex
@@ -75,15 +75,15 @@ func TestAccReliability_SIGKILLAtEachPhase(t *testing.T) {
 			t.Logf("terraform apply and the provider SIGKILLed at %s", killedAt)
 
 			begin := time.Now()
-			if out, err := f.apply(); err != nil {
+			if out, err := f.Apply(); err != nil {
 				t.Fatalf("apply after the SIGKILL failed: %v\n%s", err, out)
 			}
 			resume := time.Since(begin)
-			f.planEmpty()
+			f.PlanEmpty()
 			longest, _ := mon.verify(t)
 			s.checkFinal(t, "pool-b", all)
 			result(t, "killed at %s; re-apply completed in %s; 4 ordinals on pool-b; longest move %s", killedAt, resume.Round(time.Millisecond), longest.Round(time.Millisecond))
-			_, _ = f.run("destroy", "-auto-approve")
+			_, _ = f.Run("destroy", "-auto-approve")
 		})
 	}
 }

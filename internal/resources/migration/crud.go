@@ -231,7 +231,9 @@ func (r *migrationResource) Read(ctx context.Context, req resource.ReadRequest, 
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	p := planner.NewMigration(s).Plan(opts)
+	v := planner.NewMigration(s)
+	p := v.Plan(opts)
+	st.UpdateRevision = types.StringValue(v.UpdateRevision())
 	st.Moves, diags = flattenMoves(ctx, p.Moves)
 	resp.Diagnostics.Append(diags...)
 	if st.VolumeClaims.IsNull() || st.VolumeClaims.IsUnknown() {

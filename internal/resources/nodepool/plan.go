@@ -314,6 +314,10 @@ func dataLossDiag(pool string, l loss, v gkerules.Verdict, allowed bool) diag.Di
 		Do: "Move these ordinals to another node pool first (olapgke_statefulset_migration deletes each ordinal's PVCs and Pod and waits until it is Ready on the target pool), " +
 			"then plan again; or set allow_local_data_loss = true to accept losing this data.",
 	}
+	if v.ScaledDown() {
+		d.Do += " PVCs of scaled-down ordinals (retained by whenScaled: Retain) have no Pod to move: delete them if their data is not needed, " +
+			"or scale the StatefulSet up again and move those ordinals."
+	}
 	p := path.Root("machine_type")
 	if len(l.attrs) > 0 {
 		p = path.Root(l.attrs[0])

@@ -76,6 +76,15 @@ func (r *statefulSetResource) write(ctx context.Context, plan, prior *resourceMo
 	}
 	force := plan.ForceConflicts.ValueBool()
 	stored, err := applyStatefulSet(ctx, kube, m, force, false)
+	if err != nil && apierrors.IsInvalid(err) {
+		// Immutable fields: re-create the object orphaning its Pods (growing the PVCs first),
+		// as the plan said; the same planner decides here.
+		if recreated, rerr := r.recreate(ctx, kube, m, force, diags); recreated {
+			stored, err = applyStatefulSet(ctx, kube, m, force, false)
+		} else if rerr != nil {
+			return
+		}
+	}
 	if err != nil {
 		d := diagnostics.Detail{
 			Checked: fmt.Sprintf("Server-side apply of StatefulSet %s/%s (field manager olapgke).", m.Namespace, m.Name),
@@ -148,12 +157,12 @@ func (r *statefulSetResource) write(ctx context.Context, plan, prior *resourceMo
 		return
 	}
 
-	await := awaitedOrdinals(m.Set, views)
+	await, deleted := awaitedOrdinals(m.Set, views)
 	if !plan.WaitForRollout.ValueBool() {
-		await = nil // still wait for the controller to observe the generation, for update_revision
+		await, deleted = nil, nil // still wait for the controller to observe the generation, for update_revision
 	}
 	_, err = engine.WaitForRollout(ctx, kube, engine.RolloutWait{
-		Namespace: m.Namespace, Name: m.Name, UID: stored.UID, Generation: stored.Generation, Ordinals: await,
+		Namespace: m.Namespace, Name: m.Name, UID: stored.UID, Generation: stored.Generation, Ordinals: await, Deleted: deleted,
 		Progress: func(p engine.OrdinalProgress) {
 			tflog.Info(ctx, "StatefulSet rollout progress", map[string]any{
 				"statefulset": m.Namespace + "/" + m.Name, "ordinal": p.Ordinal, "pod": p.Pod, "node": p.Node, "state": p.State, "message": p.Message,
@@ -167,20 +176,23 @@ func (r *statefulSetResource) write(ctx context.Context, plan, prior *resourceMo
 }
 
 // awaitedOrdinals are the ordinals whose Pods must be Ready at the update revision: those the plan
-// creates or recreates. Without a plan (deferred provider config) every ordinal in range under
-// RollingUpdate, none under OnDelete.
-func awaitedOrdinals(set *appsv1.StatefulSet, views []ordinalView) []int32 {
-	var out []int32
+// creates or recreates; and the ordinals whose Pods must be gone: those a scale-down deletes.
+// Without a plan (deferred provider config) every ordinal in range under RollingUpdate, none under
+// OnDelete.
+func awaitedOrdinals(set *appsv1.StatefulSet, views []ordinalView) (out, deleted []int32) {
 	if views != nil {
 		for _, v := range views {
-			if v.Action == string(planner.ActionCreate) || v.Action == string(planner.ActionRecreate) {
+			switch v.Action {
+			case string(planner.ActionCreate), string(planner.ActionRecreate):
 				out = append(out, int32(v.Ordinal))
+			case string(planner.ActionDelete):
+				deleted = append(deleted, int32(v.Ordinal))
 			}
 		}
-		return out
+		return out, deleted
 	}
 	if set.Spec.UpdateStrategy.Type == appsv1.OnDeleteStatefulSetStrategyType {
-		return nil
+		return nil, nil
 	}
 	start, n := int32(0), int32(1)
 	if set.Spec.Ordinals != nil {
@@ -192,7 +204,7 @@ func awaitedOrdinals(set *appsv1.StatefulSet, views []ordinalView) []int32 {
 	for o := start; o < start+n; o++ {
 		out = append(out, o)
 	}
-	return out
+	return out, nil
 }
 
 func rolloutError(m *manifest, err error) diag.Diagnostic {
@@ -452,4 +464,53 @@ func (r *statefulSetResource) Delete(ctx context.Context, req resource.DeleteReq
 			resp.Diagnostics.Append(diagnostics.Error("PodDisruptionBudget Delete Failed", kubeError("Deleting the PodDisruptionBudget.", err)))
 		}
 	}
+}
+
+// recreate carries out an immutable change the API server refused: it asks the planner how (the
+// same dry run, snapshot and planner as the plan) and, for an orphaning re-creation, grows the
+// PVCs and deletes the object without its Pods. It reports whether the object is gone and must
+// be created again; a non-nil error means a diagnostic was added.
+func (r *statefulSetResource) recreate(ctx context.Context, kube kubernetes.Interface, m *manifest, force bool, diags *diag.Diagnostics) (bool, error) {
+	desired, imm, err := snapshot.DryRunApply(ctx, kube, m.Set, FieldManager, force)
+	if err != nil || imm == nil {
+		return false, nil // not an immutable change: the caller reports the apply error
+	}
+	snap, err := snapshot.Read(ctx, kube, desired, m.Namespace, m.Name)
+	if err != nil || snap.Live == nil {
+		return false, nil
+	}
+	snap.Immutable = imm
+	p, err := planner.Build(*snap)
+	if err != nil || p.Replace == nil || p.Replace.Mode != planner.RecreateOrphan {
+		return false, nil
+	}
+	if len(p.Replace.Problems) > 0 {
+		diags.Append(diagnostics.AttributeError(manifestPath, "Claim Template Change Not Possible", diagnostics.Detail{
+			Checked: fmt.Sprintf("The claim templates of StatefulSet %s/%s against its existing PVCs at apply time.", m.Namespace, m.Name),
+			Found:   "- " + strings.Join(p.Replace.Problems, "\n- "),
+			Do:      "Nothing was changed. Free capacity or revert the change and apply again.",
+		}))
+		return false, errors.New("claim template change not possible")
+	}
+	err = engine.RecreateOrphaning(ctx, kube, engine.RecreateRun{
+		Namespace: m.Namespace, Name: m.Name, UID: snap.Live.UID, Expansions: p.Replace.Expansions,
+		Log: func(line string) {
+			tflog.Info(ctx, line, map[string]any{"statefulset": m.Namespace + "/" + m.Name})
+		},
+	})
+	if err != nil {
+		var re *engine.RecreateError
+		d := diagnostics.Detail{
+			Checked: fmt.Sprintf("Re-creating StatefulSet %s/%s without its Pods: growing its PVCs, then deleting the object with orphan propagation.", m.Namespace, m.Name),
+			Found:   "The step failed; no Pod was deleted.",
+			Do:      "Fix the cause and apply again: expanded PVCs are not expanded twice, and a deleted object is created again.",
+			Err:     err,
+		}
+		if errors.As(err, &re) && re.Quote != "" {
+			d.Found = fmt.Sprintf("PVC %s could not be expanded; the resizer says: %q. No Pod was deleted and the StatefulSet object is unchanged.", re.PVC, re.Quote)
+		}
+		diags.Append(diagnostics.AttributeError(manifestPath, "StatefulSet Re-creation Failed", d))
+		return false, err
+	}
+	return true, nil
 }

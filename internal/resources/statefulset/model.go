@@ -41,7 +41,7 @@ var volumeType = types.ObjectType{AttrTypes: map[string]attr.Type{
 var ordinalType = types.ObjectType{AttrTypes: map[string]attr.Type{
 	"ordinal": types.Int64Type, "pod": types.StringType, "node": types.StringType, "action": types.StringType,
 	"wave": types.Int64Type, "schedulable": types.BoolType, "reason": types.StringType, "blocked": types.BoolType,
-	"volumes": types.ListType{ElemType: volumeType},
+	"volumes": types.ListType{ElemType: volumeType}, "pvcs_after": types.StringType,
 }}
 
 var stuckType = types.ObjectType{AttrTypes: map[string]attr.Type{
@@ -66,6 +66,7 @@ type ordinalView struct {
 	Reason      string
 	Blocked     bool
 	Volumes     []planner.Volume
+	PVCsAfter   string
 }
 
 func viewsFromPlan(p *planner.Plan) []ordinalView {
@@ -73,7 +74,7 @@ func viewsFromPlan(p *planner.Plan) []ordinalView {
 	for _, o := range p.Ordinals {
 		out = append(out, ordinalView{
 			Ordinal: int64(o.Ordinal), Pod: o.Pod, Node: o.Node, Action: string(o.Action), Wave: int64(o.Wave),
-			Schedulable: o.Schedulable, Reason: o.Reason, Blocked: o.Blocked, Volumes: o.Volumes,
+			Schedulable: o.Schedulable, Reason: o.Reason, Blocked: o.Blocked, Volumes: o.Volumes, PVCsAfter: o.PVCsAfter,
 		})
 	}
 	return out
@@ -105,7 +106,7 @@ func ordinalsValue(views []ordinalView) (types.List, diag.Diagnostics) {
 			"ordinal": types.Int64Value(o.Ordinal), "pod": types.StringValue(o.Pod), "node": types.StringValue(o.Node),
 			"action": types.StringValue(o.Action), "wave": types.Int64Value(o.Wave),
 			"schedulable": types.BoolValue(o.Schedulable), "reason": types.StringValue(o.Reason),
-			"blocked": types.BoolValue(o.Blocked), "volumes": vols,
+			"blocked": types.BoolValue(o.Blocked), "volumes": vols, "pvcs_after": types.StringValue(o.PVCsAfter),
 		})
 		diags.Append(d...)
 		elems = append(elems, ov)
@@ -182,6 +183,7 @@ func ordinalsFromState(ctx context.Context, l types.List) []ordinalView {
 		Schedulable bool   `tfsdk:"schedulable"`
 		Reason      string `tfsdk:"reason"`
 		Blocked     bool   `tfsdk:"blocked"`
+		PVCsAfter   string `tfsdk:"pvcs_after"`
 		Volumes     []struct {
 			Claim      string `tfsdk:"claim"`
 			PVC        string `tfsdk:"pvc"`
@@ -195,7 +197,7 @@ func ordinalsFromState(ctx context.Context, l types.List) []ordinalView {
 	out := make([]ordinalView, 0, len(raw))
 	for _, r := range raw {
 		v := ordinalView{Ordinal: r.Ordinal, Pod: r.Pod, Node: r.Node, Action: r.Action, Wave: r.Wave,
-			Schedulable: r.Schedulable, Reason: r.Reason, Blocked: r.Blocked}
+			Schedulable: r.Schedulable, Reason: r.Reason, Blocked: r.Blocked, PVCsAfter: r.PVCsAfter}
 		for _, vol := range r.Volumes {
 			v.Volumes = append(v.Volumes, planner.Volume{Claim: vol.Claim, PVC: vol.PVC, PV: vol.PV, PinnedNode: vol.PinnedNode})
 		}

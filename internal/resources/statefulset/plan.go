@@ -157,13 +157,23 @@ func (r *statefulSetResource) planChange(ctx context.Context, plan, state *resou
 	diags.Append(d...)
 	plan.Ordinals = ords
 	if imm != nil {
-		replace = true
 		plan.UID = types.StringUnknown()
+		if p.Replace != nil && p.Replace.Mode == planner.RecreateForeground {
+			// The selector changes: Terraform replaces the object (delete with its Pods, create).
+			replace = true
+			if state == nil {
+				// The create half of a replacement is planned again during apply, after the old
+				// object is gone, so its ordinals are only known then.
+				plan.Ordinals = types.ListUnknown(ordinalType)
+			}
+		}
 		diags.Append(replacementWarning(m, p))
-		if state == nil {
-			// The create half of a replacement is planned again during apply, after the old
-			// object is gone, so its ordinals are only known then.
-			plan.Ordinals = types.ListUnknown(ordinalType)
+		if p.Replace != nil && len(p.Replace.Problems) > 0 {
+			diags.Append(diagnostics.AttributeError(manifestPath, "Claim Template Change Not Possible", diagnostics.Detail{
+				Checked: fmt.Sprintf("The volumeClaimTemplates of StatefulSet %s/%s against its existing PVCs, their StorageClasses and the free TopoLVM capacity of the nodes their PVs are pinned to.", m.Namespace, m.Name),
+				Found:   "The change cannot be made to the existing PVCs:\n- " + strings.Join(p.Replace.Problems, "\n- "),
+				Do:      "Revert the claim template change, or free capacity on those nodes (or move the ordinals elsewhere with olapgke_statefulset_migration) and plan again. Nothing was changed.",
+			}))
 		}
 	}
 	diags.Append(verdictDiagnostics(m, p, plan.AllowUnschedulable.ValueBool())...)
@@ -184,25 +194,33 @@ func rejected(err error) diag.Diagnostic {
 }
 
 func replacementWarning(m *manifest, p *planner.Plan) diag.Diagnostic {
-	found := fmt.Sprintf("The API server refuses to update StatefulSet %s/%s in place", m.Namespace, m.Name)
-	var expl string
-	if rp := p.Replace; rp != nil {
-		found += fmt.Sprintf(" (fields %s): %s", strings.Join(rp.Fields, ", "), rp.Message)
-		expl = rp.Explanation
-		if len(rp.Readopted) > 0 {
-			expl += " PVCs re-adopted by name: " + strings.Join(rp.Readopted, ", ") + "."
+	rp := p.Replace
+	if rp == nil {
+		return diagnostics.AttributeWarning(manifestPath, "StatefulSet Will Be Replaced", diagnostics.Detail{
+			Checked: "A server-side apply dry run of the manifest against the live object.",
+			Found:   fmt.Sprintf("The API server refuses to update StatefulSet %s/%s in place.", m.Namespace, m.Name),
+		})
+	}
+	found := fmt.Sprintf("The API server refuses to update StatefulSet %s/%s in place (fields %s): %s. %s", m.Namespace, m.Name,
+		strings.Join(rp.Fields, ", "), rp.Message, rp.Explanation)
+	if rp.Mode == planner.RecreateOrphan {
+		restarted := 0
+		for _, o := range p.Ordinals {
+			if o.Action == planner.ActionRecreate {
+				restarted++
+			}
 		}
-		if len(rp.Deleted) > 0 {
-			expl += " PVCs deleted with the old object: " + strings.Join(rp.Deleted, ", ") + "."
-		}
-		if len(rp.Orphaned) > 0 {
-			expl += " PVCs kept but no longer used: " + strings.Join(rp.Orphaned, ", ") + "."
-		}
+		summary := fmt.Sprintf("PVCs expanded in place: %d; StatefulSet object re-created; Pods restarted by the re-creation: 0; Pods the controller then recreates (the ordinals' action recreate): %d.", len(rp.Expansions), restarted)
+		return diagnostics.AttributeWarning(manifestPath, "StatefulSet Object Will Be Re-created", diagnostics.Detail{
+			Checked: "A server-side apply dry run of the manifest against the live object, and the existing PVCs of its claim templates.",
+			Found:   found + "\n\n" + summary,
+			Do:      "Nothing: apply grows the PVCs first and waits for their new capacity, then re-creates the object; no Pod is deleted for it. Stale ordinals (OnDelete) are restarted by olapgke_statefulset_migration.",
+		})
 	}
 	return diagnostics.AttributeWarning(manifestPath, "StatefulSet Will Be Replaced", diagnostics.Detail{
 		Checked: "A server-side apply dry run of the manifest against the live object.",
-		Found:   found + ". Terraform will delete the StatefulSet (its Pods go with it) and create it again. " + expl,
-		Do:      "If the Pods must not all restart at once, revert the immutable change and migrate instead.",
+		Found:   found + " Terraform will delete the StatefulSet (its Pods go with it) and create it again.",
+		Do:      "If the Pods must not all restart at once, keep the selector as it is: every other immutable change re-creates the object without deleting a Pod.",
 	})
 }
 
@@ -295,6 +313,29 @@ func verdictDiagnostics(m *manifest, p *planner.Plan, allowUnschedulable bool) d
 		} else {
 			diags.Append(diagnostics.AttributeError(manifestPath, "Ordinals Would Stay Pending", d))
 		}
+	}
+	var dropped []string
+	for _, o := range p.Ordinals {
+		if o.Action == planner.ActionDelete && o.PVCsAfter == planner.PVCsDeleted {
+			for _, v := range o.Volumes {
+				s := fmt.Sprintf("- ordinal %d: PVC %s", o.Ordinal, v.PVC)
+				if v.PV != "" {
+					s += " (PV " + v.PV
+					if v.PinnedNode != "" {
+						s += " on node " + v.PinnedNode
+					}
+					s += ")"
+				}
+				dropped = append(dropped, s)
+			}
+		}
+	}
+	if len(dropped) > 0 && p.Replace == nil && m.Set.Spec.Replicas != nil {
+		diags.Append(diagnostics.AttributeWarning(manifestPath, "PVCs Deleted On Scale-Down", diagnostics.Detail{
+			Checked: fmt.Sprintf("The ordinals StatefulSet %s leaves behind and spec.persistentVolumeClaimRetentionPolicy.whenScaled.", set),
+			Found:   "whenScaled is Delete, so the controller deletes these PVCs with their ordinals; their data is lost:\n" + strings.Join(dropped, "\n"),
+			Do:      "Expect a scale-up to provision empty volumes. Set whenScaled = Retain to keep the PVCs (and their pinned data) for a later scale-up.",
+		}))
 	}
 	if len(staleDoomed) > 0 {
 		var lines []string

@@ -95,6 +95,9 @@ func (r *statefulSetResource) Schema(ctx context.Context, _ resource.SchemaReque
 					"blocked":     schema.BoolAttribute{Computed: true, Description: "An earlier wave stalls, so the controller never reaches this ordinal."},
 					"volumes": schema.ListNestedAttribute{Computed: true,
 						NestedObject: schema.NestedAttributeObject{Attributes: volumeAttributes()}},
+					"pvcs_after": schema.StringAttribute{Computed: true, MarkdownDescription: "For `delete` (a scale-down or destroy): " +
+						"`retained` (persistentVolumeClaimRetentionPolicy Retain: the PVCs and their data stay, pinned to their nodes, and " +
+						"a later scale-up reuses them) or `deleted` (Delete: the PVCs and their data go with the ordinal). Empty otherwise."},
 				}},
 			},
 			"rollout": schema.SingleNestedAttribute{
