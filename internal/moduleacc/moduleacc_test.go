@@ -438,7 +438,6 @@ func TestAccModule_DayTwo(t *testing.T) {
 	})
 }
 
-
 // TestAccModule_RestartResumesAfterSIGKILL kills terraform (and the provider with it) right after
 // the migration deleted the first Pod of an image bump; the next apply resumes and finishes:
 // every Pod restarted once, no PVC replaced, next plan empty.

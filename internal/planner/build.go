@@ -29,14 +29,14 @@ func Build(s Snapshot) (*Plan, error) {
 }
 
 type builder struct {
-	s        *Snapshot
-	ix       *Index
-	set      *appsv1.StatefulSet // desired
+	s   *Snapshot
+	ix  *Index
+	set *appsv1.StatefulSet // desired
 	// replace: the object is re-created with its Pods (foreground); recreate:
 	// it is re-created orphaning its Pods and PVCs, which the new object
 	// adopts, so the rollout is planned as an update over the live Pods.
 	replace, recreate bool
-	verdicts map[string]Verdict // ordinal/rev -> verdict
+	verdicts          map[string]Verdict // ordinal/rev -> verdict
 
 	updateRev, currentRev string
 	currentTemplate       *corev1.PodTemplateSpec
