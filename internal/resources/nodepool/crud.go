@@ -111,7 +111,10 @@ func (r *nodePoolResource) Read(ctx context.Context, req resource.ReadRequest, r
 		}
 	}
 	var quiet diag.Diagnostics // no DiskPressure warning on refresh: the plan gives it
-	state.EphemeralStorage = r.planEphemeral(ctx, &state, &state, cs, &quiet)
+	if cs != nil || state.EphemeralStorage.IsNull() || state.EphemeralStorage.IsUnknown() {
+		// A failed read keeps what the last refresh recorded rather than a fallback.
+		state.EphemeralStorage = r.planEphemeral(ctx, &state, &state, cs, demandFromCluster, &quiet)
+	}
 	r.store(ctx, got, &state, &resp.State, &resp.Diagnostics)
 }
 
@@ -293,6 +296,17 @@ func (r *nodePoolResource) store(ctx context.Context, got *containerpb.NodePool,
 	}
 	if m.EphemeralStorage.IsUnknown() {
 		m.EphemeralStorage = types.ObjectNull(ephemeralAttrTypes)
+	} else if !m.EphemeralStorage.IsNull() && anyUnknown(m.EphemeralStorage) {
+		// The demand is left to apply when the plan had none it could keep (a new pool): record
+		// what the cluster shows now.
+		var cs *clusterState
+		if r.c != nil && !r.c.Deferred() {
+			if kc, err := r.c.Kube(ctx); err == nil {
+				cs, _ = readClusterState(ctx, kc, got.GetName(), false)
+			}
+		}
+		var quiet diag.Diagnostics
+		m.EphemeralStorage = r.planEphemeral(ctx, m, m, cs, demandFromCluster, &quiet)
 	}
 	if m.LocalSSDGiBPerNode.IsUnknown() {
 		m.LocalSSDGiBPerNode = types.Int64Null()
@@ -340,4 +354,14 @@ func apiError(summary, call, pool, machineType string, err error) diag.Diagnosti
 		Do:      do,
 		Err:     err,
 	})
+}
+
+// anyUnknown reports whether an attribute of o is unknown.
+func anyUnknown(o types.Object) bool {
+	for _, v := range o.Attributes() {
+		if v.IsUnknown() {
+			return true
+		}
+	}
+	return false
 }

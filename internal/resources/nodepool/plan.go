@@ -92,14 +92,15 @@ func (r *nodePoolResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 				return
 			}
 			resp.Diagnostics.Append(diagnostics.Warning("Cluster Not Readable", diagnostics.Detail{
-				Checked: "Pods targeting node pool " + plan.Name.ValueString() + " (ephemeral-storage demand).",
-				Found:   "The Kubernetes API could not be read; the demand is taken as 0 unless expected_ephemeral_gib is set.",
+				Checked: "Pods targeting node pool " + plan.Name.ValueString() + " (ephemeral-storage demand), for the DiskPressure check.",
+				Found:   "The Kubernetes API could not be read, so the DiskPressure check ran on the demand recorded at the last refresh (none before the pool exists).",
+				Do:      "Plan again once the API server answers, or set expected_ephemeral_gib.",
 				Err:     err,
 			}))
 		}
 	}
 
-	plan.EphemeralStorage = r.planEphemeral(ctx, &plan, state, cs, &resp.Diagnostics)
+	plan.EphemeralStorage = r.planEphemeral(ctx, &plan, state, cs, demandFromState, &resp.Diagnostics)
 
 	if loss.kind != "" && cs != nil {
 		in := gkerules.GuardInput{Kind: loss.kind, Nodes: loss.nodes(cs.Nodes), Removed: loss.removed,
@@ -375,8 +376,22 @@ func (r *nodePoolResource) planDestroy(ctx context.Context, req resource.ModifyP
 	}
 }
 
-// planEphemeral computes the ephemeral_storage block and warns when nodes will hit DiskPressure.
-func (r *nodePoolResource) planEphemeral(ctx context.Context, plan, state *model, cs *clusterState, diags *diag.Diagnostics) types.Object {
+// demandMode says where planEphemeral takes the ephemeral-storage demand from when
+// expected_ephemeral_gib is unset.
+type demandMode int
+
+const (
+	// demandFromState (plan): the demand the last refresh recorded in state; unknown when there is
+	// none (create). A value read from the cluster now could differ when Terraform plans again at
+	// apply (a saved plan, a Pod added in between), so the plan never takes it.
+	demandFromState demandMode = iota
+	// demandFromCluster (refresh, apply): the demand the cluster shows now.
+	demandFromCluster
+)
+
+// planEphemeral computes the ephemeral_storage block. In a plan (demandFromState) it also warns
+// when nodes will hit DiskPressure, judged with the cluster's current demand when it was read.
+func (r *nodePoolResource) planEphemeral(ctx context.Context, plan, state *model, cs *clusterState, mode demandMode, diags *diag.Diagnostics) types.Object {
 	unknown := types.ObjectUnknown(ephemeralAttrTypes)
 	if plan.BootDisk.IsUnknown() && state != nil || plan.EphemeralLocalSSDCount.IsUnknown() || plan.KubeletConfig.IsUnknown() ||
 		plan.ExpectedEphemeralGiB.IsUnknown() || plan.MachineType.IsUnknown() {
@@ -399,27 +414,65 @@ func (r *nodePoolResource) planEphemeral(ctx context.Context, plan, state *model
 		}
 	}
 	in := gkerules.EphemeralInput{BootDiskGiB: size, EphemeralLocalSSDs: plan.EphemeralLocalSSDCount.ValueInt64(), SoftNodefsAvailablePercent: softNodefs(ctx, plan, diags)}
-	source := "expected_ephemeral_gib"
+	source, known := "expected_ephemeral_gib", true
+	live := func() (float64, string, bool) {
+		if cs == nil {
+			return 0, "", false
+		}
+		d := gkerules.PoolDemand(plan.Name.ValueString(), stringMap(ctx, plan.Labels, diags), cs.Nodes, cs.Pods, plannedNodes(ctx, plan, cs, diags))
+		return d.PerNodeGiB, d.Source, true
+	}
 	switch {
 	case !plan.ExpectedEphemeralGiB.IsNull():
 		in.DemandGiB = plan.ExpectedEphemeralGiB.ValueFloat64()
-	case cs != nil:
-		d := gkerules.PoolDemand(plan.Name.ValueString(), stringMap(ctx, plan.Labels, diags), cs.Nodes, cs.Pods, plannedNodes(ctx, plan, cs, diags))
-		in.DemandGiB, source = d.PerNodeGiB, d.Source
+	case mode == demandFromCluster:
+		if in.DemandGiB, source, known = live(); !known {
+			source, known = "none: expected_ephemeral_gib is unset and the cluster was not read", true
+		}
 	default:
-		source = "none: expected_ephemeral_gib is unset and the cluster was not read"
+		in.DemandGiB, source, known = stateDemand(ctx, state)
 	}
 	e := gkerules.ComputeEphemeral(in)
-	if e.DiskPressure() {
-		diags.Append(diskPressureDiag(plan, e, in, source))
+	if mode == demandFromState {
+		// The warning may use what the cluster shows now: a diagnostic is not a planned value.
+		check, checkSource := in, source
+		if plan.ExpectedEphemeralGiB.IsNull() {
+			if d, s, ok := live(); ok {
+				check.DemandGiB, checkSource = d, s
+			}
+		}
+		if ce := gkerules.ComputeEphemeral(check); (known || checkSource != source) && ce.DiskPressure() {
+			diags.Append(diskPressureDiag(plan, ce, check, checkSource))
+		}
+	}
+	demand, demandSource, headroom := types.Float64Value(e.DemandGiB), types.StringValue(source), types.Float64Value(e.HeadroomGiB)
+	if !known {
+		demand, demandSource, headroom = types.Float64Unknown(), types.StringUnknown(), types.Float64Unknown()
 	}
 	return objectOf(ephemeralAttrTypes, map[string]attr.Value{
 		"backing": types.StringValue(e.Backing), "boot_disk_gib": types.Float64Value(e.BootDiskGiB), "capacity_gib": types.Float64Value(e.CapacityGiB),
 		"reserved_gib": types.Float64Value(e.ReservedGiB), "eviction_threshold_gib": types.Float64Value(e.EvictionThresholdGiB),
 		"eviction_signal": types.StringValue(e.EvictionSignal), "allocatable_gib": types.Float64Value(e.AllocatableGiB),
-		"demand_gib": types.Float64Value(e.DemandGiB), "demand_source": types.StringValue(source), "headroom_gib": types.Float64Value(e.HeadroomGiB),
+		"demand_gib": demand, "demand_source": demandSource, "headroom_gib": headroom,
 	}, diags)
 }
+
+// stateDemand is the demand the last refresh recorded (demand_gib, demand_source), and whether
+// there is one.
+func stateDemand(ctx context.Context, state *model) (float64, string, bool) {
+	if state == nil || state.EphemeralStorage.IsNull() || state.EphemeralStorage.IsUnknown() {
+		return 0, "", false
+	}
+	var e ephemeralModel
+	if d := state.EphemeralStorage.As(ctx, &e, objAs); d.HasError() || e.DemandGiB.IsNull() || e.DemandGiB.IsUnknown() ||
+		e.DemandSource.IsUnknown() || e.DemandSource.ValueString() == expectedSource {
+		// A demand that came from expected_ephemeral_gib, since unset, says nothing of the cluster.
+		return 0, "", false
+	}
+	return e.DemandGiB.ValueFloat64(), e.DemandSource.ValueString(), true
+}
+
+const expectedSource = "expected_ephemeral_gib"
 
 // plannedNodes is the node count the pool's demand is spread over: node_count (or the autoscaling
 // minimum, at least 1) per zone, or the current node count when neither is known.

@@ -38,6 +38,8 @@ func wrapped(pattern string) *regexp.Regexp {
 type stsConfig struct {
 	ns, name, image, pool, strategy, extra, storage string
 	replicas                                        int
+	// tier, when set, is an extra label in the selector and the pod template.
+	tier string
 }
 
 func (c stsConfig) String() string {
@@ -56,6 +58,10 @@ func (c stsConfig) String() string {
 	if c.storage == "" {
 		c.storage = "1Gi"
 	}
+	labels := "app: " + c.name
+	if c.tier != "" {
+		labels += ", tier: " + c.tier
+	}
 	return fmt.Sprintf(`
 resource "olapgke_statefulset" "test" {
   manifest = yamldecode(<<-EOT
@@ -69,11 +75,11 @@ resource "olapgke_statefulset" "test" {
       replicas: %[6]d
       persistentVolumeClaimRetentionPolicy: {whenDeleted: Retain, whenScaled: Retain}
       selector:
-        matchLabels: {app: %[2]s}
+        matchLabels: {%[9]s}
       updateStrategy: %[5]s
       template:
         metadata:
-          labels: {app: %[2]s}
+          labels: {%[9]s}
         spec:
           nodeSelector:
             cloud.google.com/gke-nodepool: %[4]s
@@ -99,7 +105,7 @@ resource "olapgke_statefulset" "test" {
   )
 %[7]s
 }
-`, c.ns, c.name, c.image, c.pool, c.strategy, c.replicas, c.extra, c.storage)
+`, c.ns, c.name, c.image, c.pool, c.strategy, c.replicas, c.extra, c.storage, labels)
 }
 
 // namespace creates a namespace for one test and deletes it afterwards.
@@ -454,46 +460,111 @@ func TestAccStatefulSet_BadManifests(t *testing.T) {
 
 // A change the API server refuses in place (volumeClaimTemplates) replaces the StatefulSet; with
 // whenDeleted: Retain the new object re-adopts the PVCs by name.
-func TestAccStatefulSet_ImmutableReplace(t *testing.T) {
+// uids records the UIDs of the namespace's Pods and PVCs by name.
+func uids(t *testing.T, kube kubernetes.Interface, ns string) (pods, pvcs map[string]types.UID) {
+	t.Helper()
+	pods, pvcs = map[string]types.UID{}, map[string]types.UID{}
+	pl, err := kube.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pl.Items {
+		pods[p.Name] = p.UID
+	}
+	cl, err := kube.CoreV1().PersistentVolumeClaims(ns).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cl.Items {
+		pvcs[c.Name] = c.UID
+	}
+	return pods, pvcs
+}
+
+// A larger storage request in the claim template: the PVCs are expanded in place (TopoLVM grows
+// them online), then the object is re-created orphaning its Pods: an update, no Pod restarted, no
+// PVC replaced, every PVC at the new size. Shrinking, and growth that does not fit the node, are
+// refused at plan.
+func TestAccStatefulSet_ClaimGrowthExpandsInPlace(t *testing.T) {
 	env := acctest.Sandbox(t)
 	t.Parallel()
-	ns := namespace(t, env.Kube, "sts-replace")
-	cfg := stsConfig{ns: ns, name: "hist", replicas: 2}
+	ns := namespace(t, env.Kube, "sts-grow")
+	cfg := stsConfig{ns: ns, name: "hist", replicas: 2, strategy: "{type: OnDelete}"}
 	bigger := cfg
 	bigger.storage = "2Gi"
-	pvcs := map[string]types.UID{}
-	recordPVCs := func(*terraform.State) error {
-		l, err := env.Kube.CoreV1().PersistentVolumeClaims(ns).List(context.Background(), metav1.ListOptions{})
-		if err != nil {
-			return err
-		}
-		for _, p := range l.Items {
-			pvcs[p.Name] = p.UID
-		}
-		if len(pvcs) != 2 {
-			return fmt.Errorf("PVCs: %v", pvcs)
-		}
-		return nil
-	}
+	huge := cfg
+	huge.storage = "100Ti"
+	var pods, pvcs map[string]types.UID
+	var setUID string
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
 		Steps: []resource.TestStep{
-			{Config: cfg.String(), Check: recordPVCs},
+			{Config: cfg.String(), Check: func(s *terraform.State) error {
+				pods, pvcs = uids(t, env.Kube, ns)
+				setUID = s.RootModule().Resources[res].Primary.Attributes["uid"]
+				if len(pods) != 2 || len(pvcs) != 2 {
+					return fmt.Errorf("pods %v pvcs %v", pods, pvcs)
+				}
+				return nil
+			}},
+			{Config: huge.String(), ExpectError: regexp.MustCompile(`Claim Template Change Not Possible[\s\S]*has only`)},
 			{
 				Config: bigger.String(),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(res, plancheck.ResourceActionUpdate),
+					plancheck.ExpectUnknownValue(res, tfjsonpath.New("uid")),
+					ordinalAction(0, "unchanged"), ordinalAction(1, "unchanged"),
+				}},
+				Check: func(s *terraform.State) error {
+					if s.RootModule().Resources[res].Primary.Attributes["uid"] == setUID {
+						return fmt.Errorf("the StatefulSet object was not re-created")
+					}
+					gotPods, gotPVCs := uids(t, env.Kube, ns)
+					if fmt.Sprint(gotPods) != fmt.Sprint(pods) || fmt.Sprint(gotPVCs) != fmt.Sprint(pvcs) {
+						return fmt.Errorf("Pods %v -> %v, PVCs %v -> %v: nothing may be replaced", pods, gotPods, pvcs, gotPVCs)
+					}
+					for name := range pvcs {
+						c, err := env.Kube.CoreV1().PersistentVolumeClaims(ns).Get(context.Background(), name, metav1.GetOptions{})
+						if err != nil {
+							return err
+						}
+						if q := c.Status.Capacity[corev1.ResourceStorage]; q.String() != "2Gi" {
+							return fmt.Errorf("PVC %s capacity %s, want 2Gi", name, q.String())
+						}
+					}
+					return nil
+				},
+			},
+			{Config: cfg.String(), ExpectError: regexp.MustCompile(`Claim Template Change Not Possible[\s\S]*PVCs cannot shrink`)},
+		},
+	})
+}
+
+// A selector change cannot be adopted by a new object: Terraform replaces it with its Pods
+// (foreground), and the retained PVCs are re-adopted by name.
+func TestAccStatefulSet_SelectorChangeReplaces(t *testing.T) {
+	env := acctest.Sandbox(t)
+	t.Parallel()
+	ns := namespace(t, env.Kube, "sts-replace")
+	cfg := stsConfig{ns: ns, name: "hist", replicas: 2}
+	moved := cfg
+	moved.tier = "hot"
+	var pvcs map[string]types.UID
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{Config: cfg.String(), Check: func(*terraform.State) error { _, pvcs = uids(t, env.Kube, ns); return nil }},
+			{
+				Config: moved.String(),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction(res, plancheck.ResourceActionDestroyBeforeCreate),
 				}},
 				Check: func(*terraform.State) error {
-					for name, uid := range pvcs {
-						p, err := env.Kube.CoreV1().PersistentVolumeClaims(ns).Get(context.Background(), name, metav1.GetOptions{})
-						if err != nil {
-							return err
-						}
-						if p.UID != uid {
-							return fmt.Errorf("PVC %s was recreated, not re-adopted", name)
-						}
+					_, got := uids(t, env.Kube, ns)
+					if fmt.Sprint(got) != fmt.Sprint(pvcs) {
+						return fmt.Errorf("PVCs %v -> %v: they must be re-adopted, not recreated", pvcs, got)
 					}
 					return nil
 				},
