@@ -195,7 +195,12 @@ func (b *builder) build() (*Plan, error) {
 	initial := map[int]*simPod{}
 	if !b.replace {
 		for o, p := range b.podsByOrdinal {
-			sp := &simPod{exists: true, rev: p.Labels[LabelControllerRevision], ready: podReady(p), terminating: p.DeletionTimestamp != nil}
+			// A Running Pod that is not Ready right now is counted as Ready: readiness flips
+			// between a plan and its apply (a probe failing for a moment), and the waves must
+			// not (Terraform plans again at apply and requires the same values). The rollout
+			// then only waits longer for it.
+			ready := podReady(p) || (p.Spec.NodeName != "" && p.Status.Phase == corev1.PodRunning)
+			sp := &simPod{exists: true, rev: p.Labels[LabelControllerRevision], ready: ready, terminating: p.DeletionTimestamp != nil}
 			if p.Status.Phase == corev1.PodFailed || p.Status.Phase == corev1.PodSucceeded {
 				sp.terminating = true
 			}
@@ -283,7 +288,14 @@ func (b *builder) build() (*Plan, error) {
 			} else {
 				op.Revision = rev
 			}
-			v := b.verdict(o, rev)
+			var v Verdict
+			if op.Action == ActionStale || op.Action == ActionUnchanged {
+				// The apply does not recreate this Pod: say whether it could come back if it
+				// were deleted, on what stays true until the apply (see PodCanComeBack).
+				v = b.durableVerdict(o, rev)
+			} else {
+				v = b.verdict(o, rev)
+			}
 			op.Schedulable, op.Reason = v.OK, v.Reason
 			if p := real.final[o]; p != nil && !p.exists && inRange(o) && !op.Blocked && op.Action == ActionRecreate {
 				op.NoPod = true
@@ -420,6 +432,22 @@ func (b *builder) verdict(o int, rev string) Verdict {
 	if v.OK {
 		b.ix.Reserve(v.Node, claims)
 	}
+	b.verdicts[key] = v
+	return v
+}
+
+// durableVerdict is PodCanComeBack for ordinal o at revision rev, keeping the claims it has.
+func (b *builder) durableVerdict(o int, rev string) Verdict {
+	key := strconv.Itoa(o) + "/" + rev + "/durable"
+	if v, ok := b.verdicts[key]; ok {
+		return v
+	}
+	tmpl := &b.set.Spec.Template
+	if rev != b.updateRev && rev == b.currentRev && b.currentTemplate != nil {
+		tmpl = b.currentTemplate
+	}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%d", b.set.Name, o), Namespace: b.set.Namespace}, Spec: tmpl.Spec}
+	v := PodCanComeBack(pod, b.claims(o, b.set.Spec.VolumeClaimTemplates), b.ix)
 	b.verdicts[key] = v
 	return v
 }

@@ -27,6 +27,10 @@ type placement struct {
 	terms        [][]singleReq
 	tolerations  []corev1.Toleration
 	fails        []string // per node: "" unknown, "-" ok, else reason
+	// durable: judge only what stays true between a plan and its apply (the node exists, the
+	// template's nodeSelector and required affinity, NoExecute taints, PV pins), not cordons,
+	// NoSchedule taints or free capacity.
+	durable bool
 }
 
 type singleReq struct {
@@ -34,12 +38,12 @@ type singleReq struct {
 	desc string
 }
 
-func (ix *Index) placementFor(pod *corev1.Pod) *placement {
+func (ix *Index) placementFor(pod *corev1.Pod, durable bool) *placement {
 	var required *corev1.NodeSelector
 	if a := pod.Spec.Affinity; a != nil && a.NodeAffinity != nil {
 		required = a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution
 	}
-	keyBytes, _ := json.Marshal([]interface{}{pod.Spec.NodeSelector, required, pod.Spec.Tolerations})
+	keyBytes, _ := json.Marshal([]interface{}{pod.Spec.NodeSelector, required, pod.Spec.Tolerations, durable})
 	key := string(keyBytes)
 	if p, ok := ix.placeCache[key]; ok {
 		return p
@@ -50,6 +54,7 @@ func (ix *Index) placementFor(pod *corev1.Pod) *placement {
 		selector:    pod.Spec.NodeSelector,
 		tolerations: pod.Spec.Tolerations,
 		fails:       make([]string, len(ix.nodes)),
+		durable:     durable,
 	}
 	for k := range pod.Spec.NodeSelector {
 		p.nodeSelector = append(p.nodeSelector, k)
@@ -100,7 +105,7 @@ func (ix *Index) nodeFails(p *placement, i int) string {
 }
 
 func (ix *Index) explainNode(p *placement, n *corev1.Node) string {
-	if n.Spec.Unschedulable {
+	if n.Spec.Unschedulable && !p.durable {
 		return "is cordoned (spec.unschedulable)"
 	}
 	if ok, err := p.required.Match(n); err != nil || !ok {
@@ -123,7 +128,11 @@ func (ix *Index) explainNode(p *placement, n *corev1.Node) string {
 		}
 		return "fails the pod's required node affinity " + strings.Join(failing, " and ")
 	}
-	if t, bad := corev1helpers.FindMatchingUntoleratedTaint(logr.Discard(), n.Spec.Taints, p.tolerations, noScheduleOrExecute, taintComparisonOperators); bad {
+	filter := noScheduleOrExecute
+	if p.durable {
+		filter = func(t *corev1.Taint) bool { return t.Effect == corev1.TaintEffectNoExecute }
+	}
+	if t, bad := corev1helpers.FindMatchingUntoleratedTaint(logr.Discard(), n.Spec.Taints, p.tolerations, filter, taintComparisonOperators); bad {
 		return fmt.Sprintf("has taint %s the pod does not tolerate", t.ToString())
 	}
 	return ""
@@ -215,12 +224,28 @@ type freeResult struct {
 // affinity and PreferNoSchedule never block; a PV without node affinity never
 // blocks. Reasons name the ordinal, Pod, PVC, PV, pinned node and failing term.
 func PodCanSchedule(pod *corev1.Pod, claims []ClaimState, ix *Index) Verdict {
+	return podCanSchedule(pod, claims, ix, false)
+}
+
+// PodCanComeBack is PodCanSchedule judged only on what stays true between a plan and its apply:
+// whether the template's nodeSelector, required node affinity and NoExecute tolerations still
+// admit the node every PV pins the Pod to (or some node, for a Pod without pinned PVs). A cordon,
+// a NoSchedule taint or free capacity can change before the apply; they are judged when the Pod
+// is actually recreated (the migration's placement checks, at plan and again at apply).
+func PodCanComeBack(pod *corev1.Pod, claims []ClaimState, ix *Index) Verdict {
+	return podCanSchedule(pod, claims, ix, true)
+}
+
+func podCanSchedule(pod *corev1.Pod, claims []ClaimState, ix *Index, durable bool) Verdict {
 	prefix := pod.Name + ": "
 	if o := OrdinalOf(pod.Name); o >= 0 {
 		prefix = fmt.Sprintf("ordinal %d: ", o)
 	}
-	p := ix.placementFor(pod)
+	p := ix.placementFor(pod, durable)
 	ns := ix.needs(claims)
+	if durable {
+		ns = nil
+	}
 
 	type pinned struct {
 		c   ClaimState

@@ -442,7 +442,7 @@ func TestAccLocalSSDNodePool_DiskPressureFromPods(t *testing.T) {
 			},
 		}, {
 			// The next plan keeps the demand the refresh recorded: no change.
-			Config: poolConfig("test", "acc-dp-pods", "  node_count = 1"),
+			Config:           poolConfig("test", "acc-dp-pods", "  node_count = 1"),
 			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
 		}},
 	})
