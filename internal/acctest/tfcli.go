@@ -116,10 +116,13 @@ provider "olapgke" {}
 
 // Cmd builds a terraform command (not started) with its combined output buffer.
 func (f *TF) Cmd(ctx context.Context, args ...string) (*exec.Cmd, *bytes.Buffer) {
+	// Flags go right after the subcommand: positional arguments (a saved plan) come last.
+	full := []string{args[0], "-no-color"}
 	if args[0] != "state" && args[0] != "show" && args[0] != "get" {
-		args = append(args, "-input=false")
+		full = append(full, "-input=false")
 	}
-	cmd := exec.CommandContext(ctx, f.Bin, append(args, "-no-color")...)
+	full = append(full, args[1:]...)
+	cmd := exec.CommandContext(ctx, f.Bin, full...)
 	cmd.Dir = f.Dir
 	env := append(os.Environ(), "TF_CLI_CONFIG_FILE="+f.rc, "TF_IN_AUTOMATION=1", "CHECKPOINT_DISABLE=1")
 	for k, v := range f.Env {

@@ -225,14 +225,16 @@ func (r *deviceClassResource) ModifyPlan(ctx context.Context, req resource.Modif
 			}
 		}
 	}
-	// After a (forced) rename the existing claims still point at the old name; the list shows
-	// what uses the class now.
-	plan.Volumes = volumesValue(uses)
-	if !lvmdChanged && state != nil {
-		caps, err := capacity(ctx, kube, want.Name, want.Default)
-		if err == nil {
-			plan.Capacity = capacityValue(caps)
-		}
+	// volumes and capacity describe the cluster. The plan keeps what the refresh recorded in
+	// state (Terraform plans again at apply, after other resources of the same run may have moved
+	// volumes, and requires the same values); a new class, or a changed lvmd entry, records them
+	// at apply. The in-use guard above judged the volumes as they are now.
+	plan.Volumes = types.ListUnknown(types.ObjectType{AttrTypes: volumeAttrTypes})
+	if state != nil && !state.Volumes.IsNull() && !state.Volumes.IsUnknown() {
+		plan.Volumes = state.Volumes
+	}
+	if !lvmdChanged && state != nil && !state.Capacity.IsNull() && !state.Capacity.IsUnknown() {
+		plan.Capacity = state.Capacity
 	}
 
 	r.planStorageClass(ctx, kube, state, &plan, want.Name, &resp.Diagnostics)
