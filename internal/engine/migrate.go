@@ -26,6 +26,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/olapgke/terraform-provider-olapgke/internal/planner"
+	"github.com/olapgke/terraform-provider-olapgke/internal/snapshot"
 )
 
 // MigrationRun configures Migrate.
@@ -229,10 +230,16 @@ func (m *migrator) readyToStart(ctx context.Context, remaining []int32) (*planne
 			}
 			v := planner.NewMigration(s)
 			batch := v.Batch(remaining, m.run.Parallelism)
-			// Place every ordinal of the batch again against the live state, as
-			// the plan did, before anything of it is deleted.
+			// Place every ordinal of the batch again against the live cluster, as
+			// the plan did (every Pod, CSIDriver and capacity: a full snapshot, not
+			// the watcher's view of the set), before anything of it is deleted.
+			full, err := snapshot.Read(ctx, m.kube, nil, m.run.Namespace, m.run.Name)
+			if err != nil {
+				return nil, nil, fmt.Errorf("reading the cluster before moving ordinal(s) %s: %w", planner.JoinOrdinals(batch), err)
+			}
+			fv := planner.NewMigration(full)
 			for _, o := range batch {
-				if why := v.StepProblem(o, m.action(v, o), m.run.Claims); why != "" {
+				if why := fv.StepProblem(o, m.action(v, o), m.run.Claims); why != "" {
 					return nil, nil, &PreconditionError{Msg: why}
 				}
 			}

@@ -12,7 +12,9 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -128,8 +130,10 @@ type typesUID = types.UID
 // pool b (node b1): ordinal 0 must move.
 func oneOrdinalOnPoolA() []runtime.Object {
 	node := func(name, pool string) *corev1.Node {
+		alloc := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("8"), corev1.ResourceMemory: resource.MustParse("32Gi"), corev1.ResourcePods: resource.MustParse("110")}
 		return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"pool": pool, "kubernetes.io/hostname": name}},
-			Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}}}
+			Status: corev1.NodeStatus{Allocatable: alloc, Capacity: alloc,
+				Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}}}
 	}
 	sc := "topolvm-provisioner"
 	set := &appsv1.StatefulSet{
@@ -156,18 +160,21 @@ func oneOrdinalOnPoolA() []runtime.Object {
 	}
 	pvc := &corev1.PersistentVolumeClaim{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "olap", Name: "cache-hist-0", UID: "pvc-uid",
-			Annotations: map[string]string{"volume.kubernetes.io/selected-node": "a1"}},
+			Annotations: map[string]string{"volume.kubernetes.io/selected-node": "a1", "pv.kubernetes.io/bind-completed": "yes"}},
 		Spec:   corev1.PersistentVolumeClaimSpec{StorageClassName: &sc, VolumeName: "pv-0"},
 		Status: corev1.PersistentVolumeClaimStatus{Phase: corev1.ClaimBound},
 	}
 	pv := &corev1.PersistentVolume{
 		ObjectMeta: metav1.ObjectMeta{Name: "pv-0"},
 		Spec: corev1.PersistentVolumeSpec{StorageClassName: sc,
-			ClaimRef: &corev1.ObjectReference{Namespace: "olap", Name: "cache-hist-0", UID: "pvc-uid"},
+			PersistentVolumeSource: corev1.PersistentVolumeSource{CSI: &corev1.CSIPersistentVolumeSource{Driver: "topolvm.io", VolumeHandle: "pv-0"}},
+			ClaimRef:               &corev1.ObjectReference{Namespace: "olap", Name: "cache-hist-0", UID: "pvc-uid"},
 			NodeAffinity: &corev1.VolumeNodeAffinity{Required: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
 				MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "topology.topolvm.io/node", Operator: corev1.NodeSelectorOpIn, Values: []string{"a1"}}}}}}}},
 	}
-	return []runtime.Object{set, pod, pvc, pv, node("a1", "a"), node("b1", "b")}
+	wffc := storagev1.VolumeBindingWaitForFirstConsumer
+	class := &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: sc}, Provisioner: "topolvm.io", VolumeBindingMode: &wffc}
+	return []runtime.Object{set, pod, pvc, pv, class, node("a1", "a"), node("b1", "b")}
 }
 
 // After the PVC delete is accepted, the Pod delete follows in the same look at

@@ -41,6 +41,13 @@ var migrationAccess = []access{
 	{"", "persistentvolumes", "watch", false},
 	{"", "nodes", "list", false},
 	{"", "nodes", "watch", false},
+	// The full snapshot read before each batch (placement checked again).
+	{"", "pods", "list", false},
+	{"apps", "controllerrevisions", "list", true},
+	{"storage.k8s.io", "storageclasses", "list", false},
+	{"storage.k8s.io", "csistoragecapacities", "list", false},
+	{"storage.k8s.io", "csidrivers", "list", false},
+	{"storage.k8s.io", "csinodes", "list", false},
 }
 
 // checkAccess asks the API server (SelfSubjectAccessReview, as `kubectl auth can-i` does; it

@@ -397,6 +397,7 @@ func (b *builder) claims(o int, vcts []corev1.PersistentVolumeClaim) []ClaimStat
 		c := ClaimState{Claim: vct.Name, PVC: name}
 		pvc := b.ix.PVC(b.set.Namespace, name)
 		if gone || pvc == nil || pvc.DeletionTimestamp != nil {
+			c.Spec = &vct.Spec
 			c.StorageClass = b.ix.storageClassFor(vct.Spec.StorageClassName)
 			if q, ok := vct.Spec.Resources.Requests[corev1.ResourceStorage]; ok {
 				c.RequestBytes = q.Value()
@@ -426,12 +427,14 @@ func (b *builder) verdict(o int, rev string) Verdict {
 	if rev != b.updateRev && rev == b.currentRev && b.currentTemplate != nil {
 		tmpl = b.currentTemplate
 	}
-	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%d", b.set.Name, o), Namespace: b.set.Namespace}, Spec: tmpl.Spec}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%d", b.set.Name, o), Namespace: b.set.Namespace,
+		Labels: tmpl.Labels, Annotations: tmpl.Annotations}, Spec: tmpl.Spec}
 	claims := b.claims(o, b.set.Spec.VolumeClaimTemplates)
-	v := PodCanSchedule(pod, claims, b.ix)
-	if v.OK {
-		b.ix.Reserve(v.Node, claims)
-	}
+	// In the controller's order: the ordinal's old Pod is gone before its new one is placed,
+	// and the new one then occupies its node for the ordinals after it.
+	pl := b.ix.placer()
+	pl.removePod(b.ix, b.set.Namespace, pod.Name)
+	v := pl.place(b.ix, pod, claims, true)
 	b.verdicts[key] = v
 	return v
 }
@@ -480,7 +483,7 @@ func (b *builder) existingVerdict(o int, p *corev1.Pod) Verdict {
 		}
 		claims = append(claims, c)
 	}
-	v := PodCanSchedule(p, claims, b.ix)
+	v := b.ix.placer().place(b.ix, p, claims, false)
 	b.verdicts[key] = v
 	return v
 }

@@ -40,12 +40,10 @@ type Index struct {
 
 	pinCache   map[string]*pvPin
 	placeCache map[string]*placement
-	freeCache  map[string]*freeResult
 	capCache   map[capKey]capInfo
-	// reserved is capacity taken by new PVCs the planner already placed
-	// (earlier ordinals of the same apply); resGen invalidates freeCache.
-	reserved map[capKey]int64
-	resGen   int
+
+	snap *Snapshot
+	pl   *placer // the scheduling simulation, built on first use (scheduling.go)
 }
 
 type capKey struct {
@@ -71,9 +69,8 @@ func NewIndex(s *Snapshot) *Index {
 		caps:       map[string][]*storagev1.CSIStorageCapacity{},
 		pinCache:   map[string]*pvPin{},
 		placeCache: map[string]*placement{},
-		freeCache:  map[string]*freeResult{},
 		capCache:   map[capKey]capInfo{},
-		reserved:   map[capKey]int64{},
+		snap:       s,
 	}
 	ix.nodes = make([]*corev1.Node, len(s.Nodes))
 	for i := range s.Nodes {
@@ -312,22 +309,4 @@ func describeRequirement(e corev1.NodeSelectorRequirement) string {
 
 func formatBytes(b int64) string {
 	return resource.NewQuantity(b, resource.BinarySI).String()
-}
-
-// Reserve records that the claims still to be provisioned will take capacity
-// on node, so later placements see less free space: the planner calls it for
-// each new Pod in the order the controller creates them. The scheduler may
-// pick another node than the first fit used here; the total capacity of the
-// pool is accounted either way.
-func (ix *Index) Reserve(node string, claims []ClaimState) {
-	i, ok := ix.nodeByNm[node]
-	if !ok {
-		return
-	}
-	for _, n := range ix.needs(claims) {
-		if n.total > 0 {
-			ix.reserved[capKey{i, n.sc}] += n.total
-			ix.resGen++
-		}
-	}
 }

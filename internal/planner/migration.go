@@ -351,10 +351,9 @@ func (v *Migration) Plan(opt MigrationOptions) MigrationPlan {
 			Message: fmt.Sprintf("no node can take the moved Pods: %s", v.noTargetReason())})
 	}
 
-	// Placement, step after step: restarts on their own node, moves on the
-	// target nodes' capacity.
+	// Placement, step after step, as the scheduler will see it.
 	if len(plan.Moves) > 0 && (moving == 0 || len(targets) > 0) {
-		plan.Problems = append(plan.Problems, v.simulatePlacement(plan.Moves, plan.Claims, targets)...)
+		plan.Problems = append(plan.Problems, v.simulatePlacement(plan.Moves, plan.Claims)...)
 	}
 
 	// Strategy (a restart needs OnDelete by construction: see need).
@@ -495,166 +494,69 @@ func (v *Migration) noTargetReason() string {
 	return fmt.Sprintf("%d node(s) match the template placement (%s) but %s", matching, v.affinity.describe(), strings.Join(parts, ", "))
 }
 
-// simulatePlacement judges the steps one after another. A restart must fit
-// back on its own node (the one its PVs pin it to): the template's placement,
-// cordon, taints and capacity, as PodCanSchedule sees them. A move goes to
-// the target node with the most free capacity for its new PVCs, consuming
-// it; the old PVs (reclaim policy Delete) give their capacity back after
-// each move.
-func (v *Migration) simulatePlacement(moves []Move, claims []string, targets []*corev1.Node) []MigrationProblem {
+// simulatePlacement places the steps one after another with kube-scheduler's Filter plugins
+// (scheduling.go), as they will happen: the ordinal's old Pod is removed, then its new Pod is
+// placed and assumed on the node it lands on, so each later step sees the earlier ones'
+// resources, ports, affinity, spread and storage. A restart keeps every PVC, so its PVs pin it
+// back to its node (a cordon, a taint, resources taken there since stop it); a move gets new
+// PVCs for the node-local claims (WaitForFirstConsumer, CSIStorageCapacity).
+func (v *Migration) simulatePlacement(moves []Move, claims []string) []MigrationProblem {
 	var probs []MigrationProblem
-	var moved []*Move
+	pl := v.ix.placer()
+	local := map[string]bool{}
+	for _, c := range claims {
+		local[c] = true
+	}
 	for i := range moves {
 		m := &moves[i]
-		if m.Action != MigrationRestart {
-			moved = append(moved, m)
+		pl.removePod(v.ix, v.set.Namespace, m.Pod)
+		vd := pl.place(v.ix, v.podFromTemplate(m.Ordinal), v.stepClaims(m.Ordinal, m.Action, local), true)
+		if vd.OK {
+			m.TargetNode = vd.Node
 			continue
 		}
-		if vd := v.restartVerdict(m.Ordinal); !vd.OK {
-			probs = append(probs, MigrationProblem{Kind: ProblemUnschedulable, Ordinal: m.Ordinal,
-				Message: fmt.Sprintf("ordinal %d cannot be restarted in place: %s", m.Ordinal,
-					strings.TrimPrefix(vd.Reason, fmt.Sprintf("ordinal %d: ", m.Ordinal)))})
-		} else {
-			m.TargetNode = vd.Node
+		kind, what := ProblemUnschedulable, "cannot be restarted in place"
+		if m.Action == MigrationMove {
+			what = "cannot be placed on the target nodes after the steps before it"
+			if strings.Contains(vd.Reason, "enough free storage") {
+				kind = ProblemCapacity
+			}
 		}
+		probs = append(probs, MigrationProblem{Kind: kind, Ordinal: m.Ordinal,
+			Message: fmt.Sprintf("ordinal %d %s; the scheduler says: %s", m.Ordinal, what, vd.Reason)})
 	}
-	if len(moved) > 0 {
-		probs = append(probs, v.simulateCapacity(moved, claims, targets)...)
-	}
-	sort.SliceStable(probs, func(i, j int) bool { return indexOf(moves, probs[i].Ordinal) < indexOf(moves, probs[j].Ordinal) })
 	return probs
 }
 
-func indexOf(moves []Move, o int32) int {
-	for i := range moves {
-		if moves[i].Ordinal == o {
-			return i
-		}
-	}
-	return len(moves)
+// podFromTemplate is the Pod the controller creates for ordinal o from the judged template.
+func (v *Migration) podFromTemplate(o int32) *corev1.Pod {
+	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: PodName(v.set.Name, o), Namespace: v.set.Namespace,
+		Labels: v.tmpl.Labels, Annotations: v.tmpl.Annotations}, Spec: v.tmpl.Spec}
 }
 
-// restartVerdict says whether ordinal o's Pod, recreated from the judged
-// template with every PVC it has today, can be scheduled again.
-func (v *Migration) restartVerdict(o int32) Verdict {
-	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: PodName(v.set.Name, o), Namespace: v.set.Namespace}, Spec: v.tmpl.Spec}
-	var claims []ClaimState
-	for _, vct := range v.set.Spec.VolumeClaimTemplates {
+// stepClaims are the claims ordinal o's new Pod mounts after the step: a restart keeps every
+// bound PVC; a move gets new claims for the node-local templates (and keeps the others).
+func (v *Migration) stepClaims(o int32, action MigrationAction, local map[string]bool) []ClaimState {
+	var out []ClaimState
+	for i := range v.set.Spec.VolumeClaimTemplates {
+		vct := &v.set.Spec.VolumeClaimTemplates[i]
 		name := ClaimPVCName(vct.Name, v.set.Name, o)
 		c := ClaimState{Claim: vct.Name, PVC: name}
 		pvc := v.pvc(name)
-		if pv := v.boundPV(pvc); pv != nil {
+		pv := v.boundPV(pvc)
+		fresh := pv == nil || pvc.DeletionTimestamp != nil || (action == MigrationMove && local[vct.Name])
+		if !fresh {
 			c.PV = pv
 		} else {
+			c.Spec = &vct.Spec
 			c.StorageClass = v.ix.storageClassFor(vct.Spec.StorageClassName)
 			if q, ok := vct.Spec.Resources.Requests[corev1.ResourceStorage]; ok {
 				c.RequestBytes = q.Value()
 			}
 		}
-		claims = append(claims, c)
+		out = append(out, c)
 	}
-	return PodCanSchedule(pod, claims, v.ix)
-}
-
-// simulateCapacity places the moves one after another on the target node
-// with the most free capacity for their new PVCs, consuming it; the old PVs
-// (reclaim policy Delete) give their capacity back after each move.
-func (v *Migration) simulateCapacity(moves []*Move, claims []string, targets []*corev1.Node) []MigrationProblem {
-	type req struct {
-		sc    string
-		bytes int64
-	}
-	var reqs []req
-	for _, c := range claims {
-		for _, vct := range v.set.Spec.VolumeClaimTemplates {
-			if vct.Name != c {
-				continue
-			}
-			q := vct.Spec.Resources.Requests[corev1.ResourceStorage]
-			reqs = append(reqs, req{sc: v.ix.storageClassFor(vct.Spec.StorageClassName), bytes: q.Value()})
-		}
-	}
-	type key struct {
-		node int
-		sc   string
-	}
-	free := map[key]int64{}
-	info := func(node int, sc string) (capInfo, int64) {
-		c := v.ix.capacity(node, sc)
-		k := key{node, sc}
-		if _, ok := free[k]; !ok {
-			free[k] = c.bytes
-		}
-		return c, free[k]
-	}
-	var probs []MigrationProblem
-	for _, m := range moves {
-		need := map[string]int64{}
-		for _, r := range reqs {
-			need[r.sc] += r.bytes
-		}
-		best, bestFree := -1, int64(-1)
-		var shortest string
-		for _, n := range targets {
-			ni := v.ix.nodeByNm[n.Name]
-			fits, minFree := true, int64(1<<62)
-			for sc, b := range need {
-				c, f := info(ni, sc)
-				if !c.limited {
-					continue
-				}
-				maxOK := true
-				for _, r := range reqs {
-					if r.sc == sc && c.maxVol >= 0 && r.bytes > c.maxVol {
-						maxOK = false
-					}
-				}
-				if f < b || !maxOK {
-					fits = false
-					if shortest == "" {
-						shortest = fmt.Sprintf("node %s has %s free for storage class %s (%s), the new PVCs need %s",
-							n.Name, formatBytes(f), sc, c.source, formatBytes(b))
-					}
-					break
-				}
-				if f < minFree {
-					minFree = f
-				}
-			}
-			if fits && (best < 0 || minFree > bestFree) {
-				best, bestFree = ni, minFree
-			}
-		}
-		if best < 0 {
-			probs = append(probs, MigrationProblem{Kind: ProblemCapacity, Ordinal: m.Ordinal,
-				Message: fmt.Sprintf("ordinal %d: no target node has device-class capacity for its new PVCs after the moves before it (%s)",
-					m.Ordinal, shortest)})
-			continue
-		}
-		m.TargetNode = v.ix.nodes[best].Name
-		for sc, b := range need {
-			if c, _ := info(best, sc); c.limited {
-				free[key{best, sc}] -= b
-			}
-		}
-		// The old PVs are deleted with their PVCs and free their space.
-		for _, vol := range m.Volumes {
-			pv := v.ix.PV(vol.PV)
-			if pv == nil || pv.Spec.PersistentVolumeReclaimPolicy != corev1.PersistentVolumeReclaimDelete {
-				continue
-			}
-			ni, ok := v.ix.nodeByNm[vol.PinnedNode]
-			if !ok {
-				continue
-			}
-			sc := pv.Spec.StorageClassName
-			if c, _ := info(ni, sc); c.limited {
-				q := pv.Spec.Capacity[corev1.ResourceStorage]
-				free[key{ni, sc}] += q.Value()
-			}
-		}
-	}
-	return probs
+	return out
 }
 
 // strategyProblem reports when the update strategy makes the controller act

@@ -88,7 +88,7 @@ func TestDecisionEquivalence(t *testing.T) {
 			t.Parallel()
 			w := newMigWorld(3, "pool-a")
 			setup(w)
-			v := NewMigration(&w.s)
+			v := NewMigration(w.final())
 			planned := map[int32]MigrationAction{}
 			for _, m := range v.Plan(MigrationOptions{MaxUnavailable: 1}).Moves {
 				planned[m.Ordinal] = m.Action
@@ -107,7 +107,8 @@ func TestDecisionEquivalence(t *testing.T) {
 					live.Live.Status.UpdateRevision = v.UpdateRevision()
 					live.Desired = nil
 				}
-				lv := NewMigration(&live)
+				liveSnap := withTopoLVM(live)
+				lv := NewMigration(&liveSnap)
 				if got := lv.need(o, claims).action; got != n.action {
 					t.Errorf("ordinal %d: planned %q, at apply the predicate says %q", o, n.action, got)
 				}

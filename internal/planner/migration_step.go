@@ -368,26 +368,18 @@ func (v *Migration) InFlux(claims []string) []string {
 	return out
 }
 
-// StepProblem places ordinal o again against this snapshot, as Plan did,
-// before the executor deletes anything of it: a restart must still fit back
-// on its node, a move must still find a target node with capacity for its
-// new PVCs. "" when it can land.
+// StepProblem places ordinal o again against this snapshot, as Plan did, before the executor
+// deletes anything of it: a restart must still fit back on its node, a move must still find a
+// target node. "" when it can land.
 func (v *Migration) StepProblem(o int32, action MigrationAction, claims []string) string {
 	if v.set == nil {
 		return "the StatefulSet does not exist"
 	}
-	m := v.move(o, claims, v.affinity.describe(), ordinalNeed{action: action})
-	if action == MigrationMove {
-		targets := v.targetNodes()
-		if len(targets) == 0 {
-			return "no node can take the moved Pod: " + v.noTargetReason()
-		}
-		if probs := v.simulateCapacity([]*Move{&m}, claims, targets); len(probs) > 0 {
-			return probs[0].Message
-		}
-		return ""
+	if action == MigrationMove && len(v.targetNodes()) == 0 {
+		return "no node can take the moved Pod: " + v.noTargetReason()
 	}
-	if probs := v.simulatePlacement([]Move{m}, claims, nil); len(probs) > 0 {
+	m := v.move(o, claims, v.affinity.describe(), ordinalNeed{action: action})
+	if probs := v.simulatePlacement([]Move{m}, claims); len(probs) > 0 {
 		return probs[0].Message
 	}
 	return ""

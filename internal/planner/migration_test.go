@@ -114,7 +114,7 @@ func TestPlanMigration(t *testing.T) {
 				w.node("gke-olap-pool-a-1").Spec.Unschedulable = true
 			},
 			wantMoves: []int32{2, 1, 0}, wantProbs: []MigrationProblemKind{ProblemUnschedulable}, wantPar: 1,
-			wantInProbs: "ordinal 1 cannot be restarted in place: PV pvc-a1-1 is pinned to node gke-olap-pool-a-1",
+			wantInProbs: "ordinal 1 cannot be restarted in place; the scheduler says: 0/6 nodes are available: 1 node(s) were unschedulable, 2 node(s) didn't match PersistentVolume's node affinity",
 			wantActions: []MigrationAction{MigrationRestart, MigrationRestart, MigrationRestart},
 		},
 		"restart onto a node with an untolerated NoSchedule taint is refused": {
@@ -124,7 +124,7 @@ func TestPlanMigration(t *testing.T) {
 				w.node("gke-olap-pool-a-0").Spec.Taints = []corev1.Taint{{Key: "maintenance", Effect: corev1.TaintEffectNoSchedule}}
 			},
 			wantMoves: []int32{0}, wantProbs: []MigrationProblemKind{ProblemUnschedulable}, wantPar: 1,
-			wantInProbs: "taint maintenance:NoSchedule",
+			wantInProbs: "1 node(s) had untolerated taint(s)",
 			wantActions: []MigrationAction{MigrationRestart},
 		},
 		"a cordoned node of a moved ordinal does not matter": {
@@ -239,7 +239,7 @@ func TestPlanMigration(t *testing.T) {
 				w.node("gke-olap-pool-b-2").Annotations[AnnotationCapacityPrefix+"ssd"] = "1073741824"
 			},
 			wantMoves: []int32{2, 1, 0}, wantProbs: []MigrationProblemKind{ProblemCapacity}, wantPar: 1,
-			wantInProbs: "ordinal 0: no target node has device-class capacity",
+			wantInProbs: "ordinal 0 cannot be placed on the target nodes after the steps before it; the scheduler says: 0/6 nodes are available: 3 node(s) did not have enough free storage",
 		},
 		"capacity enough for all moves": {
 			replicas: 3,
@@ -352,7 +352,7 @@ func TestPlanMigration(t *testing.T) {
 			if tc.opt != nil {
 				opt = *tc.opt
 			}
-			got := NewMigration(&w.s).Plan(opt)
+			got := NewMigration(w.final()).Plan(opt)
 			if d := cmp.Diff(tc.wantMoves, moveOrdinals(got)); d != "" {
 				t.Errorf("moves (-want +got):\n%s", d)
 			}
@@ -396,7 +396,7 @@ func TestPlanMigrationMoveDetails(t *testing.T) {
 	t.Parallel()
 	w := newMigWorld(3, "pool-a")
 	w.switchTemplate("pool-b")
-	got := NewMigration(&w.s).Plan(MigrationOptions{MaxUnavailable: 1})
+	got := NewMigration(w.final()).Plan(MigrationOptions{MaxUnavailable: 1})
 	want := Move{
 		Ordinal: 2, Pod: "hist-2", Action: MigrationMove, FromNode: "gke-olap-pool-a-2", Target: "pool-b",
 		Volumes: []Volume{{Claim: "cache", PVC: "cache-hist-2", PV: "pvc-a2-2", PinnedNode: "gke-olap-pool-a-2"}},
@@ -431,7 +431,7 @@ func TestDefaultMigrationClaims(t *testing.T) {
 	w.s.Live.Spec.VolumeClaimTemplates = append(w.s.Live.Spec.VolumeClaimTemplates, corev1.PersistentVolumeClaim{})
 	w.s.Live.Spec.VolumeClaimTemplates[2].Name = "scratch"
 	w.s.Live.Spec.VolumeClaimTemplates[2].Spec.StorageClassName = ptr.To(migSC)
-	if d := cmp.Diff([]string{"cache", "scratch"}, NewMigration(&w.s).DefaultClaims()); d != "" {
+	if d := cmp.Diff([]string{"cache", "scratch"}, NewMigration(w.final()).DefaultClaims()); d != "" {
 		t.Errorf("claims (-want +got):\n%s", d)
 	}
 }
@@ -529,7 +529,7 @@ func TestNextStep(t *testing.T) {
 				if memory {
 					pr = oldUIDs
 				}
-				got := NewMigration(&w.s).NextStep(2, []string{"cache"}, pr, minReady, migT0)
+				got := NewMigration(w.final()).NextStep(2, []string{"cache"}, pr, minReady, migT0)
 				want := tc.want
 				want.Ordinal = 2
 				if d := cmp.Diff(want, got, cmp.FilterPath(func(p cmp.Path) bool { return p.String() == "Reason" }, cmp.Ignore())); d != "" {
@@ -568,13 +568,13 @@ func TestNextStepRestartKeepsPVCs(t *testing.T) {
 				w.s.Live.Status.UpdateRevision = migRevB
 				pr := MoveProgress{}
 				if memory {
-					pr = NewMigration(&w.s).StartProgress(0, []string{"cache"})
+					pr = NewMigration(w.final()).StartProgress(0, []string{"cache"})
 					if pr.OldPodUID != "pod-uid-a0" || len(pr.OldPVCUIDs) != 0 {
 						t.Fatalf("progress %+v: want the old Pod and no PVC", pr)
 					}
 				}
 				tc.setup(w)
-				got := NewMigration(&w.s).NextStep(0, []string{"cache"}, pr, 0, migT0)
+				got := NewMigration(w.final()).NextStep(0, []string{"cache"}, pr, 0, migT0)
 				if got.Kind != tc.want {
 					t.Fatalf("got %+v, want %s", got, tc.want)
 				}
@@ -594,7 +594,7 @@ func TestNextStepFailsWhenRecreatedPodIsOld(t *testing.T) {
 	w.s.Live.Spec.Template.Spec.NodeSelector = map[string]string{LabelNodePool: "pool-b"}
 	pr := MoveProgress{OldPodUID: "pod-uid-a0", OldPVCUIDs: map[string]typesUID{"cache-hist-0": "pvc-uid-a0"}}
 	w.addPVC(0, "", "new") // new PVC, unbound: not old
-	got := NewMigration(&w.s).NextStep(0, []string{"cache"}, pr, 0, migT0)
+	got := NewMigration(w.final()).NextStep(0, []string{"cache"}, pr, 0, migT0)
 	if got.Kind != StepFail || !strings.Contains(got.Reason, "does not move it") {
 		t.Fatalf("got %+v, want fail", got)
 	}
@@ -604,14 +604,14 @@ func TestMigrationBatch(t *testing.T) {
 	t.Parallel()
 	w := newMigWorld(4, "pool-a")
 	w.addPod(1, "", migRevA, "p1", false)
-	got := NewMigration(&w.s).Batch([]int32{3, 2, 1, 0}, 2)
+	got := NewMigration(w.final()).Batch([]int32{3, 2, 1, 0}, 2)
 	if d := cmp.Diff([]int32{1, 3}, got); d != "" {
 		t.Errorf("batch (-want +got):\n%s", d)
 	}
-	if d := cmp.Diff([]string{"ordinal 1: Pod hist-1 is Pending"}, NewMigration(&w.s).OthersNotReady([]int32{3}, []int32{2})); d != "" {
+	if d := cmp.Diff([]string{"ordinal 1: Pod hist-1 is Pending"}, NewMigration(w.final()).OthersNotReady([]int32{3}, []int32{2})); d != "" {
 		t.Errorf("others (-want +got):\n%s", d)
 	}
-	if got := NewMigration(&w.s).OthersNotReady([]int32{3}, []int32{1}); len(got) != 0 {
+	if got := NewMigration(w.final()).OthersNotReady([]int32{3}, []int32{1}); len(got) != 0 {
 		t.Errorf("queued ordinal counted as other: %q", got)
 	}
 }
@@ -619,38 +619,38 @@ func TestMigrationBatch(t *testing.T) {
 func TestPDBBlocks(t *testing.T) {
 	t.Parallel()
 	w := newMigWorld(3, "pool-a")
-	if got := NewMigration(&w.s).PDBBlocks([]int32{2, 1}); got != "" {
+	if got := NewMigration(w.final()).PDBBlocks([]int32{2, 1}); got != "" {
 		t.Errorf("no PDB: %q", got)
 	}
 	w.addPDB(1)
-	if got := NewMigration(&w.s).PDBBlocks([]int32{2}); got != "" {
+	if got := NewMigration(w.final()).PDBBlocks([]int32{2}); got != "" {
 		t.Errorf("one Ready Pod against 1 allowed: %q", got)
 	}
-	got := NewMigration(&w.s).PDBBlocks([]int32{2, 1})
+	got := NewMigration(w.final()).PDBBlocks([]int32{2, 1})
 	if !strings.Contains(got, "PodDisruptionBudget olap/hist allows 1 disruption(s) now") || !strings.Contains(got, "ordinal(s) 2, 1 takes 2") {
 		t.Errorf("two Ready Pods against 1 allowed: %q", got)
 	}
 	// A Pod that is already down costs nothing.
 	w.addPod(1, "gke-olap-pool-a-1", migRevA, "down", false)
-	if got := NewMigration(&w.s).PDBBlocks([]int32{2, 1}); got != "" {
+	if got := NewMigration(w.final()).PDBBlocks([]int32{2, 1}); got != "" {
 		t.Errorf("one Ready + one down Pod against 1 allowed: %q", got)
 	}
 	w.s.PDBs[0].Status.DisruptionsAllowed = 0
-	if got := NewMigration(&w.s).PDBBlocks([]int32{1}); got != "" {
+	if got := NewMigration(w.final()).PDBBlocks([]int32{1}); got != "" {
 		t.Errorf("only a down Pod against 0 allowed: %q", got)
 	}
-	if got := NewMigration(&w.s).PDBBlocks([]int32{2}); !strings.Contains(got, "allows 0 disruption(s)") {
+	if got := NewMigration(w.final()).PDBBlocks([]int32{2}); !strings.Contains(got, "allows 0 disruption(s)") {
 		t.Errorf("a Ready Pod against 0 allowed: %q", got)
 	}
 	// A budget the controller has not counted since it changed.
 	w.s.PDBs[0].Status.DisruptionsAllowed = 5
 	w.s.PDBs[0].Generation, w.s.PDBs[0].Status.ObservedGeneration = 2, 1
-	if got := NewMigration(&w.s).PDBBlocks([]int32{2}); !strings.Contains(got, "has not counted it yet") {
+	if got := NewMigration(w.final()).PDBBlocks([]int32{2}); !strings.Contains(got, "has not counted it yet") {
 		t.Errorf("stale budget status: %q", got)
 	}
 	// Budgets of other namespaces or other Pods do not apply.
 	w.s.PDBs[0].Namespace = "elsewhere"
-	if got := NewMigration(&w.s).PDBBlocks([]int32{2}); got != "" {
+	if got := NewMigration(w.final()).PDBBlocks([]int32{2}); got != "" {
 		t.Errorf("other namespace: %q", got)
 	}
 }
@@ -658,14 +658,14 @@ func TestPDBBlocks(t *testing.T) {
 func TestMigrationInFlux(t *testing.T) {
 	t.Parallel()
 	w := newMigWorld(3, "pool-a")
-	if got := NewMigration(&w.s).InFlux([]string{"cache"}); len(got) != 0 {
+	if got := NewMigration(w.final()).InFlux([]string{"cache"}); len(got) != 0 {
 		t.Errorf("settled set in flux: %q", got)
 	}
 	w.terminate(&w.pvc(1).ObjectMeta)
 	w.addPod(2, "", migRevA, "p2", false)
 	w.s.Live.Generation = 3
 	want := []string{"PVC cache-hist-1 is being deleted", "Pod hist-2 is not scheduled"}
-	if d := cmp.Diff(want, NewMigration(&w.s).InFlux([]string{"cache"})); d != "" {
+	if d := cmp.Diff(want, NewMigration(w.final()).InFlux([]string{"cache"})); d != "" {
 		t.Errorf("in flux (-want +got):\n%s", d)
 	}
 }

@@ -138,64 +138,6 @@ func (ix *Index) explainNode(p *placement, n *corev1.Node) string {
 	return ""
 }
 
-type need struct {
-	sc        string
-	total     int64
-	maxSingle int64
-	pvcs      []string
-}
-
-func (ix *Index) needs(claims []ClaimState) []need {
-	by := map[string]*need{}
-	var order []string
-	for _, c := range claims {
-		if c.PV != nil {
-			continue
-		}
-		n := by[c.StorageClass]
-		if n == nil {
-			n = &need{sc: c.StorageClass}
-			by[c.StorageClass] = n
-			order = append(order, c.StorageClass)
-		}
-		n.total += c.RequestBytes
-		if c.RequestBytes > n.maxSingle {
-			n.maxSingle = c.RequestBytes
-		}
-		n.pvcs = append(n.pvcs, c.PVC)
-	}
-	sort.Strings(order)
-	out := make([]need, 0, len(order))
-	for _, sc := range order {
-		out = append(out, *by[sc])
-	}
-	return out
-}
-
-func needsKey(ns []need) string {
-	var b strings.Builder
-	for _, n := range ns {
-		fmt.Fprintf(&b, "%s=%d/%d;", n.sc, n.total, n.maxSingle)
-	}
-	return b.String()
-}
-
-// capacityFails checks that node i can provision every new claim together.
-func (ix *Index) capacityFails(i int, ns []need) string {
-	for _, n := range ns {
-		c := ix.capacity(i, n.sc)
-		if !c.limited {
-			continue
-		}
-		c.bytes -= ix.reserved[capKey{i, n.sc}]
-		if c.bytes < n.total || (c.maxVol >= 0 && c.maxVol < n.maxSingle) {
-			return fmt.Sprintf("has only %s free for storage class %s (%s) but new PVC(s) %s need %s",
-				formatBytes(c.bytes), n.sc, c.source, strings.Join(n.pvcs, ", "), formatBytes(n.total))
-		}
-	}
-	return ""
-}
-
 // OrdinalOf parses the ordinal from a StatefulSet Pod name (<set>-<ordinal>),
 // -1 when the name has none.
 func OrdinalOf(podName string) int32 {
@@ -210,21 +152,12 @@ func OrdinalOf(podName string) int32 {
 	return int32(v)
 }
 
-type freeResult struct {
-	node   int
-	reason string
-}
-
-// PodCanSchedule says whether the scheduler can place pod (spec from the
-// template it will be created from) given the claims it mounts: every bound
-// PV's required node affinity must admit a node that also satisfies the Pod's
-// nodeSelector and required node affinity, whose NoSchedule/NoExecute taints
-// the Pod tolerates, that is not cordoned, and that has enough capacity for
-// the claims still to be provisioned (all of them together). Preferred
-// affinity and PreferNoSchedule never block; a PV without node affinity never
-// blocks. Reasons name the ordinal, Pod, PVC, PV, pinned node and failing term.
+// PodCanSchedule asks kube-scheduler's Filter plugins (scheduling.go) whether pod (spec from the
+// template it will be created from) can be placed with the claims it mounts, against the Pods
+// the same plan placed before it. The reason is the scheduler's own message
+// ("0/6 nodes are available: 3 Insufficient cpu, ...").
 func PodCanSchedule(pod *corev1.Pod, claims []ClaimState, ix *Index) Verdict {
-	return podCanSchedule(pod, claims, ix, false)
+	return ix.placer().place(ix, pod, claims, false)
 }
 
 // PodCanComeBack is PodCanSchedule judged only on what stays true between a plan and its apply:
@@ -233,19 +166,11 @@ func PodCanSchedule(pod *corev1.Pod, claims []ClaimState, ix *Index) Verdict {
 // a NoSchedule taint or free capacity can change before the apply; they are judged when the Pod
 // is actually recreated (the migration's placement checks, at plan and again at apply).
 func PodCanComeBack(pod *corev1.Pod, claims []ClaimState, ix *Index) Verdict {
-	return podCanSchedule(pod, claims, ix, true)
-}
-
-func podCanSchedule(pod *corev1.Pod, claims []ClaimState, ix *Index, durable bool) Verdict {
 	prefix := pod.Name + ": "
 	if o := OrdinalOf(pod.Name); o >= 0 {
 		prefix = fmt.Sprintf("ordinal %d: ", o)
 	}
-	p := ix.placementFor(pod, durable)
-	ns := ix.needs(claims)
-	if durable {
-		ns = nil
-	}
+	p := ix.placementFor(pod, true)
 
 	type pinned struct {
 		c   ClaimState
@@ -296,9 +221,6 @@ func podCanSchedule(pod *corev1.Pod, claims []ClaimState, ix *Index, durable boo
 		for _, i := range cands {
 			r := ix.nodeFails(p, i)
 			if r == "" {
-				r = ix.capacityFails(i, ns)
-			}
-			if r == "" {
 				return Verdict{OK: true, Node: ix.nodes[i].Name}
 			}
 			if len(fails) < 3 {
@@ -319,62 +241,13 @@ func podCanSchedule(pod *corev1.Pod, claims []ClaimState, ix *Index, durable boo
 			prefix, first.c.PV.Name, first.c.PVC, first.pin.desc, pod.Name, strings.Join(fails, "; "))}
 	}
 
-	fk := p.key + "|" + needsKey(ns) + "|" + strconv.Itoa(ix.resGen)
-	fr, ok := ix.freeCache[fk]
-	if !ok {
-		fr = ix.findFree(p, ns)
-		ix.freeCache[fk] = fr
-	}
-	if fr.node >= 0 {
-		return Verdict{OK: true, Node: ix.nodes[fr.node].Name}
-	}
-	what := "Pod " + pod.Name
-	var newPVCs []string
-	for _, n := range ns {
-		newPVCs = append(newPVCs, n.pvcs...)
-	}
-	if len(newPVCs) > 0 {
-		what += " with new PVC(s) " + strings.Join(newPVCs, ", ")
-	}
-	return Verdict{Reason: fmt.Sprintf("%sno node can run %s: %s", prefix, what, fr.reason)}
-}
-
-func (ix *Index) findFree(p *placement, ns []need) *freeResult {
-	counts := map[string]int{}
+	// Without a pinned PV the Pod can come back wherever its template's placement admits a node.
 	for i := range ix.nodes {
-		r := ix.nodeFails(p, i)
-		if r == "" {
-			r = ix.capacityFails(i, ns)
+		if ix.nodeFails(p, i) == "" {
+			return Verdict{OK: true, Node: ix.nodes[i].Name}
 		}
-		if r == "" {
-			return &freeResult{node: i}
-		}
-		// Group capacity failures without node-specific amounts.
-		if strings.HasPrefix(r, "has only ") {
-			if j := strings.Index(r, " free for storage class "); j >= 0 {
-				r = "lacks free storage for storage class " + strings.SplitN(r[j+len(" free for storage class "):], " ", 2)[0]
-			}
-		}
-		counts[r]++
 	}
-	if len(ix.nodes) == 0 {
-		return &freeResult{node: -1, reason: "the cluster has no nodes"}
-	}
-	keys := make([]string, 0, len(counts))
-	for k := range counts {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(a, b int) bool {
-		if counts[keys[a]] != counts[keys[b]] {
-			return counts[keys[a]] > counts[keys[b]]
-		}
-		return keys[a] < keys[b]
-	})
-	parts := make([]string, 0, len(keys))
-	for _, k := range keys {
-		parts = append(parts, fmt.Sprintf("%d node(s) %s", counts[k], k))
-	}
-	return &freeResult{node: -1, reason: fmt.Sprintf("0/%d nodes are available: %s", len(ix.nodes), strings.Join(parts, ", "))}
+	return Verdict{Reason: fmt.Sprintf("%sno node matches the placement of Pod %s", prefix, pod.Name)}
 }
 
 func (ix *Index) nodeList(idx []int) string {

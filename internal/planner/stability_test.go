@@ -124,13 +124,13 @@ func TestBuildStableUnderDrift(t *testing.T) {
 			t.Run(wname+"/"+dname, func(t *testing.T) {
 				t.Parallel()
 				w := mk(t)
-				before, err := Build(copySnapshot(w.snap))
+				before, err := Build(withTopoLVM(copySnapshot(w.snap)))
 				if err != nil {
 					t.Fatal(err)
 				}
 				s := copySnapshot(w.snap)
 				drift(&s)
-				after, err := Build(s)
+				after, err := Build(withTopoLVM(s))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -183,12 +183,12 @@ func TestMigrationPlanStableUnderDrift(t *testing.T) {
 				t.Parallel()
 				w := newMigWorld(3, "pool-a")
 				setup(w)
-				before := NewMigration(&w.s).Plan(opt)
+				before := NewMigration(w.final()).Plan(opt)
 				if !before.OK() {
 					t.Fatalf("first plan refused: %+v", before.Problems)
 				}
 				drift(w)
-				after := NewMigration(&w.s).Plan(opt)
+				after := NewMigration(w.final()).Plan(opt)
 				if !after.OK() {
 					return // refused with olapgke's diagnostic before anything is deleted
 				}

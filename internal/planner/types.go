@@ -24,8 +24,12 @@ type Snapshot struct {
 	Live *appsv1.StatefulSet
 	// Revisions are the ControllerRevisions in the namespace (the planner
 	// keeps those owned by Live).
-	Revisions      []appsv1.ControllerRevision
-	Pods           []corev1.Pod
+	Revisions []appsv1.ControllerRevision
+	// Pods are the StatefulSet's Pods (its namespace and selector).
+	Pods []corev1.Pod
+	// AllPods are every Pod of the cluster, for the scheduling simulation (resources, ports,
+	// affinity and spread of other workloads); nil means Pods.
+	AllPods        []corev1.Pod
 	PVCs           []corev1.PersistentVolumeClaim
 	PVs            []corev1.PersistentVolume
 	Nodes          []corev1.Node
@@ -33,6 +37,10 @@ type Snapshot struct {
 	// Capacities are CSIStorageCapacity objects; TopoLVM's node annotations
 	// capacity.topolvm.io/<device-class> are read from Nodes.
 	Capacities []storagev1.CSIStorageCapacity
+	// CSIDrivers (storageCapacity: true makes the scheduler check Capacities) and CSINodes
+	// (per-node volume limits) as the scheduler reads them.
+	CSIDrivers []storagev1.CSIDriver
+	CSINodes   []storagev1.CSINode
 	PDBs       []policyv1.PodDisruptionBudget
 	// Immutable is set by the caller when the API server's dry run rejected
 	// an in-place update of Live (immutable fields).
@@ -207,4 +215,7 @@ type ClaimState struct {
 	// StorageClass and Request describe a claim still to be provisioned.
 	StorageClass string
 	RequestBytes int64
+	// Spec is the claim template's spec for a claim still to be provisioned (access modes,
+	// volume mode), when known.
+	Spec *corev1.PersistentVolumeClaimSpec
 }

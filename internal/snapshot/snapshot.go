@@ -12,15 +12,17 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
 
 	olapkube "github.com/olapgke/terraform-provider-olapgke/internal/kube"
 	"github.com/olapgke/terraform-provider-olapgke/internal/planner"
 )
 
-// Read lists the live StatefulSet namespace/name, its Pods (by selector),
-// ControllerRevisions (by selector), PVCs in the namespace, every PV, Node,
-// StorageClass and CSIStorageCapacity, and the namespace's PDBs. desired is
+// Read lists the live StatefulSet namespace/name, every Pod (the set's are
+// those its selector matches in its namespace), its ControllerRevisions (by
+// selector), PVCs in the namespace, every PV, Node, StorageClass,
+// CSIStorageCapacity, CSIDriver and CSINode, and the namespace's PDBs. desired is
 // the dry-run-defaulted object (nil on destroy); it is stored as is.
 func Read(ctx context.Context, kube kubernetes.Interface, desired *appsv1.StatefulSet, namespace, name string) (*planner.Snapshot, error) {
 	s := &planner.Snapshot{Desired: desired}
@@ -50,12 +52,21 @@ func Read(ctx context.Context, kube kubernetes.Interface, desired *appsv1.Statef
 		podSelector = sel.String()
 	}
 
+	// Every Pod of the cluster, for the scheduling simulation (what other workloads use on each
+	// node); the StatefulSet's own are those of its namespace its selector matches.
+	all, err := list(ctx, kube.CoreV1().Pods(metav1.NamespaceAll).List, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("listing Pods: %w", err)
+	}
+	s.AllPods = all.Items
 	if selectorOf != nil && podSelector != "" {
-		pods, err := list(ctx, kube.CoreV1().Pods(namespace).List, metav1.ListOptions{LabelSelector: podSelector})
-		if err != nil {
-			return nil, fmt.Errorf("listing Pods of StatefulSet %s/%s (%s): %w", namespace, name, podSelector, err)
+		sel, _ := metav1.LabelSelectorAsSelector(selectorOf.Spec.Selector)
+		for i := range all.Items {
+			p := &all.Items[i]
+			if p.Namespace == namespace && sel.Matches(labels.Set(p.Labels)) {
+				s.Pods = append(s.Pods, *p)
+			}
 		}
-		s.Pods = pods.Items
 		revs, err := list(ctx, kube.AppsV1().ControllerRevisions(namespace).List, metav1.ListOptions{LabelSelector: podSelector})
 		if err != nil {
 			return nil, fmt.Errorf("listing ControllerRevisions of StatefulSet %s/%s: %w", namespace, name, err)
@@ -88,6 +99,16 @@ func Read(ctx context.Context, kube kubernetes.Interface, desired *appsv1.Statef
 		return nil, fmt.Errorf("listing CSIStorageCapacities: %w", err)
 	}
 	s.Capacities = caps.Items
+	drivers, err := list(ctx, kube.StorageV1().CSIDrivers().List, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("listing CSIDrivers: %w", err)
+	}
+	s.CSIDrivers = drivers.Items
+	csiNodes, err := list(ctx, kube.StorageV1().CSINodes().List, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("listing CSINodes: %w", err)
+	}
+	s.CSINodes = csiNodes.Items
 	pdbs, err := list(ctx, kube.PolicyV1().PodDisruptionBudgets(namespace).List, metav1.ListOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("listing PodDisruptionBudgets in %s: %w", namespace, err)
