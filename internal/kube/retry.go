@@ -7,6 +7,7 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/retry"
@@ -33,4 +34,16 @@ func RetryRead(ctx context.Context, read func(context.Context) error) error {
 	return retry.OnError(TransientBackoff, func(err error) bool {
 		return ctx.Err() == nil && IsTransient(err)
 	}, func() error { return read(ctx) })
+}
+
+// List is one LIST call (do, e.g. kube.CoreV1().Pods(ns).List) retried with RetryRead: every
+// cluster read olapgke plans with goes through it.
+func List[T any](ctx context.Context, do func(context.Context, metav1.ListOptions) (T, error), opts metav1.ListOptions) (T, error) {
+	var out T
+	err := RetryRead(ctx, func(ctx context.Context) error {
+		var err error
+		out, err = do(ctx, opts)
+		return err
+	})
+	return out, err
 }

@@ -151,7 +151,10 @@ func newHarness(t *testing.T) *harness {
 	p, err := faultproxy.New(env.REST, faultproxy.Config{
 		Seed: 1, MaxFaults: 1 << 20, Rates: map[faultproxy.Kind]float64{faultproxy.InternalError: 1},
 		Eligible: func(r *http.Request) bool {
-			return h.failPod.Load() && r.Method == http.MethodGet && r.URL.Path == "/api/v1/pods" && r.URL.Query().Get("watch") == ""
+			// The node pool's demand read (every running or pending Pod); the StatefulSet plans
+			// list every Pod too, without a field selector, and are left alone.
+			return h.failPod.Load() && r.Method == http.MethodGet && r.URL.Path == "/api/v1/pods" &&
+				strings.Contains(r.URL.Query().Get("fieldSelector"), "status.phase")
 		},
 	})
 	if err != nil {
@@ -461,7 +464,7 @@ func TestAccPlanStability(t *testing.T) {
 	for _, p := range perturbations() {
 		t.Run(p.name, func(t *testing.T) {
 			h.t = t
-			defer func() { h.t = t }()
+			defer h.failPod.Store(false)
 			h.tf.Write(config(true))
 			if p.beforeFirst != nil {
 				p.beforeFirst(h)

@@ -119,11 +119,5 @@ func Read(ctx context.Context, kube kubernetes.Interface, desired *appsv1.Statef
 
 // list is one LIST, retried on transient errors.
 func list[T any](ctx context.Context, do func(context.Context, metav1.ListOptions) (T, error), opts metav1.ListOptions) (T, error) {
-	var out T
-	err := olapkube.RetryRead(ctx, func(ctx context.Context) error {
-		var err error
-		out, err = do(ctx, opts)
-		return err
-	})
-	return out, err
+	return olapkube.List(ctx, do, opts)
 }

@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/retry"
 
+	olapkube "github.com/olapgke/terraform-provider-olapgke/internal/kube"
 	"github.com/olapgke/terraform-provider-olapgke/internal/lvmdconf"
 )
 
@@ -132,7 +133,7 @@ func writeClass(ctx context.Context, kube kubernetes.Interface, ref cmRef, from 
 // lvmdDaemonSets are the DaemonSets in the ConfigMap's namespace whose pod template mounts it
 // (the chart's topolvm-lvmd-<n>, or topolvm-node when lvmd is embedded).
 func lvmdDaemonSets(ctx context.Context, kube kubernetes.Interface, ref cmRef) ([]appsv1.DaemonSet, error) {
-	list, err := kube.AppsV1().DaemonSets(ref.Namespace).List(ctx, metav1.ListOptions{})
+	list, err := olapkube.List(ctx, kube.AppsV1().DaemonSets(ref.Namespace).List, metav1.ListOptions{})
 	if err != nil {
 		return nil, err
 	}
@@ -326,20 +327,20 @@ func (v volumeUse) String() string {
 
 // usage lists the PVCs and PVs of class (see volumes in the schema), sorted.
 func usage(ctx context.Context, kube kubernetes.Interface, class string, isDefault bool) ([]volumeUse, error) {
-	scList, err := kube.StorageV1().StorageClasses().List(ctx, metav1.ListOptions{})
+	scList, err := olapkube.List(ctx, kube.StorageV1().StorageClasses().List, metav1.ListOptions{})
 	if err != nil {
 		return nil, err
 	}
 	scNames := classStorageClasses(scList.Items, class, isDefault)
-	pvs, err := kube.CoreV1().PersistentVolumes().List(ctx, metav1.ListOptions{})
+	pvs, err := olapkube.List(ctx, kube.CoreV1().PersistentVolumes().List, metav1.ListOptions{})
 	if err != nil {
 		return nil, err
 	}
-	pvcs, err := kube.CoreV1().PersistentVolumeClaims(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
+	pvcs, err := olapkube.List(ctx, kube.CoreV1().PersistentVolumeClaims(metav1.NamespaceAll).List, metav1.ListOptions{})
 	if err != nil {
 		return nil, err
 	}
-	sets, err := kube.AppsV1().StatefulSets(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
+	sets, err := olapkube.List(ctx, kube.AppsV1().StatefulSets(metav1.NamespaceAll).List, metav1.ListOptions{})
 	if err != nil {
 		return nil, err
 	}
@@ -462,7 +463,7 @@ func pinnedNode(pv *corev1.PersistentVolume) string {
 // capacity returns free bytes per node for class: the node annotation capacity.topolvm.io/<class>
 // where present, otherwise CSIStorageCapacity objects of the class's StorageClasses.
 func capacity(ctx context.Context, kube kubernetes.Interface, class string, isDefault bool) (map[string]int64, error) {
-	nodes, err := kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	nodes, err := olapkube.List(ctx, kube.CoreV1().Nodes().List, metav1.ListOptions{})
 	if err != nil {
 		return nil, err
 	}
@@ -477,7 +478,7 @@ func capacity(ctx context.Context, kube kubernetes.Interface, class string, isDe
 	if len(out) > 0 {
 		return out, nil
 	}
-	scList, err := kube.StorageV1().StorageClasses().List(ctx, metav1.ListOptions{})
+	scList, err := olapkube.List(ctx, kube.StorageV1().StorageClasses().List, metav1.ListOptions{})
 	if err != nil {
 		return nil, err
 	}
@@ -485,7 +486,7 @@ func capacity(ctx context.Context, kube kubernetes.Interface, class string, isDe
 	if len(scNames) == 0 {
 		return out, nil
 	}
-	caps, err := kube.StorageV1().CSIStorageCapacities(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
+	caps, err := olapkube.List(ctx, kube.StorageV1().CSIStorageCapacities(metav1.NamespaceAll).List, metav1.ListOptions{})
 	if err != nil {
 		return nil, err
 	}

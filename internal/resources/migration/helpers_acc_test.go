@@ -480,3 +480,65 @@ func (m *orderMonitor) overlapped() bool {
 	r, ok := m.readyAt[m.seen[0]]
 	return ok && m.deletedAt[m.seen[1]].Before(r)
 }
+
+// updateTemplate changes the live pod template (OnDelete: nothing restarts) and waits until the
+// controller observed it.
+func (f *setFixture) updateTemplate(t *testing.T, mutate func(*corev1.PodSpec)) {
+	t.Helper()
+	ctx := t.Context()
+	sets := f.env.Kube.AppsV1().StatefulSets(f.ns)
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		s, err := sets.Get(ctx, f.name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		s = s.DeepCopy()
+		mutate(&s.Spec.Template.Spec)
+		_, err = sets.Update(ctx, s, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		t.Fatalf("updating the template: %v", err)
+	}
+	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		s, err := sets.Get(ctx, f.name, metav1.GetOptions{})
+		return err == nil && s.Status.ObservedGeneration >= s.Generation, err
+	})
+	if err != nil {
+		t.Fatalf("controller did not observe the template change: %v", err)
+	}
+}
+
+// watchDeletions records every Pod and PVC deleted in ns from now on.
+func watchDeletions(t *testing.T, env *acctest.Env, ns string) func() []string {
+	var mu sync.Mutex
+	var out []string
+	factory := informers.NewSharedInformerFactoryWithOptions(env.Kube, 0, informers.WithNamespace(ns))
+	h := func(kind string) cache.ResourceEventHandlerFuncs {
+		return cache.ResourceEventHandlerFuncs{DeleteFunc: func(obj any) {
+			if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = d.Obj
+			}
+			if m, ok := obj.(metav1.Object); ok {
+				mu.Lock()
+				out = append(out, kind+"/"+m.GetName())
+				mu.Unlock()
+			}
+		}}
+	}
+	if _, err := factory.Core().V1().Pods().Informer().AddEventHandler(h("pod")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := factory.Core().V1().PersistentVolumeClaims().Informer().AddEventHandler(h("pvc")); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(func() { cancel(); factory.Shutdown() })
+	factory.Start(ctx.Done())
+	factory.WaitForCacheSync(ctx.Done())
+	return func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]string(nil), out...)
+	}
+}

@@ -324,8 +324,8 @@ func problemDiagnostics(m resourceModel, ev *evaluation) diag.Diagnostics {
 			at, summary, do = path.Root("statefulset"), "Target Nodes Missing",
 				"Create or uncordon nodes that match the template placement (e.g. the target node pool) before migrating."
 		case planner.ProblemUnschedulable:
-			at, summary, do = path.Root("statefulset"), "Ordinal Cannot Be Placed Again",
-				"Uncordon the node, remove or tolerate the taint, or free its resources before restarting; nothing was deleted."
+			at, summary, do = path.Root("statefulset"), "Ordinal Cannot Be Placed",
+				"Make room where the scheduler says (uncordon the node, tolerate the taint, add nodes to the target pool, lower the requests or the anti-affinity) and plan again; nothing was deleted."
 		case planner.ProblemCapacity:
 			at, summary, do = path.Root("statefulset"), "Not Enough Device-Class Capacity",
 				"Add nodes (or Local SSDs) to the target pool, free space there, or move fewer ordinals (`ordinals`)."

@@ -14,7 +14,9 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	apiresource "k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -282,4 +284,49 @@ func TestAccStatefulSetMigration_WaitsForPodDisruptionBudget(t *testing.T) {
 			),
 		}},
 	})
+}
+
+// Migrations whose moved Pods the scheduler could not place after the earlier moves are refused
+// at plan, with the scheduler's reason and the ordinal, and nothing is deleted: anti-affinity by
+// hostname onto a target pool with fewer nodes than ordinals, and a CPU request the target
+// machine type cannot hold.
+func TestAccStatefulSetMigration_RefusedWhenMovesCannotLand(t *testing.T) {
+	env := acctest.Sandbox(t)
+	ensurePool(t, env, "pool-b", 3)
+	cases := []struct {
+		name   string
+		mutate func(*corev1.PodSpec)
+		want   *regexp.Regexp
+	}{
+		{"anti-affinity onto fewer nodes", func(s *corev1.PodSpec) {
+			s.Affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
+				LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "hist"}}, TopologyKey: "kubernetes.io/hostname"}}}}
+		}, regexp.MustCompile(`(?s)Ordinal Cannot Be Placed.*Ordinal\s+0\s+cannot\s+be\s+placed.*didn't\s+match\s+pod\s+anti-affinity\s+rules`)},
+		{"cpu request larger than the target machine type", func(s *corev1.PodSpec) {
+			s.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: apiresource.MustParse("64")}
+		}, regexp.MustCompile(`(?s)Ordinal Cannot Be Placed.*Ordinal\s+3\s+cannot\s+be\s+placed.*Insufficient\s+cpu`)},
+	}
+	for i, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ns := fmt.Sprintf("mig-refused-%d", i)
+			f := newSet(t, env, ns, 4, "pool-a", "1Gi")
+			f.updateTemplate(t, func(s *corev1.PodSpec) {
+				s.NodeSelector = map[string]string{labelPool: "pool-b"}
+				c.mutate(s)
+			})
+			deleted := watchDeletions(t, env, ns)
+			resource.Test(t, resource.TestCase{
+				PreCheck:                 func() { acctest.PreCheck(t) },
+				ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
+				Steps: []resource.TestStep{{
+					Config:      testAccStatefulSetMigrationConfig_basic(ns, ""),
+					ExpectError: c.want,
+				}},
+			})
+			if d := deleted(); len(d) > 0 {
+				t.Errorf("deleted while refused: %v", d)
+			}
+			f.checkUntouched(t, 0, 1, 2, 3)
+		})
+	}
 }

@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/olapgke/terraform-provider-olapgke/internal/gkerules"
+	olapkube "github.com/olapgke/terraform-provider-olapgke/internal/kube"
 )
 
 // clusterState is what the plan-time checks read from the Kubernetes API: one LIST per kind, so
@@ -27,7 +28,7 @@ type clusterState struct {
 // poolNodes lists the Nodes of a pool (label cloud.google.com/gke-nodepool), sorted by name.
 func poolNodes(ctx context.Context, kc kubernetes.Interface, pool string) ([]corev1.Node, error) {
 	sel := labels.SelectorFromSet(labels.Set{gkerules.NodePoolLabel: pool}).String()
-	l, err := kc.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: sel})
+	l, err := olapkube.List(ctx, kc.CoreV1().Nodes().List, metav1.ListOptions{LabelSelector: sel})
 	if err != nil {
 		return nil, fmt.Errorf("listing Nodes with %s: %w", sel, err)
 	}
@@ -43,6 +44,9 @@ func nodeNames(nodes []corev1.Node) []string {
 	return out
 }
 
+// activePods selects the Pods that are not terminated.
+const activePods = "status.phase!=Succeeded,status.phase!=Failed"
+
 // readClusterState lists the pool's Nodes and, when withVolumes, every PV, PVC, Pod and
 // StatefulSet; Pods are always listed (ephemeral demand).
 func readClusterState(ctx context.Context, kc kubernetes.Interface, pool string, withVolumes bool) (*clusterState, error) {
@@ -51,7 +55,8 @@ func readClusterState(ctx context.Context, kc kubernetes.Interface, pool string,
 	if s.Nodes, err = poolNodes(ctx, kc, pool); err != nil {
 		return nil, err
 	}
-	pods, err := kc.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
+	// Running and pending Pods only: terminated ones hold no ephemeral storage and no volume.
+	pods, err := olapkube.List(ctx, kc.CoreV1().Pods(metav1.NamespaceAll).List, metav1.ListOptions{FieldSelector: activePods})
 	if err != nil {
 		return nil, fmt.Errorf("listing Pods: %w", err)
 	}
@@ -59,15 +64,15 @@ func readClusterState(ctx context.Context, kc kubernetes.Interface, pool string,
 	if !withVolumes {
 		return s, nil
 	}
-	pvs, err := kc.CoreV1().PersistentVolumes().List(ctx, metav1.ListOptions{})
+	pvs, err := olapkube.List(ctx, kc.CoreV1().PersistentVolumes().List, metav1.ListOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("listing PersistentVolumes: %w", err)
 	}
-	pvcs, err := kc.CoreV1().PersistentVolumeClaims(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
+	pvcs, err := olapkube.List(ctx, kc.CoreV1().PersistentVolumeClaims(metav1.NamespaceAll).List, metav1.ListOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("listing PersistentVolumeClaims: %w", err)
 	}
-	sets, err := kc.AppsV1().StatefulSets(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
+	sets, err := olapkube.List(ctx, kc.AppsV1().StatefulSets(metav1.NamespaceAll).List, metav1.ListOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("listing StatefulSets: %w", err)
 	}

@@ -572,3 +572,60 @@ func TestAccStatefulSet_SelectorChangeReplaces(t *testing.T) {
 		},
 	})
 }
+
+// The plan judges new Pods with kube-scheduler's own Filter plugins: what the old hand-written
+// checks let through (resources, inter-Pod anti-affinity, topology spread, host ports) is refused
+// at plan with the scheduler's wording, per ordinal, placing the ordinals one after another.
+func TestAccStatefulSet_SchedulerVerdicts(t *testing.T) {
+	env := acctest.Sandbox(t)
+	t.Parallel()
+	ns := namespace(t, env.Kube, "sts-sched")
+	// pool-a has three n2-standard-8 nodes: a Pod on each of them holding host port 9000.
+	ctx := context.Background()
+	var nodes []string
+	nl, err := env.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: "cloud.google.com/gke-nodepool=pool-a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range nl.Items {
+		nodes = append(nodes, n.Name)
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "port-" + n.Name},
+			Spec: corev1.PodSpec{NodeName: n.Name, Containers: []corev1.Container{{Name: "c", Image: "x",
+				Ports: []corev1.ContainerPort{{ContainerPort: 9000, HostPort: 9000, Protocol: corev1.ProtocolTCP}}}}}}
+		if _, err := env.Kube.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	base := stsConfig{ns: ns, name: "sched", replicas: 4}.String()
+	cases := []struct {
+		name, from, to string
+		want           *regexp.Regexp
+	}{
+		{"cpu too large", "requests: {cpu: 500m, memory: 1Gi}", "requests: {cpu: \"64\", memory: 1Gi}",
+			wrapped(`Ordinals Would Stay Pending.*ordinal 0 \(Pod sched-0, create\): 0/6 nodes are available: 3 Insufficient cpu, 3 node\(s\) didn't match Pod's node affinity/selector`)},
+		{"memory too large", "requests: {cpu: 500m, memory: 1Gi}", "requests: {cpu: 500m, memory: 512Gi}",
+			wrapped(`Ordinals Would Stay Pending.*0/6 nodes are available: 3 Insufficient memory`)},
+		{"anti-affinity with fewer nodes than ordinals", "          nodeSelector:\n",
+			"          affinity:\n            podAntiAffinity:\n              requiredDuringSchedulingIgnoredDuringExecution:\n              - labelSelector: {matchLabels: {app: sched}}\n                topologyKey: kubernetes.io/hostname\n          nodeSelector:\n",
+			wrapped(`Ordinals Would Stay Pending.*ordinal 3 \(Pod sched-3, create\): 0/6 nodes are available: 3 node\(s\) didn't match Pod's node affinity/selector, 3 node\(s\) didn't match pod anti-affinity rules`)},
+		{"topology spread", "          nodeSelector:\n",
+			"          topologySpreadConstraints:\n          - {maxSkew: 1, minDomains: 2, topologyKey: topology.kubernetes.io/zone, whenUnsatisfiable: DoNotSchedule, labelSelector: {matchLabels: {app: sched}}}\n          nodeSelector:\n",
+			wrapped(`Ordinals Would Stay Pending.*ordinal 1 \(Pod sched-1, create\): 0/6 nodes are available: .*didn't match pod topology spread constraints`)},
+		{"host port taken", "- {name: http, containerPort: 8080, protocol: TCP}", "- {name: http, containerPort: 8080, hostPort: 9000, protocol: TCP}",
+			wrapped(`Ordinals Would Stay Pending.*ordinal 0 \(Pod sched-0, create\): 0/6 nodes are available: 3 node\(s\) didn't have free ports for the requested pod ports, 3 node\(s\) didn't match Pod's node affinity/selector`)},
+	}
+	var steps []resource.TestStep
+	for _, c := range cases {
+		cfg := strings.Replace(base, c.from, c.to, 1)
+		if cfg == base {
+			t.Fatalf("case %s: pattern %q not in the config", c.name, c.from)
+		}
+		steps = append(steps, resource.TestStep{Config: cfg, PlanOnly: true, ExpectError: c.want})
+	}
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
+		Steps:                    steps,
+	})
+	_ = nodes
+}
