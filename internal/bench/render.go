@@ -114,6 +114,26 @@ func (r *Results) Markdown() string {
 	}
 
 	w("")
+	w("## 2b. Restart in place (template change) against the controller's RollingUpdate")
+	w("")
+	if rs := r.Restart; rs == nil {
+		w("Not run.")
+	} else if rs.Err != "" && rs.Provider.N == 0 {
+		w("Failed: %s", fence(rs.Err))
+	} else {
+		w("An image bump of a %d-ordinal StatefulSet (one 1 GiB TopoLVM claim each, grace period 1 s), rolled four times in one session: the StatefulSet controller's own RollingUpdate (maxUnavailable 1), `olapgke_statefulset_migration` restarting each ordinal in place under OnDelete (`terraform apply`), the provider again, the controller again. *Span*: first old Pod terminating -> last new Pod Ready, from the Pod watch. PVCs replaced over all rounds: %d.", rs.Ordinals, rs.PVCsReplaced)
+		w("")
+		w("| round | tool | image | restarts | span s | sum of cluster latency s | overhead | wall s |")
+		w("|---|---|---|---|---|---|---|---|")
+		for i, rd := range rs.Rounds {
+			w("| %d | %s | %s | %d | %s | %s | %.1f%% | %s |", i+1, rd.Tool, rd.To, rd.Stats.N, secs(rd.Stats.Span), secs(rd.Stats.Sum), 100*rd.Stats.Overhead(), secs(rd.Wall))
+		}
+		if rs.Err != "" {
+			w("")
+			w("Error: %s", fence(rs.Err))
+		}
+	}
+	w("")
 	w("## 3. Sandbox start-up and memory")
 	w("")
 	w("`olapgke-sandbox up --config` with pool-a of N-5 and pool-b of 5 nodes (KWOK). Ready = DIR/ready exists (all nodes Ready, TopoLVM capacity published). Peak RSS is the process's VmHWM at ready and at the end of that sandbox's plan (and migration) runs. `internal/sandbox/bench/startup.sh` measures the same alone.")
@@ -225,6 +245,13 @@ func (r *Results) verdicts() [][3]string {
 		}
 	} else {
 		out = append(out, [3]string{"migration overhead <= 5%", "not measured", yes(false)})
+	}
+	if rs := r.Restart; rs != nil && rs.Provider.N > 0 && rs.Controller.N > 0 {
+		out = append(out, [3]string{"restart roll by the migration <= 1.02 x the controller's RollingUpdate (span), 0 PVCs replaced",
+			fmt.Sprintf("%ss vs %ss (x%.3f), %d PVCs replaced", secs(rs.Provider.Span), secs(rs.Controller.Span), rs.Ratio(), rs.PVCsReplaced),
+			yes(rs.Ratio() <= 1.02 && rs.PVCsReplaced == 0)})
+	} else {
+		out = append(out, [3]string{"restart roll by the migration <= 1.02 x the controller's RollingUpdate", "not measured", yes(false)})
 	}
 	for _, s := range r.Sandboxes {
 		if s.Nodes != 500 {

@@ -107,5 +107,6 @@ type Results struct {
 	Sandboxes         []SandboxResult
 	Plans             []PlanResult
 	Migration         *MigrationResult
+	Restart           *RestartResult
 	Notes             []string
 }

@@ -14,6 +14,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -26,7 +27,6 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/olapgke/terraform-provider-olapgke/internal/planner"
-	"github.com/olapgke/terraform-provider-olapgke/internal/snapshot"
 )
 
 // MigrationRun configures Migrate.
@@ -231,15 +231,10 @@ func (m *migrator) readyToStart(ctx context.Context, remaining []int32) (*planne
 			v := planner.NewMigration(s)
 			batch := v.Batch(remaining, m.run.Parallelism)
 			// Place every ordinal of the batch again against the live cluster, as
-			// the plan did (every Pod, CSIDriver and capacity: a full snapshot, not
-			// the watcher's view of the set), before anything of it is deleted.
-			full, err := snapshot.Read(ctx, m.kube, nil, m.run.Namespace, m.run.Name)
-			if err != nil {
-				return nil, nil, fmt.Errorf("reading the cluster before moving ordinal(s) %s: %w", planner.JoinOrdinals(batch), err)
-			}
-			fv := planner.NewMigration(full)
+			// the plan did (the watcher keeps every Pod, CSIDriver, CSINode and
+			// capacity the scheduler reads), before anything of it is deleted.
 			for _, o := range batch {
-				if why := fv.StepProblem(o, m.action(v, o), m.run.Claims); why != "" {
+				if why := v.StepProblem(o, m.action(v, o), m.run.Claims); why != "" {
 					return nil, nil, &PreconditionError{Msg: why}
 				}
 			}
@@ -593,6 +588,9 @@ type migrationWatcher struct {
 	stopErr  error
 
 	setInf, podInf, pvcInf, pdbInf, evInf, pvInf, nodeInf cache.SharedIndexInformer
+	// What the scheduling simulation reads besides (placement re-checked before each batch):
+	// every Pod of the cluster, StorageClasses, CSIStorageCapacities, CSIDrivers, CSINodes.
+	allPodInf, scInf, capInf, driverInf, csiNodeInf cache.SharedIndexInformer
 }
 
 func newMigrationWatcher(ctx context.Context, kube kubernetes.Interface, ns, name string, sel labels.Selector) (*migrationWatcher, error) {
@@ -619,6 +617,11 @@ func newMigrationWatcher(ctx context.Context, kube kubernetes.Interface, ns, nam
 	w.evInf = evF.Core().V1().Events().Informer()
 	w.pvInf = clF.Core().V1().PersistentVolumes().Informer()
 	w.nodeInf = clF.Core().V1().Nodes().Informer()
+	w.allPodInf = clF.Core().V1().Pods().Informer()
+	w.scInf = clF.Storage().V1().StorageClasses().Informer()
+	w.capInf = clF.Storage().V1().CSIStorageCapacities().Informer()
+	w.driverInf = clF.Storage().V1().CSIDrivers().Informer()
+	w.csiNodeInf = clF.Storage().V1().CSINodes().Informer()
 	notify := func() {
 		select {
 		case w.changed <- struct{}{}:
@@ -659,7 +662,8 @@ func newMigrationWatcher(ctx context.Context, kube kubernetes.Interface, ns, nam
 	// A reflector retries a LIST or WATCH the credentials may not make
 	// (RBAC) forever, and the sync below would wait for the whole apply
 	// timeout: stop at the first Forbidden, quoting the API server.
-	for _, inf := range []cache.SharedIndexInformer{w.setInf, w.podInf, w.pvcInf, w.pdbInf, w.evInf, w.pvInf, w.nodeInf} {
+	for _, inf := range []cache.SharedIndexInformer{w.setInf, w.podInf, w.pvcInf, w.pdbInf, w.evInf, w.pvInf, w.nodeInf,
+		w.allPodInf, w.scInf, w.capInf, w.driverInf, w.csiNodeInf} {
 		if err := inf.SetWatchErrorHandlerWithContext(func(ctx context.Context, r *cache.Reflector, err error) {
 			if apierrors.IsForbidden(err) {
 				w.stopOnce.Do(func() { w.stopErr = err; close(w.stopped) })
@@ -763,6 +767,11 @@ func (w *migrationWatcher) snapshot() (*planner.Snapshot, *appsv1.StatefulSet, e
 	s.PDBs = values[policyv1.PodDisruptionBudget](w.pdbInf.GetStore().List())
 	s.PVs = values[corev1.PersistentVolume](w.pvInf.GetStore().List())
 	s.Nodes = values[corev1.Node](w.nodeInf.GetStore().List())
+	s.AllPods = values[corev1.Pod](w.allPodInf.GetStore().List())
+	s.StorageClasses = values[storagev1.StorageClass](w.scInf.GetStore().List())
+	s.Capacities = values[storagev1.CSIStorageCapacity](w.capInf.GetStore().List())
+	s.CSIDrivers = values[storagev1.CSIDriver](w.driverInf.GetStore().List())
+	s.CSINodes = values[storagev1.CSINode](w.csiNodeInf.GetStore().List())
 	return s, set, nil
 }
 

@@ -41,13 +41,17 @@ var migrationAccess = []access{
 	{"", "persistentvolumes", "watch", false},
 	{"", "nodes", "list", false},
 	{"", "nodes", "watch", false},
-	// The full snapshot read before each batch (placement checked again).
+	// The scheduling simulation's inputs, watched (placement checked again before each batch).
 	{"", "pods", "list", false},
-	{"apps", "controllerrevisions", "list", true},
+	{"", "pods", "watch", false},
 	{"storage.k8s.io", "storageclasses", "list", false},
+	{"storage.k8s.io", "storageclasses", "watch", false},
 	{"storage.k8s.io", "csistoragecapacities", "list", false},
+	{"storage.k8s.io", "csistoragecapacities", "watch", false},
 	{"storage.k8s.io", "csidrivers", "list", false},
+	{"storage.k8s.io", "csidrivers", "watch", false},
 	{"storage.k8s.io", "csinodes", "list", false},
+	{"storage.k8s.io", "csinodes", "watch", false},
 }
 
 // checkAccess asks the API server (SelfSubjectAccessReview, as `kubectl auth can-i` does; it

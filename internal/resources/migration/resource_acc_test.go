@@ -156,7 +156,7 @@ func TestAccStatefulSetMigration_CapacityShortage(t *testing.T) {
 		Steps: []resource.TestStep{{
 			Config:      testAccStatefulSetMigrationConfig_basic("mig-capacity", ""),
 			PlanOnly:    true,
-			ExpectError: regexp.MustCompile(`Not Enough Device-Class Capacity(.|\n)*Ordinal 0:`),
+			ExpectError: regexp.MustCompile(`Not Enough Device-Class Capacity[\s\S]*Ordinal\s+0\s+cannot\s+be\s+placed[\s\S]*did\s+not\s+have\s+enough\s+free\s+storage`),
 		}},
 	})
 	f.checkUntouched(t, 0, 1, 2)

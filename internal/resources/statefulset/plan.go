@@ -204,13 +204,22 @@ func replacementWarning(m *manifest, p *planner.Plan) diag.Diagnostic {
 	found := fmt.Sprintf("The API server refuses to update StatefulSet %s/%s in place (fields %s): %s. %s", m.Namespace, m.Name,
 		strings.Join(rp.Fields, ", "), rp.Message, rp.Explanation)
 	if rp.Mode == planner.RecreateOrphan {
-		restarted := 0
+		var byController, stale []int32
 		for _, o := range p.Ordinals {
-			if o.Action == planner.ActionRecreate {
-				restarted++
+			switch o.Action {
+			case planner.ActionRecreate:
+				byController = append(byController, o.Ordinal)
+			case planner.ActionStale:
+				stale = append(stale, o.Ordinal)
 			}
 		}
-		summary := fmt.Sprintf("PVCs expanded in place: %d; StatefulSet object re-created; Pods restarted by the re-creation: 0; Pods the controller then recreates (the ordinals' action recreate): %d.", len(rp.Expansions), restarted)
+		summary := fmt.Sprintf("PVCs expanded in place: %d. StatefulSet object re-created. Pods restarted by the re-creation: 0.", len(rp.Expansions))
+		if len(byController) > 0 {
+			summary += " Then restarted by the StatefulSet controller (RollingUpdate, the template changes too): ordinal(s) " + planner.JoinOrdinals(byController) + "."
+		}
+		if len(stale) > 0 {
+			summary += " Then left at the old revision (OnDelete) for olapgke_statefulset_migration to restart in place: ordinal(s) " + planner.JoinOrdinals(stale) + "."
+		}
 		return diagnostics.AttributeWarning(manifestPath, "StatefulSet Object Will Be Re-created", diagnostics.Detail{
 			Checked: "A server-side apply dry run of the manifest against the live object, and the existing PVCs of its claim templates.",
 			Found:   found + "\n\n" + summary,

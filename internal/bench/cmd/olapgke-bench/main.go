@@ -108,6 +108,8 @@ func main() {
 		if i == 0 && *migrate > 0 && ctx.Err() == nil {
 			m := bench.MigrationScenario(ctx, sb, proxy, *providerDir, *kubectl, filepath.Join(dir, "migrate"), *migrate, logf)
 			res.Migration = &m
+			rs := bench.RestartScenario(ctx, sb, proxy, *providerDir, filepath.Join(dir, "restart"), *migrate, logf)
+			res.Restart = &rs
 		}
 		sr.RSSEndMiB = sb.PeakRSSMiB()
 		res.Sandboxes = append(res.Sandboxes, sr)
