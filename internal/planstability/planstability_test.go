@@ -525,3 +525,103 @@ func TestAccPlanStability(t *testing.T) {
 		})
 	}
 }
+
+// A migration created in the same apply as the template change, without planned_manifest (as
+// the docs' canary example is written, with depends_on): the plan judges what
+// olapgke_statefulset plans in the same run, so it lists the restarts, and the saved plan
+// applies after drift (a Pod restarted in between) with each ordinal restarted once and every
+// PVC kept — never Terraform's inconsistency error.
+func TestAccSavedPlan_MigrationCreatedWithTemplateChange(t *testing.T) {
+	env := acctest.Sandbox(t)
+	acctest.PreCheck(t)
+	const ns2 = "planstab-canary"
+	if _, err := env.Kube.CoreV1().Namespaces().Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns2}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	sts := func(image string) string {
+		return strings.ReplaceAll(set("canary", "OnDelete", image), ns, ns2)
+	}
+	migration := fmt.Sprintf(`
+resource "olapgke_statefulset_migration" "canary" {
+  namespace       = %q
+  statefulset     = "canary"
+  ordinal_timeout = "3m"
+  depends_on      = [olapgke_statefulset.canary]
+}
+`, ns2)
+	tf := acctest.NewTF(t, sts("olap:1"))
+	if out, err := tf.Apply(); err != nil {
+		t.Fatalf("base apply: %v\n%s", err, out)
+	}
+	t.Cleanup(func() {
+		if out, err := tf.Run("destroy", "-auto-approve"); err != nil {
+			t.Logf("destroy: %v\n%s", err, out)
+		}
+	})
+	pvcs := func() map[string]types.UID {
+		l, err := env.Kube.CoreV1().PersistentVolumeClaims(ns2).List(t.Context(), metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]types.UID{}
+		for _, c := range l.Items {
+			out[c.Name] = c.UID
+		}
+		return out
+	}
+	before := pvcs()
+	tf.Write(sts("olap:2") + migration)
+	out, err := tf.Run("plan", "-out=canary.tfplan")
+	if err != nil {
+		t.Fatalf("plan: %v\n%s", err, out)
+	}
+	js, err := tf.Run("show", "-json", "canary.tfplan")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range []string{`"ordinal":2`, `"ordinal":1`, `"ordinal":0`} {
+		if !strings.Contains(js, `"action":"restart"`) || !strings.Contains(js, o) {
+			t.Fatalf("the plan does not list the restarts (%s):\n%s", o, out)
+		}
+	}
+	// Drift: a Pod restarted in place between the plan and its apply.
+	p, err := env.Kube.CoreV1().Pods(ns2).Get(t.Context(), "canary-1", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Kube.CoreV1().Pods(ns2).Delete(t.Context(), "canary-1", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	err = wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		got, err := env.Kube.CoreV1().Pods(ns2).Get(ctx, "canary-1", metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		return err == nil && got.UID != p.UID && planner.PodReady(got), err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err = tf.Run("apply", "canary.tfplan")
+	if err != nil {
+		t.Fatalf("apply of the saved plan: %v\n%s", err, out)
+	}
+	for _, bad := range acctest.ProviderBugTexts {
+		if strings.Contains(out, bad) {
+			t.Fatalf("apply printed %q:\n%s", bad, out)
+		}
+	}
+	if after := pvcs(); fmt.Sprint(after) != fmt.Sprint(before) {
+		t.Errorf("PVCs changed: %v -> %v", before, after)
+	}
+	for o := 0; o < 3; o++ {
+		got, err := env.Kube.CoreV1().Pods(ns2).Get(t.Context(), fmt.Sprintf("canary-%d", o), metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Spec.Containers[0].Image != "olap:2" || !planner.PodReady(got) {
+			t.Errorf("ordinal %d: image %s ready %v", o, got.Spec.Containers[0].Image, planner.PodReady(got))
+		}
+	}
+	tf.PlanEmpty()
+}

@@ -1,7 +1,9 @@
 # Move the historical tier from pool-a to pool-b in one apply: the StatefulSet's template is
 # switched to pool-b under OnDelete (nothing is recreated by the controller), then the migration
 # moves one ordinal at a time: delete its Local SSD PVC, delete its Pod, wait until the new Pod
-# is Ready on pool-b with a new PV pinned there, soak, continue.
+# is Ready on pool-b with a new PV pinned there, soak, continue. A template change that keeps the
+# pool (image, env, resources) restarts each ordinal in place instead: only the Pod is deleted and
+# it comes back on its node with its PVC, cache kept.
 resource "olapgke_statefulset" "historical" {
   manifest = yamldecode(file("${path.module}/historical.yaml")) # nodeSelector: pool-b, updateStrategy: OnDelete
 }
@@ -31,9 +33,13 @@ resource "olapgke_statefulset_migration" "historical" {
   depends_on = [olapgke_statefulset.historical]
 }
 
-# Only ordinal 1, e.g. to try the move on one replica first.
+# Only ordinal 1, e.g. to try a move or a restart on one replica first. Without
+# planned_manifest, depends_on is what lets the plan see the template olapgke_statefulset writes
+# in the same run (the restarts or moves are then known at plan).
 resource "olapgke_statefulset_migration" "canary" {
   namespace   = "olap"
   statefulset = "historical"
   ordinals    = [1]
+
+  depends_on = [olapgke_statefulset.historical]
 }
