@@ -90,9 +90,6 @@ func (v *Migration) need(o int32, claims []string) ordinalNeed {
 // at the update revision while the controller leaves that to us (OnDelete),
 // or it is the Pod a step in progress started with.
 func (v *Migration) podNeedsReplace(pod *corev1.Pod, pr MoveProgress) string {
-	if pr.OldPodUID != "" && pod.UID == pr.OldPodUID {
-		return "is the Pod the step started with"
-	}
 	if pod.Spec.NodeName != "" {
 		if why := v.nodeRejects(pod.Spec.NodeName); why != "" {
 			return "runs on node " + pod.Spec.NodeName + ", which " + why
@@ -100,6 +97,9 @@ func (v *Migration) podNeedsReplace(pod *corev1.Pod, pr MoveProgress) string {
 	}
 	if v.onDelete && v.targetRev != "" && pod.Labels[LabelControllerRevision] != v.targetRev {
 		return fmt.Sprintf("is at revision %s, the update revision is %s", pod.Labels[LabelControllerRevision], v.targetRev)
+	}
+	if pr.OldPodUID != "" && pod.UID == pr.OldPodUID {
+		return "is the Pod the step started with"
 	}
 	return ""
 }
@@ -112,13 +112,13 @@ func (v *Migration) pvcNeedsReplace(pvc *corev1.PersistentVolumeClaim, pr MovePr
 	if pvc == nil {
 		return ""
 	}
-	if uid, ok := pr.OldPVCUIDs[pvc.Name]; ok && uid == pvc.UID {
-		return "it is the PVC the move started with"
-	}
 	if pv := v.boundPV(pvc); pv != nil {
 		if ok, why := v.pvFits(pv); !ok {
 			return "PV " + pv.Name + " " + why
 		}
+	}
+	if uid, ok := pr.OldPVCUIDs[pvc.Name]; ok && uid == pvc.UID {
+		return "it is the PVC the move started with"
 	}
 	return ""
 }
