@@ -43,7 +43,7 @@ var (
 func ProviderBinaryDir(t testing.TB) string {
 	t.Helper()
 	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "olapgke-test-plugin-")
+		dir, err := os.MkdirTemp("", "olapgke-test-plugin-") //nolint:usetesting // shared by every test of the process, outlives each one
 		if err != nil {
 			buildErr = err
 			return
@@ -116,12 +116,17 @@ provider "olapgke" {}
 
 // Cmd builds a terraform command (not started) with its combined output buffer.
 func (f *TF) Cmd(ctx context.Context, args ...string) (*exec.Cmd, *bytes.Buffer) {
-	// Flags go right after the subcommand: positional arguments (a saved plan) come last.
-	full := []string{args[0], "-no-color"}
+	// Flags go right after the subcommand (two words for `state list`): positional arguments (a
+	// saved plan) come last.
+	n := 1
+	if args[0] == "state" && len(args) > 1 {
+		n = 2
+	}
+	full := append(append([]string{}, args[:n]...), "-no-color")
 	if args[0] != "state" && args[0] != "show" && args[0] != "get" {
 		full = append(full, "-input=false")
 	}
-	full = append(full, args[1:]...)
+	full = append(full, args[n:]...)
 	cmd := exec.CommandContext(ctx, f.Bin, full...)
 	cmd.Dir = f.Dir
 	env := append(os.Environ(), "TF_CLI_CONFIG_FILE="+f.rc, "TF_IN_AUTOMATION=1", "CHECKPOINT_DISABLE=1")

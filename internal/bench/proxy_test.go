@@ -49,7 +49,7 @@ func TestProxyCountsAndForwards(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer p.Close()
+	defer func() { _ = p.Close() }()
 	for _, path := range []string{"/api/v1/nodes", "/api/v1/nodes", "/api/v1/namespaces/ns/pods/web-0"} {
 		req, _ := http.NewRequest("GET", p.URL+path, nil)
 		req.Header.Set("Authorization", "Bearer tok")
@@ -58,7 +58,7 @@ func TestProxyCountsAndForwards(t *testing.T) {
 			t.Fatal(err)
 		}
 		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
+		_ = resp.Body.Close()
 		if string(body) != "ok "+path {
 			t.Errorf("GET %s through the proxy: body %q", path, body)
 		}

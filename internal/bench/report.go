@@ -31,11 +31,11 @@ func DescribeMachine(ctx context.Context) Machine {
 				break
 			}
 		}
-		f.Close()
+		_ = f.Close()
 	}
 	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
 		var kb float64
-		fmt.Sscanf(strings.TrimSpace(strings.TrimPrefix(strings.SplitN(string(b), "\n", 2)[0], "MemTotal:")), "%f", &kb)
+		_, _ = fmt.Sscanf(strings.TrimSpace(strings.TrimPrefix(strings.SplitN(string(b), "\n", 2)[0], "MemTotal:")), "%f", &kb)
 		m.Mem = fmt.Sprintf("%.1f GiB", kb/1048576)
 	}
 	if b, err := exec.CommandContext(ctx, "go", "version").Output(); err == nil {

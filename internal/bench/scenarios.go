@@ -121,7 +121,7 @@ func waitSetReady(ctx context.Context, kube kubernetes.Interface, ns, name strin
 		s, err := kube.AppsV1().StatefulSets(ns).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			last = err.Error()
-			return false, nil
+			return false, nil //nolint:nilerr // polled again until the timeout, which reports last
 		}
 		st := s.Status
 		last = fmt.Sprintf("observedGeneration %d/%d, ready %d, updated %d of %d", st.ObservedGeneration, s.Generation, st.ReadyReplicas, st.UpdatedReplicas, replicas)
@@ -149,7 +149,7 @@ func waitPodsPlaced(ctx context.Context, kube kubernetes.Interface, ns, name str
 		s, err := kube.AppsV1().StatefulSets(ns).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			last = err.Error()
-			return false, nil
+			return false, nil //nolint:nilerr // polled again until the timeout, which reports last
 		}
 		if s.Status.ObservedGeneration < s.Generation || int(s.Status.UpdatedReplicas) != n {
 			last = fmt.Sprintf("observedGeneration %d/%d, updated %d of %d", s.Status.ObservedGeneration, s.Generation, s.Status.UpdatedReplicas, n)
@@ -158,7 +158,7 @@ func waitPodsPlaced(ctx context.Context, kube kubernetes.Interface, ns, name str
 		pods, err := kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=" + name})
 		if err != nil {
 			last = err.Error()
-			return false, nil
+			return false, nil //nolint:nilerr // polled again until the timeout, which reports last
 		}
 		running := 0
 		ready = 0
@@ -427,7 +427,7 @@ done
 	return r
 }
 
-func tail(s string, lines int) string {
+func tail(s string, lines int) string { //nolint:unparam // a helper for any length
 	l := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	if len(l) > lines {
 		l = l[len(l)-lines:]

@@ -528,7 +528,7 @@ func (m *migrator) failFast(s *planner.Snapshot, r *ordinalRun, st planner.Step,
 		}
 	}
 	// ProvisioningFailed on the ordinal's current PVCs.
-	ev := m.w.provisioningFailed(s, m.run.Namespace, m.run.Name, r.o, m.run.Claims)
+	ev := m.w.provisioningFailed(s, m.run.Name, r.o, m.run.Claims)
 	if ev == nil {
 		r.provSince = time.Time{}
 		return 0, nil
@@ -757,7 +757,7 @@ func (w *migrationWatcher) snapshot() (*planner.Snapshot, *appsv1.StatefulSet, e
 	s := &planner.Snapshot{}
 	var set *appsv1.StatefulSet
 	for _, o := range w.setInf.GetStore().List() {
-		if x := o.(*appsv1.StatefulSet); x.Name == w.name {
+		if x, ok := o.(*appsv1.StatefulSet); ok && x.Name == w.name {
 			set = x.DeepCopy()
 		}
 	}
@@ -778,14 +778,16 @@ func (w *migrationWatcher) snapshot() (*planner.Snapshot, *appsv1.StatefulSet, e
 func values[T any](objs []any) []T {
 	out := make([]T, 0, len(objs))
 	for _, o := range objs {
-		out = append(out, *o.(*T))
+		if x, ok := o.(*T); ok { // an informer's store holds only its type
+			out = append(out, *x)
+		}
 	}
 	return out
 }
 
 // provisioningFailed returns the latest ProvisioningFailed event on one of
 // ordinal o's current (not terminating) PVCs, matched by UID.
-func (w *migrationWatcher) provisioningFailed(s *planner.Snapshot, ns, set string, o int32, claims []string) *corev1.Event {
+func (w *migrationWatcher) provisioningFailed(s *planner.Snapshot, set string, o int32, claims []string) *corev1.Event {
 	uids := map[types.UID]bool{}
 	for _, c := range claims {
 		name := planner.ClaimPVCName(c, set, o)
@@ -798,8 +800,8 @@ func (w *migrationWatcher) provisioningFailed(s *planner.Snapshot, ns, set strin
 	}
 	var evs []*corev1.Event
 	for _, obj := range w.evInf.GetStore().List() {
-		e := obj.(*corev1.Event)
-		if e.InvolvedObject.Kind == "PersistentVolumeClaim" && uids[e.InvolvedObject.UID] {
+		e, ok := obj.(*corev1.Event)
+		if ok && e.InvolvedObject.Kind == "PersistentVolumeClaim" && uids[e.InvolvedObject.UID] {
 			evs = append(evs, e)
 		}
 	}

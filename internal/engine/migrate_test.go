@@ -67,11 +67,11 @@ func TestMigrationWatcherProvisioningFailedMatchesCurrentPVCByUID(t *testing.T) 
 	if err != nil || set == nil {
 		t.Fatalf("snapshot: set %v, err %v", set, err)
 	}
-	got := w.provisioningFailed(s, "olap", "hist", 2, []string{"cache"})
+	got := w.provisioningFailed(s, "hist", 2, []string{"cache"})
 	if got == nil || got.Message != "no enough space left on VG: free=0, requested=10737418240" {
 		t.Fatalf("got %+v, want the latest event of the current PVC", got)
 	}
-	if got := w.provisioningFailed(s, "olap", "hist", 1, []string{"cache"}); got != nil {
+	if got := w.provisioningFailed(s, "hist", 1, []string{"cache"}); got != nil {
 		t.Fatalf("ordinal 1 has no PVC, got %+v", got)
 	}
 }
@@ -365,7 +365,7 @@ func TestMigrateWaitsForPodDisruptionBudget(t *testing.T) {
 			t.Fatalf("no PVC and Pod delete after the budget allowed one: %v", deletes)
 		}
 		cancel()
-		<-done
+		t.Logf("migration ended: %v", <-done)
 	})
 }
 

@@ -277,9 +277,9 @@ func (o *observer) ordinal(set *appsv1.StatefulSet, ord int32) (OrdinalProgress,
 	name := PodName(set.Name, ord)
 	p := OrdinalProgress{Ordinal: ord, Pod: name}
 	pod, err := o.pods.Get(name)
-	if err != nil {
+	if err != nil { // a lister fails only with NotFound: the controller has not created it yet
 		p.State = "waiting for pod"
-		return p, nil
+		return p, nil //nolint:nilerr // not an error: the wait goes on
 	}
 	p.Node = pod.Spec.NodeName
 	switch {

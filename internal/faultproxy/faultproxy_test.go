@@ -312,7 +312,7 @@ func TestGRPCProxyForwardsAndInjects(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close()
+	defer func() { _ = conn.Close() }()
 	hc := healthpb.NewHealthClient(conn)
 	_, err = hc.Check(t.Context(), &healthpb.HealthCheckRequest{})
 	if status.Code(err) != codes.Unavailable {

@@ -45,7 +45,7 @@ func TestOperationWaiterRidesOutTransientPollErrors(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer c.Close()
+			defer func() { _ = c.Close() }()
 			ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 			defer cancel()
 			if err := c.CreateNodePool(ctx, ref, &containerpb.NodePool{Name: "pool-b"}); err != nil {

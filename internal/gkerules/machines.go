@@ -165,7 +165,7 @@ func SameLocalSSDCount(machineType string, configured, reported, ephemeral int64
 // err says what is wrong otherwise.
 func CheckLocalSSD(machineType string, rawBlock, ephemeral int64) (known bool, err error) {
 	if rawBlock < 0 || ephemeral < 0 {
-		return true, fmt.Errorf("Local SSD counts cannot be negative (raw block %d, ephemeral %d)", rawBlock, ephemeral)
+		return true, fmt.Errorf("local SSD counts cannot be negative (raw block %d, ephemeral %d)", rawBlock, ephemeral)
 	}
 	mt, ok := LookupMachineType(machineType)
 	if !ok {

@@ -13,6 +13,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -28,7 +29,7 @@ type countingSource struct{ n atomic.Int32 }
 
 func (s *countingSource) Token() (*oauth2.Token, error) {
 	s.n.Add(1)
-	return &oauth2.Token{AccessToken: "tok-" + string(rune('0'+s.n.Load())), TokenType: "Bearer"}, nil
+	return &oauth2.Token{AccessToken: "tok-" + strconv.Itoa(int(s.n.Load())), TokenType: "Bearer"}, nil
 }
 
 // versionServer is a TLS server answering /version for the expected bearer token prefix.

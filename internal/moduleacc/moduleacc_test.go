@@ -96,8 +96,6 @@ type world struct {
 	ns   string
 	tf   *acctest.TF
 	v    vars
-	pods map[int32]string
-	pvcs map[int32]string
 	mon  *monitor
 }
 

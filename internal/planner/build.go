@@ -208,11 +208,11 @@ func (b *builder) build() (*Plan, error) {
 		}
 	}
 	opt := simulate(cfg, initial, true)
-	real := simulate(cfg, initial, false)
+	actual := simulate(cfg, initial, false)
 
 	// Waves: distinct instants of first action, in order.
 	waveOf := compressWaves(opt.touched)
-	realWave := compressWaves(real.touched)
+	realWave := compressWaves(actual.touched)
 
 	// Ordinal universe.
 	ords := map[int]bool{}
@@ -265,10 +265,10 @@ func (b *builder) build() (*Plan, error) {
 		}
 		if touched {
 			op.Wave = waveOf[opt.touched[o]]
-			if _, ok := real.touched[o]; !ok {
+			if _, ok := actual.touched[o]; !ok {
 				op.Blocked = true
 			} else {
-				op.Wave = realWave[real.touched[o]]
+				op.Wave = realWave[actual.touched[o]]
 			}
 		}
 		if op.Action != ActionDelete {
@@ -297,7 +297,7 @@ func (b *builder) build() (*Plan, error) {
 				v = b.verdict(o, rev)
 			}
 			op.Schedulable, op.Reason = v.OK, v.Reason
-			if p := real.final[o]; p != nil && !p.exists && inRange(o) && !op.Blocked && op.Action == ActionRecreate {
+			if p := actual.final[o]; p != nil && !p.exists && inRange(o) && !op.Blocked && op.Action == ActionRecreate {
 				op.NoPod = true
 			}
 			op.Volumes = b.volumes(o, set.Spec.VolumeClaimTemplates)
@@ -306,15 +306,15 @@ func (b *builder) build() (*Plan, error) {
 	}
 
 	// Stall.
-	if real.stalled {
+	if actual.stalled {
 		st := &Stall{}
 		var reasons []string
-		for _, o := range real.stuck {
+		for _, o := range actual.stuck {
 			st.Ordinals = append(st.Ordinals, int32(o))
-			if rev, ok := real.createdAt[o]; ok {
+			if rev, ok := actual.createdAt[o]; ok {
 				v := b.verdict(o, rev)
 				reasons = append(reasons, v.Reason)
-				if w := realWave[real.touched[o]]; st.Wave == 0 || w < st.Wave {
+				if w := realWave[actual.touched[o]]; st.Wave == 0 || w < st.Wave {
 					st.Wave = w
 				}
 			} else if p := b.podsByOrdinal[o]; p != nil {
@@ -336,7 +336,7 @@ func (b *builder) build() (*Plan, error) {
 		plan.Stall = st
 	}
 
-	plan.Disruption = Disruption{MaxUnavailable: int32(real.maxUnavail), Unbounded: plan.Stall != nil, Waves: len(realWave)}
+	plan.Disruption = Disruption{MaxUnavailable: int32(actual.maxUnavail), Unbounded: plan.Stall != nil, Waves: len(realWave)}
 	if plan.Disruption.Unbounded {
 		plan.Disruption.Waves = len(waveOf)
 	}

@@ -203,15 +203,6 @@ func (w *world) desire(mut ...func(*appsv1.StatefulSet)) *world {
 	return w
 }
 
-func (w *world) pv(name string) *corev1.PersistentVolume {
-	for i := range w.snap.PVs {
-		if w.snap.PVs[i].Name == name {
-			return &w.snap.PVs[i]
-		}
-	}
-	return nil
-}
-
 func (w *world) node(name string) *corev1.Node {
 	for i := range w.snap.Nodes {
 		if w.snap.Nodes[i].Name == name {

@@ -95,7 +95,7 @@ func (pl *placer) place(ix *Index, pod *corev1.Pod, claims []ClaimState, assume 
 		if c.PV != nil {
 			continue
 		}
-		if real := ix.PVC(p.Namespace, c.PVC); real != nil && real.DeletionTimestamp == nil && c.Spec == nil {
+		if have := ix.PVC(p.Namespace, c.PVC); have != nil && have.DeletionTimestamp == nil && c.Spec == nil {
 			continue // an existing claim still to be bound: the simulation has it as it is
 		}
 		pvc := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: p.Namespace, Name: c.PVC}}

@@ -31,8 +31,8 @@ func withTopoLVM(s Snapshot) Snapshot {
 	}
 	c.StorageClasses = make([]storagev1.StorageClass, len(s.StorageClasses))
 	explicit := map[string]bool{}
-	for _, cap := range s.Capacities {
-		explicit[cap.StorageClassName] = true
+	for _, c := range s.Capacities {
+		explicit[c.StorageClassName] = true
 	}
 	c.Capacities = append([]storagev1.CSIStorageCapacity(nil), s.Capacities...)
 	for i := range s.StorageClasses {

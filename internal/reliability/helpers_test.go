@@ -34,12 +34,25 @@ const (
 	setName        = "hist"
 )
 
-// slow skips a test unless the slow suites were asked for.
+// slow skips a test unless the slow suites were asked for: OLAPGKE_RELIABILITY=1 runs them in
+// full (make reliability), OLAPGKE_RELIABILITY=fast one seed or phase of each (make
+// reliability-fast, in CI).
 func slow(t *testing.T) {
 	t.Helper()
 	if os.Getenv(EnvReliability) == "" {
-		t.Skipf("slow reliability suite: set %s=1 (make reliability)", EnvReliability)
+		t.Skipf("slow reliability suite: set %s=1 (make reliability) or fast (make reliability-fast)", EnvReliability)
 	}
+}
+
+// fast reports whether only one seed or phase of each slow suite runs.
+func fast() bool { return os.Getenv(EnvReliability) == "fast" }
+
+// firstIfFast returns all, or only its first element in the fast subset.
+func firstIfFast[T any](all []T) []T {
+	if fast() && len(all) > 1 {
+		return all[:1]
+	}
+	return all
 }
 
 // result logs a line `make reliability` collects into RELIABILITY.md.
@@ -324,7 +337,7 @@ func (m *monitor) pod(obj any, gone bool) {
 
 func (m *monitor) pvc(obj any, gone bool) {
 	c, ok := unwrap[*corev1.PersistentVolumeClaim](obj)
-	if !ok || !(gone || c.DeletionTimestamp != nil) {
+	if !ok || (!gone && c.DeletionTimestamp == nil) {
 		return
 	}
 	o, ok := ordinalOf(c.Name, claimName+"-"+setName+"-")

@@ -25,7 +25,11 @@ func TestAccReliability_SIGKILLAtEachPhase(t *testing.T) {
 	slow(t)
 	env := acctest.Sandbox(t)
 	acctest.PreCheck(t)
-	for _, phase := range []string{"pvc-deleted", "pod-deleted", "pod-created", "ready"} {
+	phases := []string{"pvc-deleted", "pod-deleted", "pod-created", "ready"}
+	if fast() {
+		phases = []string{"pod-deleted"}
+	}
+	for _, phase := range phases {
 		t.Run(phase, func(t *testing.T) {
 			ns := "kill-" + phase
 			s := newSet(t, env.Kube, ns, 4, "pool-a")
@@ -61,7 +65,7 @@ func TestAccReliability_SIGKILLAtEachPhase(t *testing.T) {
 			go func() { done <- cmd.Wait() }()
 			select {
 			case <-killed:
-				<-done
+				t.Logf("killed apply ended: %v", <-done)
 			case err := <-done:
 				select {
 				case <-killed:

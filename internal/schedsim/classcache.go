@@ -123,7 +123,10 @@ func (s *Sim) classKey(pod *corev1.Pod) string {
 		if !ok || s.classes.assumedPVCs.Has(key) {
 			return ""
 		}
-		pvc := obj.(*corev1.PersistentVolumeClaim)
+		pvc, ok := obj.(*corev1.PersistentVolumeClaim)
+		if !ok {
+			return ""
+		}
 		sig := claimSig{Modes: pvc.Spec.AccessModes}
 		for _, m := range pvc.Spec.AccessModes {
 			if m == corev1.ReadWriteOncePod {
@@ -141,7 +144,10 @@ func (s *Sim) classKey(pod *corev1.Pod) string {
 			if !ok {
 				return ""
 			}
-			pv := obj.(*corev1.PersistentVolume)
+			pv, ok := obj.(*corev1.PersistentVolume)
+			if !ok {
+				return ""
+			}
 			if pv.Spec.CSI == nil && pv.Spec.Local == nil {
 				return "" // in-tree volumes: zone labels, disk conflicts, attach limits by PV
 			}

@@ -359,7 +359,7 @@ func TestAccSchedulerDifferential(t *testing.T) {
 		}
 	}
 	const batch = 25
-	agree, bound := 0, 0
+	agree, boundN := 0, 0
 	for start := 0; start < len(seeds); start += batch {
 		var worlds []*genWorld
 		for i := start; i < min(start+batch, len(seeds)); i++ {
@@ -418,24 +418,24 @@ func TestAccSchedulerDifferential(t *testing.T) {
 				t.Errorf("seed %d: the scheduler did not decide: %v\n%s", g.seed, r.err, strings.Join(g.what, "\n"))
 				continue
 			}
-			real := r.node != ""
-			if real != v.OK {
+			bound := r.node != ""
+			if bound != v.OK {
 				t.Errorf("seed %d (rerun with OLAPGKE_DIFF_SEED=%d): planner OK=%v (%s), scheduler bound=%v (node %q, %q)\n%s",
-					g.seed, g.seed, v.OK, v.Reason, real, r.node, r.msg, strings.Join(g.what, "\n"))
+					g.seed, g.seed, v.OK, v.Reason, bound, r.node, r.msg, strings.Join(g.what, "\n"))
 				continue
 			}
 			agree++
-			if real {
-				bound++
+			if bound {
+				boundN++
 			}
 		}
 		for _, g := range worlds {
 			g.delete(kube)
 		}
 	}
-	t.Logf("planner and kube-scheduler agree on %d of %d worlds (%d bound, %d left Pending)", agree, len(seeds), bound, agree-bound)
-	if bound == 0 || bound == agree {
-		t.Errorf("the worlds need both outcomes to prove anything (%d bound of %d)", bound, agree)
+	t.Logf("planner and kube-scheduler agree on %d of %d worlds (%d bound, %d left Pending)", agree, len(seeds), boundN, agree-boundN)
+	if boundN == 0 || boundN == agree {
+		t.Errorf("the worlds need both outcomes to prove anything (%d bound of %d)", boundN, agree)
 	}
 	_ = storagev1.StorageClass{}
 }

@@ -86,7 +86,10 @@ func (l *capacityLister) List(sel labels.Selector) ([]*storagev1.CSIStorageCapac
 		if !ok {
 			continue
 		}
-		c := obj.(*storagev1.CSIStorageCapacity)
+		c, ok := obj.(*storagev1.CSIStorageCapacity)
+		if !ok {
+			continue
+		}
 		if sel.Matches(labels.Set(c.Labels)) {
 			out = append(out, c)
 		}
@@ -98,8 +101,8 @@ func (l *capacityLister) List(sel labels.Selector) ([]*storagev1.CSIStorageCapac
 func (l *capacityLister) buildIndex(nodes []*corev1.Node, byLabel map[string][]*corev1.Node) {
 	l.byNode = map[string][]string{}
 	for _, obj := range l.indexer.List() {
-		c := obj.(*storagev1.CSIStorageCapacity)
-		if c.NodeTopology == nil {
+		c, ok := obj.(*storagev1.CSIStorageCapacity)
+		if !ok || c.NodeTopology == nil {
 			continue // nodeHasAccess() is false for every node
 		}
 		sel, err := metav1.LabelSelectorAsSelector(c.NodeTopology)
@@ -136,7 +139,10 @@ func (s *Sim) pinnedNodes(pod *corev1.Pod) sets.Set[string] {
 		if !ok {
 			return nil
 		}
-		pvc := obj.(*corev1.PersistentVolumeClaim)
+		pvc, ok := obj.(*corev1.PersistentVolumeClaim)
+		if !ok {
+			return nil
+		}
 		if pvc.Spec.VolumeName == "" {
 			continue
 		}
@@ -144,8 +150,8 @@ func (s *Sim) pinnedNodes(pod *corev1.Pod) sets.Set[string] {
 		if !ok {
 			return nil
 		}
-		pv := obj.(*corev1.PersistentVolume)
-		if pv.Spec.CSI == nil && pv.Spec.Local == nil {
+		pv, ok := obj.(*corev1.PersistentVolume)
+		if !ok || (pv.Spec.CSI == nil && pv.Spec.Local == nil) {
 			return nil
 		}
 		if pv.Spec.NodeAffinity != nil && pv.Spec.NodeAffinity.Required != nil {

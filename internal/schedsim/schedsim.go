@@ -56,14 +56,14 @@ type Options struct {
 	EvaluateAllNodes bool
 	// PreemptionMessage runs the PostFilter plugins (DefaultPreemption) when a
 	// pod does not fit, so the message gets the " preemption: ..." suffix that
-	// the real scheduler writes into the PodScheduled condition. It is only
+	// the base scheduler writes into the PodScheduled condition. It is only
 	// run when no placed pod has a lower priority than the incoming pod (then
 	// DefaultPreemption can find no victim and never tries to evict anything);
 	// otherwise the suffix is omitted and PreemptionPossible is reported.
 	PreemptionMessage bool
 	// TrackStorageCapacity subtracts the size of dynamically provisioned
 	// claims from the CSIStorageCapacity that VolumeBinding selected, on
-	// Assume (the real scheduler relies on the CSI driver to do this).
+	// Assume (the base scheduler relies on the CSI driver to do this).
 	TrackStorageCapacity bool
 	// NoShortcuts disables the result-preserving speedups in fastpath.go
 	// (per-node CSIStorageCapacity lister, PV-pinned node search order) and
@@ -160,15 +160,15 @@ func NewWithOptions(ctx context.Context, w World, opts Options) (*Sim, error) {
 	// (i.e. the informers' indexers), and VolumeBinding's assume caches read
 	// the PV/PVC indexers directly. A nil clientset is fine as long as
 	// nothing is started or bound.
-	real := informers.NewSharedInformerFactory(clientset.Interface(nil), 0)
+	base := informers.NewSharedInformerFactory(clientset.Interface(nil), 0)
 	if opts.clientFactory != nil {
-		real = opts.clientFactory
+		base = opts.clientFactory
 	}
-	s.informers = real
+	s.informers = base
 	if !opts.NoShortcuts {
-		capInf := real.Storage().V1().CSIStorageCapacities()
+		capInf := base.Storage().V1().CSIStorageCapacities()
 		s.capLister = &capacityLister{CSIStorageCapacityLister: capInf.Lister(), indexer: capInf.Informer().GetIndexer()}
-		s.informers = &factory{SharedInformerFactory: real, capLister: s.capLister}
+		s.informers = &factory{SharedInformerFactory: base, capLister: s.capLister}
 	}
 
 	// Build the node snapshot before the framework: plugins keep the lister.
@@ -216,8 +216,8 @@ func NewWithOptions(ctx context.Context, w World, opts Options) (*Sim, error) {
 	s.fw = f
 
 	if opts.clientFactory != nil {
-		real.Start(ctx.Done())
-		for typ, ok := range real.WaitForCacheSync(ctx.Done()) {
+		base.Start(ctx.Done())
+		for typ, ok := range base.WaitForCacheSync(ctx.Done()) {
 			if !ok {
 				cancel()
 				return nil, fmt.Errorf("informer for %v did not sync", typ)
@@ -557,7 +557,11 @@ func (s *Sim) consumeCapacity(pv *volumebinding.PodVolumes) []capUse {
 		if !exists {
 			continue
 		}
-		upd := obj.(*storagev1.CSIStorageCapacity).DeepCopy()
+		held, ok := obj.(*storagev1.CSIStorageCapacity)
+		if !ok {
+			continue
+		}
+		upd := held.DeepCopy()
 		use := capUse{ref: upd, size: size, prevMax: upd.MaximumVolumeSize}
 		if upd.Capacity != nil {
 			c := upd.Capacity.DeepCopy()
@@ -582,7 +586,11 @@ func (s *Sim) restoreCapacity(uses []capUse) {
 		if !exists {
 			continue
 		}
-		cur := obj.(*storagev1.CSIStorageCapacity).DeepCopy()
+		held, ok := obj.(*storagev1.CSIStorageCapacity)
+		if !ok {
+			continue
+		}
+		cur := held.DeepCopy()
 		if cur.Capacity != nil {
 			c := cur.Capacity.DeepCopy()
 			c.Add(u.size)

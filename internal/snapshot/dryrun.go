@@ -94,7 +94,7 @@ func immutableChange(err error) *planner.ImmutableChange {
 	var fieldsSeen []string
 	seen := map[string]bool{}
 	for _, c := range se.ErrStatus.Details.Causes {
-		if !(c.Field == "spec" || strings.HasPrefix(c.Field, "spec.")) {
+		if c.Field != "spec" && !strings.HasPrefix(c.Field, "spec.") {
 			continue
 		}
 		immutable := c.Type == metav1.CauseTypeForbidden ||

@@ -104,7 +104,7 @@ provider "olapgke" {}
 	select {
 	case name := <-killed:
 		t.Logf("terraform and the provider killed (SIGKILL) after PVC %s was deleted", name)
-		<-done
+		t.Logf("killed apply ended: %v", <-done)
 	case err := <-done:
 		select {
 		case name := <-killed: // killed, and Wait returned first

@@ -85,14 +85,6 @@ func bootDisk(ctx context.Context, m *model, diags *diag.Diagnostics) *bootDiskM
 	return &bd
 }
 
-// bootDiskGiB is the planned boot disk size, GKE's default when not known.
-func bootDiskGiB(ctx context.Context, m *model, diags *diag.Diagnostics) int64 {
-	if bd := bootDisk(ctx, m, diags); bd != nil && !bd.SizeGB.IsNull() && !bd.SizeGB.IsUnknown() {
-		return bd.SizeGB.ValueInt64()
-	}
-	return gkerules.DefaultBootDiskGiB
-}
-
 func expandAutoscaling(ctx context.Context, o types.Object, diags *diag.Diagnostics) *containerpb.NodePoolAutoscaling {
 	if o.IsNull() || o.IsUnknown() {
 		return nil

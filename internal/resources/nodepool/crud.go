@@ -140,7 +140,7 @@ func (r *nodePoolResource) Update(ctx context.Context, req resource.UpdateReques
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	changed, _ := changes(ctx, &state, &plan)
+	changed, _ := changes(&state, &plan)
 	// One UpdateNodePool call per concern, as GKE accepts them; VM-recreating ones last so the
 	// in-place ones are not held up behind a long upgrade operation.
 	// Each step is one GKE call; the first that fails stops the update (see refreshAfterError).
@@ -223,7 +223,7 @@ func (r *nodePoolResource) Update(ctx context.Context, req resource.UpdateReques
 	for _, st := range steps {
 		if err := st.do(); err != nil {
 			resp.Diagnostics.Append(apiError("Node Pool Update Failed", st.call, id, plan.MachineType.ValueString(), err))
-			r.refreshAfterError(ctx, api, &state, &resp.State, &resp.Diagnostics)
+			r.refreshAfterError(ctx, api, &state, &resp.State)
 			return
 		}
 	}
@@ -237,7 +237,7 @@ func (r *nodePoolResource) Update(ctx context.Context, req resource.UpdateReques
 
 // refreshAfterError stores what GKE reports after a failed update step, so the state shows the
 // steps that did apply and the next plan retries the rest.
-func (r *nodePoolResource) refreshAfterError(ctx context.Context, api gke.API, state *model, out *tfsdk.State, diags *diag.Diagnostics) {
+func (r *nodePoolResource) refreshAfterError(ctx context.Context, api gke.API, state *model, out *tfsdk.State) {
 	got, err := api.GetNodePool(ctx, state.ref(), state.Name.ValueString())
 	if err != nil {
 		return

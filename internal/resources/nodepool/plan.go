@@ -59,7 +59,7 @@ func (r *nodePoolResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 		plan.LocalSSDGiBPerNode = types.Int64Unknown()
 	}
 
-	changed, effect := changes(ctx, state, &plan)
+	changed, effect := changes(state, &plan)
 	live := r.c != nil && !r.c.Deferred()
 	if !live {
 		resp.Diagnostics.Append(diagnostics.Deferred("node pool data-loss and ephemeral-storage demand checks"))
@@ -141,7 +141,7 @@ func (r *nodePoolResource) fillProviderDefaults(plan *model, diags *diag.Diagnos
 }
 
 // changes lists the attributes whose planned value differs from the state, and the worst effect.
-func changes(ctx context.Context, state, plan *model) (map[string]bool, gkerules.Effect) {
+func changes(state, plan *model) (map[string]bool, gkerules.Effect) {
 	if state == nil {
 		return nil, gkerules.NoEffect
 	}

@@ -681,7 +681,7 @@ func waitOrdinalOn(ctx context.Context, kc kubernetes.Interface, ns, name string
 		c, err := kc.CoreV1().PersistentVolumeClaims(ns).Get(ctx, "data-"+pod, metav1.GetOptions{})
 		if err != nil {
 			last = "pvc: " + err.Error()
-			return false, nil
+			return false, nil //nolint:nilerr // polled again; the timeout reports last
 		}
 		last = fmt.Sprintf("ready=%v pvc phase=%s", ready, c.Status.Phase)
 		return ready && c.Status.Phase == corev1.ClaimBound && c.DeletionTimestamp == nil, nil

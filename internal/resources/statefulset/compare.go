@@ -82,7 +82,7 @@ func walkDiff(p string, want, got any, out *[]fieldDiff) {
 			return
 		}
 		for _, we := range w {
-			name := we.(map[string]any)["name"].(string)
+			name := nameOf(we)
 			ge := findNamed(g, name)
 			ep := fmt.Sprintf("%s[name=%s]", p, name)
 			if ge == nil {
@@ -143,7 +143,7 @@ func mergeLive(want, got any) any {
 		}
 		out := make([]any, 0, len(w))
 		for _, we := range w {
-			ge := findNamed(g, we.(map[string]any)["name"].(string))
+			ge := findNamed(g, nameOf(we))
 			if ge == nil {
 				continue
 			}
@@ -269,4 +269,11 @@ func isZero(v any) bool {
 		return len(x) == 0
 	}
 	return false
+}
+
+// nameOf is the "name" of a list element that is an object with one ("" otherwise).
+func nameOf(e any) string {
+	m, _ := e.(map[string]any)
+	s, _ := m["name"].(string)
+	return s
 }

@@ -79,9 +79,10 @@ func (r *statefulSetResource) write(ctx context.Context, plan, prior *resourceMo
 	if err != nil && apierrors.IsInvalid(err) {
 		// Immutable fields: re-create the object orphaning its Pods (growing the PVCs first),
 		// as the plan said; the same planner decides here.
-		if recreated, rerr := r.recreate(ctx, kube, m, force, diags); recreated {
+		switch r.recreate(ctx, kube, m, force, diags) {
+		case recreated:
 			stored, err = applyStatefulSet(ctx, kube, m, force, false)
-		} else if rerr != nil {
+		case recreateFailed:
 			return
 		}
 	}
@@ -339,8 +340,8 @@ func (r *statefulSetResource) Read(ctx context.Context, req resource.ReadRequest
 			*b.v = types.BoolValue(b.def)
 		}
 	}
-	if state.Timeouts.Object.IsNull() {
-		state.Timeouts.Object = types.ObjectNull(state.Timeouts.Object.AttributeTypes(ctx))
+	if state.Timeouts.IsNull() {
+		state.Timeouts.Object = types.ObjectNull(state.Timeouts.AttributeTypes(ctx))
 	}
 	state.UpdateRevision = types.StringValue(live.Status.UpdateRevision)
 	snap, err := snapshot.Read(ctx, kube, live, ns, name)
@@ -399,7 +400,10 @@ func importedManifest(live *appsv1.StatefulSet) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	obj := v.(map[string]any)
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("the StatefulSet encodes as %T, not an object", v)
+	}
 	delete(obj, "status")
 	if md, ok := obj["metadata"].(map[string]any); ok {
 		delete(md, "creationTimestamp")
@@ -466,23 +470,35 @@ func (r *statefulSetResource) Delete(ctx context.Context, req resource.DeleteReq
 	}
 }
 
+// recreateOutcome is what recreate did.
+type recreateOutcome int
+
+const (
+	// notRecreated: not an orphaning re-creation (or it could not be judged): the caller reports
+	// the apply's own error.
+	notRecreated recreateOutcome = iota
+	// recreated: the object is gone, its Pods and PVCs kept: create it again.
+	recreated
+	// recreateFailed: a diagnostic was added; nothing more to do.
+	recreateFailed
+)
+
 // recreate carries out an immutable change the API server refused: it asks the planner how (the
 // same dry run, snapshot and planner as the plan) and, for an orphaning re-creation, grows the
-// PVCs and deletes the object without its Pods. It reports whether the object is gone and must
-// be created again; a non-nil error means a diagnostic was added.
-func (r *statefulSetResource) recreate(ctx context.Context, kube kubernetes.Interface, m *manifest, force bool, diags *diag.Diagnostics) (bool, error) {
+// PVCs and deletes the object without its Pods.
+func (r *statefulSetResource) recreate(ctx context.Context, kube kubernetes.Interface, m *manifest, force bool, diags *diag.Diagnostics) recreateOutcome {
 	desired, imm, err := snapshot.DryRunApply(ctx, kube, m.Set, FieldManager, force)
 	if err != nil || imm == nil {
-		return false, nil // not an immutable change: the caller reports the apply error
+		return notRecreated
 	}
 	snap, err := snapshot.Read(ctx, kube, desired, m.Namespace, m.Name)
 	if err != nil || snap.Live == nil {
-		return false, nil
+		return notRecreated
 	}
 	snap.Immutable = imm
 	p, err := planner.Build(*snap)
 	if err != nil || p.Replace == nil || p.Replace.Mode != planner.RecreateOrphan {
-		return false, nil
+		return notRecreated
 	}
 	if len(p.Replace.Problems) > 0 {
 		diags.Append(diagnostics.AttributeError(manifestPath, "Claim Template Change Not Possible", diagnostics.Detail{
@@ -490,7 +506,7 @@ func (r *statefulSetResource) recreate(ctx context.Context, kube kubernetes.Inte
 			Found:   "- " + strings.Join(p.Replace.Problems, "\n- "),
 			Do:      "Nothing was changed. Free capacity or revert the change and apply again.",
 		}))
-		return false, errors.New("claim template change not possible")
+		return recreateFailed
 	}
 	err = engine.RecreateOrphaning(ctx, kube, engine.RecreateRun{
 		Namespace: m.Namespace, Name: m.Name, UID: snap.Live.UID, Expansions: p.Replace.Expansions,
@@ -510,7 +526,7 @@ func (r *statefulSetResource) recreate(ctx context.Context, kube kubernetes.Inte
 			d.Found = fmt.Sprintf("PVC %s could not be expanded; the resizer says: %q. No Pod was deleted and the StatefulSet object is unchanged.", re.PVC, re.Quote)
 		}
 		diags.Append(diagnostics.AttributeError(manifestPath, "StatefulSet Re-creation Failed", d))
-		return false, err
+		return recreateFailed
 	}
-	return true, nil
+	return recreated
 }

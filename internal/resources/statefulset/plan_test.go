@@ -2,6 +2,7 @@ package statefulset
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -15,9 +16,9 @@ func incidentPlan(action planner.Action) *planner.Plan {
 	p := &planner.Plan{UpdateRevision: "hist-abc", TemplateChanged: true}
 	for o := int32(0); o < 3; o++ {
 		op := planner.OrdinalPlan{
-			Ordinal: o, Pod: "hist-" + string(rune('0'+o)), Node: "gke-olap-pool-a-" + string(rune('x'+o)), Action: action,
+			Ordinal: o, Pod: "hist-" + strconv.Itoa(int(o)), Node: "gke-olap-pool-a-" + string('x'+o), Action: action,
 			Schedulable: false, Reason: "PV pinned to a pool-a node; that node fails the pod's node selector",
-			Volumes: []planner.Volume{{Claim: "cache", PVC: "cache-hist-" + string(rune('0'+o)), PV: "pvc-" + string(rune('a'+o)), PinnedNode: "gke-olap-pool-a-" + string(rune('x'+o))}},
+			Volumes: []planner.Volume{{Claim: "cache", PVC: "cache-hist-" + strconv.Itoa(int(o)), PV: "pvc-" + string('a'+o), PinnedNode: "gke-olap-pool-a-" + string('x'+o)}},
 		}
 		if action == planner.ActionRecreate {
 			op.Wave = int(3 - o)
@@ -66,7 +67,7 @@ func TestVerdictDiagnostics(t *testing.T) {
 			if tc.errs != "" {
 				detail := d.Errors()[0].Detail()
 				for o := 0; o < 3; o++ {
-					for _, s := range []string{"ordinal " + string(rune('0'+o)), "PV pvc-" + string(rune('a'+o)), "node gke-olap-pool-a-" + string(rune('x'+o))} {
+					for _, s := range []string{"ordinal " + strconv.Itoa(o), "PV pvc-" + string(rune('a'+o)), "node gke-olap-pool-a-" + string(rune('x'+o))} {
 						if !strings.Contains(detail, s) {
 							t.Errorf("error detail does not name %q:\n%s", s, detail)
 						}
