@@ -19,11 +19,11 @@ import (
 	"k8s.io/client-go/util/retry"
 
 	"github.com/olapgke/terraform-provider-olapgke/internal/fixture"
+	"github.com/olapgke/terraform-provider-olapgke/internal/stsutil"
 )
 
 // Names the scenarios use in the sandbox.
 const (
-	PoolLabel    = "cloud.google.com/gke-nodepool"
 	StorageClass = "topolvm-provisioner"
 	PlanNS       = "bench"
 	PlanSet      = "olap"
@@ -64,7 +64,7 @@ func planManifest(replicas int, rev string) map[string]any {
 				"metadata": map[string]any{"labels": labels, "annotations": map[string]any{"bench.olapgke.io/rev": rev}},
 				"spec": map[string]any{
 					"terminationGracePeriodSeconds": 1,
-					"nodeSelector":                  map[string]any{PoolLabel: "pool-a"},
+					"nodeSelector":                  map[string]any{stsutil.LabelNodePool: "pool-a"},
 					"containers": []any{map[string]any{"name": "olap", "image": "olap/historical:1",
 						"volumeMounts": []any{map[string]any{"name": Claim, "mountPath": "/data"}}}},
 				},
@@ -167,7 +167,7 @@ func waitPodsPlaced(ctx context.Context, kube kubernetes.Interface, ns, name str
 			if p.Spec.NodeName != "" && p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil {
 				running++
 			}
-			if podReady(p) {
+			if stsutil.PodReady(p) {
 				ready++
 			}
 		}
@@ -295,7 +295,7 @@ func switchPool(ctx context.Context, kube kubernetes.Interface, pool string, rep
 			return err
 		}
 		s = s.DeepCopy()
-		s.Spec.Template.Spec.NodeSelector = map[string]string{PoolLabel: pool}
+		s.Spec.Template.Spec.NodeSelector = map[string]string{stsutil.LabelNodePool: pool}
 		_, err = kube.AppsV1().StatefulSets(MigNS).Update(ctx, s, metav1.UpdateOptions{})
 		return err
 	})

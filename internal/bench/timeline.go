@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/olapgke/terraform-provider-olapgke/internal/stsutil"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
@@ -77,18 +78,9 @@ func (t *Timeline) observe(o any, deleted bool) {
 	if deleted && pt.gone.IsZero() {
 		pt.gone = now
 	}
-	if pt.ready.IsZero() && p.DeletionTimestamp == nil && !deleted && podReady(p) {
+	if pt.ready.IsZero() && p.DeletionTimestamp == nil && !deleted && stsutil.PodReady(p) {
 		pt.ready = now
 	}
-}
-
-func podReady(p *corev1.Pod) bool {
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }
 
 // Stop ends the watch.

@@ -27,6 +27,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/olapgke/terraform-provider-olapgke/internal/planner"
+	"github.com/olapgke/terraform-provider-olapgke/internal/stsutil"
 )
 
 // MigrationRun configures Migrate.
@@ -90,7 +91,9 @@ type MigrationError struct {
 	// Source says where Quote comes from ("condition PodScheduled of Pod hist-2",
 	// "event ProvisioningFailed on PVC cache-hist-2", "timeout").
 	Source string
-	Quote  string
+	// Cause classifies a quote from the scheduler or the provisioner ("" otherwise).
+	Cause planner.StuckCause
+	Quote string
 	// Reason is what the ordinal was waiting for or why it failed.
 	Reason string
 	// Timeout is true when the per-ordinal timeout (or ctx) ended the wait.
@@ -319,7 +322,7 @@ func (m *migrator) moveBatch(ctx context.Context, s *planner.Snapshot, batch []i
 		runs = append(runs, r)
 		if r.action == planner.MigrationRestart {
 			node := ""
-			if p := podOf(s, planner.PodName(m.run.Name, o)); p != nil {
+			if p := podOf(s, stsutil.PodName(m.run.Name, o)); p != nil {
 				node = p.Spec.NodeName
 			}
 			m.logf(o, r.idx, "restarting in place on node %s at revision %s (PVCs kept)", node, v.UpdateRevision())
@@ -333,7 +336,7 @@ func (m *migrator) moveBatch(ctx context.Context, s *planner.Snapshot, batch []i
 			return err
 		}
 		if set == nil || set.UID != m.setUID {
-			return &MigrationError{Ordinal: runs[0].o, Pod: planner.PodName(m.run.Name, runs[0].o),
+			return &MigrationError{Ordinal: runs[0].o, Pod: stsutil.PodName(m.run.Name, runs[0].o),
 				Reason: "StatefulSet " + m.run.Namespace + "/" + m.run.Name + " was deleted or replaced during the migration"}
 		}
 		now := m.run.Clock.Now()
@@ -354,7 +357,7 @@ func (m *migrator) moveBatch(ctx context.Context, s *planner.Snapshot, batch []i
 				st := v.NextStep(r.o, m.run.Claims, r.progress, m.run.MinReady, now)
 				r.last = st
 				if st.Kind == planner.StepDeletePVCs && r.action == planner.MigrationRestart {
-					return &MigrationError{Ordinal: r.o, Pod: planner.PodName(m.run.Name, r.o), Phase: string(st.Kind),
+					return &MigrationError{Ordinal: r.o, Pod: stsutil.PodName(m.run.Name, r.o), Phase: string(st.Kind),
 						Reason: "the plan restarts this ordinal in place, keeping its PVCs, but the live state now needs them recreated (" +
 							st.Reason + "); stopped before deleting any PVC. Plan again to see the ordinal as a move"}
 				}
@@ -395,10 +398,10 @@ func (m *migrator) timeout(runs []*ordinalRun, cause error) error {
 		if r.done {
 			continue
 		}
-		e := &MigrationError{Ordinal: r.o, Pod: planner.PodName(m.run.Name, r.o), Phase: string(r.last.Kind),
+		e := &MigrationError{Ordinal: r.o, Pod: stsutil.PodName(m.run.Name, r.o), Phase: string(r.last.Kind),
 			Reason: "still " + r.last.Reason, Timeout: true, Err: cause}
 		if r.last.Unschedulable != "" {
-			e.Source, e.Quote = "condition PodScheduled of Pod "+e.Pod, r.last.Unschedulable
+			e.Source, e.Quote, e.Cause = "condition PodScheduled of Pod "+e.Pod, r.last.Unschedulable, planner.CauseUnschedulable
 		}
 		return e
 	}
@@ -414,7 +417,7 @@ const maxStepsPerLook = 3
 // and applied its effect to s, so that the next step can be decided from s
 // without waiting for the informer event.
 func (m *migrator) act(ctx context.Context, s *planner.Snapshot, r *ordinalRun, st planner.Step, now time.Time) (time.Duration, bool, error) {
-	pod := planner.PodName(m.run.Name, r.o)
+	pod := stsutil.PodName(m.run.Name, r.o)
 	switch st.Kind {
 	case planner.StepDeletePVCs:
 		acted := false
@@ -508,13 +511,13 @@ func expectDeleted[T any](items *[]T, meta func(*T) *metav1.ObjectMeta, uid type
 // unschedulable because of PV node affinity (at once), or unschedulable /
 // failing provisioning for longer than the grace period.
 func (m *migrator) failFast(s *planner.Snapshot, r *ordinalRun, st planner.Step, now time.Time) (time.Duration, error) {
-	pod := planner.PodName(m.run.Name, r.o)
+	pod := stsutil.PodName(m.run.Name, r.o)
 	if st.Unschedulable == "" {
 		r.unschedSince = time.Time{}
 	} else {
-		if PVNodeAffinityConflict(st.Unschedulable) {
+		if planner.PVNodeAffinityConflict(st.Unschedulable) {
 			return 0, &MigrationError{Ordinal: r.o, Pod: pod, Phase: string(st.Kind), Reason: st.Reason,
-				Source: "condition PodScheduled of Pod " + pod, Quote: st.Unschedulable}
+				Source: "condition PodScheduled of Pod " + pod, Quote: st.Unschedulable, Cause: planner.CausePVNodeAffinity}
 		}
 		if r.unschedSince.IsZero() || r.unschedUID != st.Pod.UID {
 			r.unschedSince, r.unschedUID = now, st.Pod.UID
@@ -522,7 +525,7 @@ func (m *migrator) failFast(s *planner.Snapshot, r *ordinalRun, st planner.Step,
 		if el := now.Sub(r.unschedSince); el >= m.run.UnschedulableGrace {
 			return 0, &MigrationError{Ordinal: r.o, Pod: pod, Phase: string(st.Kind),
 				Reason: fmt.Sprintf("%s: unschedulable for %s", st.Reason, el.Round(time.Second)),
-				Source: "condition PodScheduled of Pod " + pod, Quote: st.Unschedulable}
+				Source: "condition PodScheduled of Pod " + pod, Quote: st.Unschedulable, Cause: planner.CauseUnschedulable}
 		} else {
 			return m.run.UnschedulableGrace - el, nil
 		}
@@ -538,7 +541,7 @@ func (m *migrator) failFast(s *planner.Snapshot, r *ordinalRun, st planner.Step,
 	}
 	if el := now.Sub(r.provSince); el >= m.run.UnschedulableGrace {
 		return 0, &MigrationError{Ordinal: r.o, Pod: pod, Phase: string(st.Kind), Reason: st.Reason,
-			Source: "event ProvisioningFailed on PVC " + ev.InvolvedObject.Name, Quote: ev.Message}
+			Source: "event ProvisioningFailed on PVC " + ev.InvolvedObject.Name, Quote: ev.Message, Cause: planner.CauseProvisioningFailed}
 	} else {
 		return m.run.UnschedulableGrace - el, nil
 	}
@@ -547,7 +550,7 @@ func (m *migrator) failFast(s *planner.Snapshot, r *ordinalRun, st planner.Step,
 func boundPVs(s *planner.Snapshot, ns, set string, o int32, claims []string) []string {
 	var out []string
 	for _, c := range claims {
-		name := planner.ClaimPVCName(c, set, o)
+		name := stsutil.ClaimPVCName(c, set, o)
 		for i := range s.PVCs {
 			if s.PVCs[i].Namespace == ns && s.PVCs[i].Name == name && s.PVCs[i].Spec.VolumeName != "" {
 				out = append(out, s.PVCs[i].Spec.VolumeName)
@@ -723,16 +726,7 @@ func nodeChangeMatters(old, cur any) bool {
 	return !maps.Equal(o.Labels, c.Labels) || !maps.Equal(o.Annotations, c.Annotations) ||
 		!equality.Semantic.DeepEqual(o.Spec, c.Spec) ||
 		!equality.Semantic.DeepEqual(o.Status.Allocatable, c.Status.Allocatable) ||
-		nodeReady(o) != nodeReady(c) || !o.DeletionTimestamp.Equal(c.DeletionTimestamp)
-}
-
-func nodeReady(n *corev1.Node) corev1.ConditionStatus {
-	for _, c := range n.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			return c.Status
-		}
-	}
-	return corev1.ConditionUnknown
+		stsutil.NodeReady(o) != stsutil.NodeReady(c) || !o.DeletionTimestamp.Equal(c.DeletionTimestamp)
 }
 
 func (w *migrationWatcher) stop() {
@@ -790,7 +784,7 @@ func values[T any](objs []any) []T {
 func (w *migrationWatcher) provisioningFailed(s *planner.Snapshot, set string, o int32, claims []string) *corev1.Event {
 	uids := map[types.UID]bool{}
 	for _, c := range claims {
-		name := planner.ClaimPVCName(c, set, o)
+		name := stsutil.ClaimPVCName(c, set, o)
 		for i := range s.PVCs {
 			p := &s.PVCs[i]
 			if p.Name == name && p.DeletionTimestamp == nil && p.Spec.VolumeName == "" {

@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/olapgke/terraform-provider-olapgke/internal/planner"
+	"github.com/olapgke/terraform-provider-olapgke/internal/stsutil"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -99,26 +101,8 @@ func (e *RolloutTimeoutError) Unwrap() error { return e.Err }
 // ErrSetGone is returned when the StatefulSet disappears or is replaced during the wait.
 var ErrSetGone = errors.New("the StatefulSet was deleted or replaced during the wait")
 
-// Messages of a permanent scheduling failure caused by PV node affinity: the scheduler's text since
-// kubernetes/kubernetes#129887 and the one before it.
-var pvAffinityMessages = []string{
-	"didn't match PersistentVolume's node affinity",
-	"volume node affinity conflict",
-}
-
-// PVNodeAffinityConflict reports whether a scheduler message says the Pod's PVs pin it to nodes it
-// cannot use.
-func PVNodeAffinityConflict(msg string) bool {
-	for _, m := range pvAffinityMessages {
-		if strings.Contains(msg, m) {
-			return true
-		}
-	}
-	return false
-}
-
-// PodName is the StatefulSet controller's Pod name for an ordinal.
-func PodName(set string, ordinal int32) string { return fmt.Sprintf("%s-%d", set, ordinal) }
+// PVNodeAffinityConflict is planner.PVNodeAffinityConflict.
+func PVNodeAffinityConflict(msg string) bool { return planner.PVNodeAffinityConflict(msg) }
 
 // WaitForRollout waits, driven by informers on the namespace's StatefulSets, Pods, PVCs and
 // Events, until every awaited ordinal is Running and Ready at the update revision. It returns a
@@ -232,7 +216,7 @@ func (o *observer) evaluate(set *appsv1.StatefulSet) (*RolloutResult, bool, erro
 		}
 	}
 	for _, ord := range o.w.Deleted {
-		name := PodName(set.Name, ord)
+		name := stsutil.PodName(set.Name, ord)
 		pod, err := o.pods.Get(name)
 		if err != nil {
 			continue // gone
@@ -263,7 +247,7 @@ func (o *observer) countPods(set *appsv1.StatefulSet) (ready, updated int32) {
 		if !strings.HasPrefix(p.Name, set.Name+"-") || p.DeletionTimestamp != nil || !metav1.IsControlledBy(p, set) {
 			continue
 		}
-		if podReady(p) {
+		if stsutil.PodReady(p) {
 			ready++
 		}
 		if p.Labels[appsv1.ControllerRevisionHashLabelKey] == set.Status.UpdateRevision {
@@ -274,7 +258,7 @@ func (o *observer) countPods(set *appsv1.StatefulSet) (ready, updated int32) {
 }
 
 func (o *observer) ordinal(set *appsv1.StatefulSet, ord int32) (OrdinalProgress, *StuckError) {
-	name := PodName(set.Name, ord)
+	name := stsutil.PodName(set.Name, ord)
 	p := OrdinalProgress{Ordinal: ord, Pod: name}
 	pod, err := o.pods.Get(name)
 	if err != nil { // a lister fails only with NotFound: the controller has not created it yet
@@ -290,7 +274,7 @@ func (o *observer) ordinal(set *appsv1.StatefulSet, ord int32) (OrdinalProgress,
 		p.State = "old revision"
 		p.Message = "revision " + pod.Labels[appsv1.ControllerRevisionHashLabelKey] + ", want " + set.Status.UpdateRevision
 		return p, nil
-	case podReady(pod):
+	case stsutil.PodReady(pod):
 		p.State = "ready"
 		return p, nil
 	}
@@ -299,51 +283,14 @@ func (o *observer) ordinal(set *appsv1.StatefulSet, ord int32) (OrdinalProgress,
 	} else {
 		p.State = "not ready"
 	}
-	if c := podCondition(pod, corev1.PodScheduled); c != nil && c.Status == corev1.ConditionFalse {
-		p.Message = c.Message
-		if PVNodeAffinityConflict(c.Message) {
-			return p, &StuckError{Ordinal: ord, Pod: name, Source: "condition PodScheduled=False (" + c.Reason + ") on Pod " + name, Quote: c.Message}
-		}
-	}
 	evs, _ := o.events.List(labels.Everything())
-	for _, ev := range evs {
-		if ev.InvolvedObject.Kind == "Pod" && ev.InvolvedObject.UID == pod.UID && ev.Reason == "FailedScheduling" {
-			p.Message = ev.Message
-			if PVNodeAffinityConflict(ev.Message) {
-				return p, &StuckError{Ordinal: ord, Pod: name, Source: "event FailedScheduling on Pod " + name, Quote: ev.Message}
-			}
-		}
-	}
-	for _, v := range pod.Spec.Volumes {
-		if v.PersistentVolumeClaim == nil {
-			continue
-		}
-		pvc, err := o.pvcs.Get(v.PersistentVolumeClaim.ClaimName)
-		if err != nil || pvc.Status.Phase == corev1.ClaimBound {
-			continue
-		}
-		for _, ev := range evs {
-			if ev.InvolvedObject.Kind == "PersistentVolumeClaim" && ev.InvolvedObject.UID == pvc.UID && ev.Reason == "ProvisioningFailed" {
-				return p, &StuckError{Ordinal: ord, Pod: name, Source: "event ProvisioningFailed on PVC " + pvc.Name, Quote: ev.Message}
-			}
-		}
+	msg, stuck := planner.JudgeWaitingPod(pod, func(name string) *corev1.PersistentVolumeClaim {
+		c, _ := o.pvcs.Get(name)
+		return c
+	}, evs)
+	p.Message = msg
+	if stuck != nil && stuck.Cause != planner.CauseUnschedulable {
+		return p, &StuckError{Ordinal: ord, Pod: name, Source: stuck.Source, Quote: stuck.Quote}
 	}
 	return p, nil
-}
-
-func podReady(pod *corev1.Pod) bool {
-	if pod.Status.Phase != corev1.PodRunning {
-		return false
-	}
-	c := podCondition(pod, corev1.PodReady)
-	return c != nil && c.Status == corev1.ConditionTrue
-}
-
-func podCondition(pod *corev1.Pod, t corev1.PodConditionType) *corev1.PodCondition {
-	for i := range pod.Status.Conditions {
-		if pod.Status.Conditions[i].Type == t {
-			return &pod.Status.Conditions[i]
-		}
-	}
-	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/olapgke/terraform-provider-olapgke/internal/stsutil"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -160,7 +161,7 @@ func Guard(in GuardInput) Verdict {
 			}
 			set, ord, scaledDown := statefulSetOrdinal(pvc, in.StatefulSets)
 			if set == "" && podOwner[key] != "" {
-				set, ord = podOwner[key], ordinalFromPodName(users[key])
+				set, ord = podOwner[key], int(stsutil.OrdinalOf(users[key]))
 			}
 			v.AtRisk = append(v.AtRisk, AtRisk{Node: n.Name, PV: pv.Name, PVC: key, StatefulSet: set, Ordinal: ord, Pod: users[key],
 				ScaledDown: scaledDown && users[key] == ""})
@@ -190,18 +191,8 @@ func statefulSetOrdinal(pvc *corev1.PersistentVolumeClaim, sets []appsv1.Statefu
 			continue
 		}
 		for _, t := range s.Spec.VolumeClaimTemplates {
-			prefix := t.Name + "-" + s.Name + "-"
-			if rest, ok := strings.CutPrefix(pvc.Name, prefix); ok {
-				if n, err := strconv.Atoi(rest); err == nil && n >= 0 {
-					start, replicas := 0, 1
-					if s.Spec.Ordinals != nil {
-						start = int(s.Spec.Ordinals.Start)
-					}
-					if s.Spec.Replicas != nil {
-						replicas = int(*s.Spec.Replicas)
-					}
-					return s.Namespace + "/" + s.Name, n, n < start || n >= start+replicas
-				}
+			if o, ok := stsutil.ClaimOrdinal(pvc.Name, t.Name, s.Name); ok {
+				return s.Namespace + "/" + s.Name, int(o), !stsutil.InRange(s, o)
 			}
 		}
 	}
@@ -215,18 +206,6 @@ func ownerStatefulSet(refs []metav1.OwnerReference) string {
 		}
 	}
 	return ""
-}
-
-func ordinalFromPodName(nsName string) int {
-	i := strings.LastIndexByte(nsName, '-')
-	if i < 0 {
-		return -1
-	}
-	n, err := strconv.Atoi(nsName[i+1:])
-	if err != nil {
-		return -1
-	}
-	return n
 }
 
 func containsInt(s []int, n int) bool {

@@ -3,6 +3,7 @@ package gkerules
 import (
 	"fmt"
 
+	"github.com/olapgke/terraform-provider-olapgke/internal/stsutil"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	resourcehelper "k8s.io/component-helpers/resource"
@@ -10,7 +11,7 @@ import (
 )
 
 // NodePoolLabel is the label GKE puts on every node with its pool's name.
-const NodePoolLabel = "cloud.google.com/gke-nodepool"
+const NodePoolLabel = stsutil.LabelNodePool
 
 // Demand is the ephemeral-storage demand of the Pods that target one node pool.
 type Demand struct {

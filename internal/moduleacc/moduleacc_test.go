@@ -23,7 +23,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/olapgke/terraform-provider-olapgke/internal/acctest"
-	"github.com/olapgke/terraform-provider-olapgke/internal/planner"
+	"github.com/olapgke/terraform-provider-olapgke/internal/stsutil"
 )
 
 func TestMain(m *testing.M) { acctest.Main(m) }
@@ -157,14 +157,14 @@ func (w *world) snapshot() (pods, pvcs map[int32]string) {
 	w.t.Helper()
 	pods, pvcs = map[int32]string{}, map[int32]string{}
 	for o := int32(0); o < int32(w.v.replicas); o++ {
-		p, err := w.kube.CoreV1().Pods(w.ns).Get(w.t.Context(), planner.PodName(w.v.setName(), o), metav1.GetOptions{})
+		p, err := w.kube.CoreV1().Pods(w.ns).Get(w.t.Context(), stsutil.PodName(w.v.setName(), o), metav1.GetOptions{})
 		if err != nil {
 			w.t.Fatalf("ordinal %d: %v", o, err)
 		}
-		if !planner.PodReady(p) {
+		if !stsutil.PodReady(p) {
 			w.t.Fatalf("ordinal %d: Pod %s not Ready after the apply", o, p.Name)
 		}
-		c, err := w.kube.CoreV1().PersistentVolumeClaims(w.ns).Get(w.t.Context(), planner.ClaimPVCName(claimName, w.v.setName(), o), metav1.GetOptions{})
+		c, err := w.kube.CoreV1().PersistentVolumeClaims(w.ns).Get(w.t.Context(), stsutil.ClaimPVCName(claimName, w.v.setName(), o), metav1.GetOptions{})
 		if err != nil {
 			w.t.Fatalf("ordinal %d: %v", o, err)
 		}
@@ -191,14 +191,14 @@ func watch(t *testing.T, kube kubernetes.Interface, ns string) *monitor {
 	f := informers.NewSharedInformerFactoryWithOptions(kube, 0, informers.WithNamespace(ns))
 	ready := map[string]bool{}
 	rec := func(kind, name string, uid string) {
-		o := planner.OrdinalOf(name)
+		o := stsutil.OrdinalOf(name)
 		m.mu.Lock()
 		defer m.mu.Unlock()
 		m.events = append(m.events, event{kind: kind, ordinal: o, uid: uid, at: time.Now()})
 	}
 	podReady := func(obj any) {
 		p, ok := obj.(*corev1.Pod)
-		if !ok || !planner.PodReady(p) || p.DeletionTimestamp != nil {
+		if !ok || !stsutil.PodReady(p) || p.DeletionTimestamp != nil {
 			return
 		}
 		m.mu.Lock()
@@ -307,7 +307,7 @@ func (w *world) pvcSizes() map[int32]string {
 	w.t.Helper()
 	out := map[int32]string{}
 	for o := int32(0); o < int32(w.v.replicas); o++ {
-		c, err := w.kube.CoreV1().PersistentVolumeClaims(w.ns).Get(w.t.Context(), planner.ClaimPVCName(claimName, w.v.setName(), o), metav1.GetOptions{})
+		c, err := w.kube.CoreV1().PersistentVolumeClaims(w.ns).Get(w.t.Context(), stsutil.ClaimPVCName(claimName, w.v.setName(), o), metav1.GetOptions{})
 		if err != nil {
 			w.t.Fatal(err)
 		}
@@ -425,7 +425,7 @@ func TestAccModule_DayTwo(t *testing.T) {
 			if c[o] == pvcs[o] || p[o] == pods[o] {
 				t.Errorf("ordinal %d: not moved (Pod and PVC UIDs unchanged)", o)
 			}
-			pod, err := w.kube.CoreV1().Pods(w.ns).Get(t.Context(), planner.PodName(w.v.setName(), o), metav1.GetOptions{})
+			pod, err := w.kube.CoreV1().Pods(w.ns).Get(t.Context(), stsutil.PodName(w.v.setName(), o), metav1.GetOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/olapgke/terraform-provider-olapgke/internal/stsutil"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
@@ -43,19 +44,9 @@ type builder struct {
 	podsByOrdinal         map[int]*corev1.Pod
 }
 
-func startOf(set *appsv1.StatefulSet) int {
-	if set.Spec.Ordinals != nil {
-		return int(set.Spec.Ordinals.Start)
-	}
-	return 0
-}
+func startOf(set *appsv1.StatefulSet) int { return int(stsutil.Start(set)) }
 
-func replicasOf(set *appsv1.StatefulSet) int {
-	if set.Spec.Replicas != nil {
-		return int(*set.Spec.Replicas)
-	}
-	return 1
-}
+func replicasOf(set *appsv1.StatefulSet) int { return int(stsutil.Replicas(set)) }
 
 // ownedPods returns the Pods that belong to set by controller reference (or,
 // without UIDs, by selector and name), keyed by ordinal.
@@ -80,25 +71,13 @@ func ownedPods(set *appsv1.StatefulSet, pods []corev1.Pod) map[int]*corev1.Pod {
 		if !strings.HasPrefix(p.Name, set.Name+"-") {
 			continue
 		}
-		o := OrdinalOf(p.Name)
+		o := stsutil.OrdinalOf(p.Name)
 		if o < 0 || p.Name != set.Name+"-"+strconv.Itoa(int(o)) {
 			continue
 		}
 		out[int(o)] = p
 	}
 	return out
-}
-
-func podReady(p *corev1.Pod) bool {
-	if p.Status.Phase != corev1.PodRunning {
-		return false
-	}
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }
 
 func (b *builder) build() (*Plan, error) {
@@ -199,8 +178,8 @@ func (b *builder) build() (*Plan, error) {
 			// between a plan and its apply (a probe failing for a moment), and the waves must
 			// not (Terraform plans again at apply and requires the same values). The rollout
 			// then only waits longer for it.
-			ready := podReady(p) || (p.Spec.NodeName != "" && p.Status.Phase == corev1.PodRunning)
-			sp := &simPod{exists: true, rev: p.Labels[LabelControllerRevision], ready: ready, terminating: p.DeletionTimestamp != nil}
+			ready := stsutil.PodReady(p) || (p.Spec.NodeName != "" && p.Status.Phase == corev1.PodRunning)
+			sp := &simPod{exists: true, rev: p.Labels[stsutil.LabelControllerRevision], ready: ready, terminating: p.DeletionTimestamp != nil}
 			if p.Status.Phase == corev1.PodFailed || p.Status.Phase == corev1.PodSucceeded {
 				sp.terminating = true
 			}
@@ -258,7 +237,7 @@ func (b *builder) build() (*Plan, error) {
 			op.Action = ActionCreate
 		case b.replace || touched:
 			op.Action = ActionRecreate
-		case pod.Labels[LabelControllerRevision] != b.updateRev:
+		case pod.Labels[stsutil.LabelControllerRevision] != b.updateRev:
 			op.Action = ActionStale
 		default:
 			op.Action = ActionUnchanged
@@ -284,7 +263,7 @@ func (b *builder) build() (*Plan, error) {
 				}
 			}
 			if op.Action == ActionStale || op.Action == ActionUnchanged {
-				op.Revision = pod.Labels[LabelControllerRevision]
+				op.Revision = pod.Labels[stsutil.LabelControllerRevision]
 			} else {
 				op.Revision = rev
 			}

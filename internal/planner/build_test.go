@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/olapgke/terraform-provider-olapgke/internal/stsutil"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -338,7 +339,7 @@ func TestBuild(t *testing.T) {
 					w.snap.Capacities = append(w.snap.Capacities, storagev1.CSIStorageCapacity{
 						ObjectMeta:       metav1.ObjectMeta{Name: "csisc-" + n.Name, Namespace: "topolvm-system"},
 						StorageClassName: scName,
-						NodeTopology:     &metav1.LabelSelector{MatchLabels: map[string]string{LabelTopoLVMNode: n.Name}},
+						NodeTopology:     &metav1.LabelSelector{MatchLabels: map[string]string{stsutil.LabelTopoLVMNode: n.Name}},
 						Capacity:         resource.NewQuantity(10*gib, resource.BinarySI),
 					})
 				}
@@ -406,7 +407,7 @@ func TestBuild(t *testing.T) {
 				w.snap.Revisions = append(w.snap.Revisions, cur)
 				w.snap.Live.Status.CurrentRevision, w.snap.Live.Status.UpdateRevision = cur.Name, cur.Name
 				for i := range w.snap.Pods {
-					w.snap.Pods[i].Labels[LabelControllerRevision] = cur.Name
+					w.snap.Pods[i].Labels[stsutil.LabelControllerRevision] = cur.Name
 				}
 				return w.desire(func(s *appsv1.StatefulSet) { s.Spec.Template = old.Spec.Template })
 			},

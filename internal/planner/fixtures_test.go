@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/olapgke/terraform-provider-olapgke/internal/stsutil"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
@@ -31,8 +32,8 @@ func mkNode(pool string, i int, freeGiB int64) corev1.Node {
 	return corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:        name,
-			Labels:      map[string]string{poolKey: pool, LabelTopoLVMNode: name, "kubernetes.io/hostname": name},
-			Annotations: map[string]string{AnnotationCapacityPrefix + "ssd": fmt.Sprint(freeGiB * gib)},
+			Labels:      map[string]string{poolKey: pool, stsutil.LabelTopoLVMNode: name, "kubernetes.io/hostname": name},
+			Annotations: map[string]string{stsutil.AnnotationCapacityPrefix + "ssd": fmt.Sprint(freeGiB * gib)},
 		},
 	}
 }
@@ -49,7 +50,7 @@ func storageClass() storagev1.StorageClass {
 	return storagev1.StorageClass{
 		ObjectMeta:  metav1.ObjectMeta{Name: scName, Annotations: map[string]string{AnnotationDefaultClass: "true"}},
 		Provisioner: "topolvm.io",
-		Parameters:  map[string]string{ParamDeviceClass: "ssd"},
+		Parameters:  map[string]string{stsutil.ParamDeviceClass: "ssd"},
 	}
 }
 
@@ -153,7 +154,7 @@ func (w *world) addPod(set *appsv1.StatefulSet, o int, node, rev string, ready b
 	pod := corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: name, Namespace: set.Namespace,
-			Labels:          map[string]string{"app": "olap", LabelControllerRevision: rev},
+			Labels:          map[string]string{"app": "olap", stsutil.LabelControllerRevision: rev},
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "StatefulSet", Name: set.Name, UID: set.UID, Controller: ptr.To(true)}},
 		},
 		Spec:   *set.Spec.Template.Spec.DeepCopy(),
@@ -187,7 +188,7 @@ func (w *world) addBoundClaim(claim string, v corev1.PersistentVolumeClaim, node
 			StorageClassName: scName,
 			ClaimRef:         &corev1.ObjectReference{Namespace: ns, Name: claim},
 			NodeAffinity: &corev1.VolumeNodeAffinity{Required: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
-				MatchExpressions: []corev1.NodeSelectorRequirement{{Key: LabelTopoLVMNode, Operator: corev1.NodeSelectorOpIn, Values: []string{node}}},
+				MatchExpressions: []corev1.NodeSelectorRequirement{{Key: stsutil.LabelTopoLVMNode, Operator: corev1.NodeSelectorOpIn, Values: []string{node}}},
 			}}}},
 		},
 	})
@@ -255,7 +256,7 @@ func checkInvariants(t *testing.T, s Snapshot, p *Plan) {
 	addRange(s.Desired)
 	addRange(s.Live)
 	for _, pod := range s.Pods {
-		allowed[OrdinalOf(pod.Name)] = true
+		allowed[stsutil.OrdinalOf(pod.Name)] = true
 	}
 	prev := int32(-1)
 	for _, o := range p.Ordinals {

@@ -4,6 +4,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/olapgke/terraform-provider-olapgke/internal/stsutil"
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -12,18 +13,8 @@ import (
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 )
 
-// Well-known names.
-const (
-	LabelTopoLVMNode         = "topology.topolvm.io/node"
-	AnnotationCapacityPrefix = "capacity.topolvm.io/"
-	DefaultDeviceClassKey    = "00default"
-	ParamDeviceClass         = "topolvm.io/device-class"
-	AnnotationDefaultClass   = "storageclass.kubernetes.io/is-default-class"
-	LabelControllerRevision  = appsRevisionLabel
-	appsRevisionLabel        = "controller-revision-hash"
-	provisionerTopoLVM       = "topolvm.io"
-	provisionerTopoLVMLegacy = "topolvm.cybozu.com"
-)
+// AnnotationDefaultClass marks the default StorageClass.
+const AnnotationDefaultClass = "storageclass.kubernetes.io/is-default-class"
 
 // Index is a read-only view of a Snapshot with lookups by name and by node
 // label, plus caches of placement decisions. Build one per snapshot with
@@ -267,14 +258,14 @@ func (ix *Index) computeCapacity(node int, sc string) capInfo {
 		return c
 	}
 	cls := ix.scs[sc]
-	if cls == nil || (cls.Provisioner != provisionerTopoLVM && cls.Provisioner != provisionerTopoLVMLegacy) {
+	if cls == nil || (cls.Provisioner != stsutil.ProvisionerTopoLVM && cls.Provisioner != stsutil.ProvisionerTopoLVMLegacy) {
 		return capInfo{maxVol: -1}
 	}
-	dc := cls.Parameters[ParamDeviceClass]
+	dc := cls.Parameters[stsutil.ParamDeviceClass]
 	if dc == "" {
-		dc = DefaultDeviceClassKey
+		dc = stsutil.DefaultDeviceClassKey
 	}
-	key := AnnotationCapacityPrefix + dc
+	key := stsutil.AnnotationCapacityPrefix + dc
 	c := capInfo{limited: true, maxVol: -1, source: "node annotation " + key}
 	if v, ok := n.Annotations[key]; ok {
 		if q, err := resource.ParseQuantity(v); err == nil {

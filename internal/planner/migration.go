@@ -3,9 +3,9 @@ package planner
 import (
 	"fmt"
 	"sort"
-	"strconv"
 	"strings"
 
+	"github.com/olapgke/terraform-provider-olapgke/internal/stsutil"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -141,30 +141,6 @@ func migrationSet(s *Snapshot) *appsv1.StatefulSet {
 	return s.Live
 }
 
-// OrdinalRange returns the ordinals of set: [start, start+replicas).
-func OrdinalRange(set *appsv1.StatefulSet) []int32 {
-	start, n := int32(0), int32(1)
-	if set.Spec.Ordinals != nil {
-		start = set.Spec.Ordinals.Start
-	}
-	if set.Spec.Replicas != nil {
-		n = *set.Spec.Replicas
-	}
-	out := make([]int32, 0, n)
-	for i := int32(0); i < n; i++ {
-		out = append(out, start+i)
-	}
-	return out
-}
-
-// PodName is the name of ordinal o's Pod.
-func PodName(set string, o int32) string { return set + "-" + strconv.Itoa(int(o)) }
-
-// ClaimPVCName is the name of ordinal o's PVC for claim template claim.
-func ClaimPVCName(claim, set string, o int32) string {
-	return claim + "-" + set + "-" + strconv.Itoa(int(o))
-}
-
 // Migration is a read-only view of one snapshot for everything a migration
 // decides: build one per snapshot with NewMigration and ask it (the plan, the
 // next step of an ordinal, the next batch, PDB and readiness checks). Like
@@ -231,7 +207,7 @@ func (v *Migration) pvc(name string) *corev1.PersistentVolumeClaim {
 	return v.ix.PVC(v.set.Namespace, name)
 }
 
-func (v *Migration) pod(o int32) *corev1.Pod { return v.pods[PodName(v.set.Name, o)] }
+func (v *Migration) pod(o int32) *corev1.Pod { return v.pods[stsutil.PodName(v.set.Name, o)] }
 
 func (v *Migration) boundPV(c *corev1.PersistentVolumeClaim) *corev1.PersistentVolume {
 	if c == nil || c.Spec.VolumeName == "" {
@@ -250,8 +226,8 @@ func (v *Migration) DefaultClaims() []string {
 	var out []string
 	for _, vct := range v.set.Spec.VolumeClaimTemplates {
 		seenPV, pinned := false, false
-		for _, o := range OrdinalRange(v.set) {
-			pv := v.boundPV(v.pvc(ClaimPVCName(vct.Name, v.set.Name, o)))
+		for _, o := range stsutil.OrdinalRange(v.set) {
+			pv := v.boundPV(v.pvc(stsutil.ClaimPVCName(vct.Name, v.set.Name, o)))
 			if pv == nil {
 				continue
 			}
@@ -262,7 +238,7 @@ func (v *Migration) DefaultClaims() []string {
 		}
 		if !seenPV {
 			sc := v.ix.scs[v.ix.storageClassFor(vct.Spec.StorageClassName)]
-			pinned = sc != nil && (sc.Provisioner == provisionerTopoLVM || sc.Provisioner == provisionerTopoLVMLegacy)
+			pinned = sc != nil && (sc.Provisioner == stsutil.ProvisionerTopoLVM || sc.Provisioner == stsutil.ProvisionerTopoLVMLegacy)
 		}
 		if pinned {
 			out = append(out, vct.Name)
@@ -303,7 +279,7 @@ func (v *Migration) Plan(opt MigrationOptions) MigrationPlan {
 	}
 
 	// Candidates.
-	rng := OrdinalRange(set)
+	rng := stsutil.OrdinalRange(set)
 	inRange := map[int32]bool{}
 	for _, o := range rng {
 		inRange[o] = true
@@ -383,7 +359,7 @@ func (v *Migration) Plan(opt MigrationOptions) MigrationPlan {
 		// Ordinals the live set does not have yet (a scale-up in the same
 		// apply) are created by the controller: they are not "other" ordinals.
 		live := map[int32]bool{}
-		for _, o := range OrdinalRange(v.live) {
+		for _, o := range stsutil.OrdinalRange(v.live) {
 			live[o] = true
 		}
 		var bad []string
@@ -441,7 +417,7 @@ func orderMoves(moves []Move, opt MigrationOptions) {
 
 func (v *Migration) move(o int32, claims []string, target string, n ordinalNeed) Move {
 	set := v.set
-	m := Move{Ordinal: o, Pod: PodName(set.Name, o), Action: n.action, Target: target, Reason: n.reason}
+	m := Move{Ordinal: o, Pod: stsutil.PodName(set.Name, o), Action: n.action, Target: target, Reason: n.reason}
 	if pod := v.pod(o); pod != nil {
 		m.FromNode = pod.Spec.NodeName
 	}
@@ -449,7 +425,7 @@ func (v *Migration) move(o int32, claims []string, target string, n ordinalNeed)
 		return m
 	}
 	for _, c := range claims {
-		vol := Volume{Claim: c, PVC: ClaimPVCName(c, set.Name, o)}
+		vol := Volume{Claim: c, PVC: stsutil.ClaimPVCName(c, set.Name, o)}
 		if pv := v.boundPV(v.pvc(vol.PVC)); pv != nil {
 			vol.PV = pv.Name
 			vol.PinnedNode = v.ix.PinnedNode(pv)
@@ -530,7 +506,7 @@ func (v *Migration) simulatePlacement(moves []Move, claims []string) []Migration
 
 // podFromTemplate is the Pod the controller creates for ordinal o from the judged template.
 func (v *Migration) podFromTemplate(o int32) *corev1.Pod {
-	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: PodName(v.set.Name, o), Namespace: v.set.Namespace,
+	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: stsutil.PodName(v.set.Name, o), Namespace: v.set.Namespace,
 		Labels: v.tmpl.Labels, Annotations: v.tmpl.Annotations}, Spec: v.tmpl.Spec}
 }
 
@@ -540,7 +516,7 @@ func (v *Migration) stepClaims(o int32, action MigrationAction, local map[string
 	var out []ClaimState
 	for i := range v.set.Spec.VolumeClaimTemplates {
 		vct := &v.set.Spec.VolumeClaimTemplates[i]
-		name := ClaimPVCName(vct.Name, v.set.Name, o)
+		name := stsutil.ClaimPVCName(vct.Name, v.set.Name, o)
 		c := ClaimState{Claim: vct.Name, PVC: name}
 		pvc := v.pvc(name)
 		pv := v.boundPV(pvc)
@@ -652,10 +628,10 @@ func pdbSelects(pdb *policyv1.PodDisruptionBudget, l labels.Set) bool {
 
 // notReady returns why ordinal o is not Running and Ready, "" when it is.
 func (v *Migration) notReady(o int32) string {
-	pod := v.pods[PodName(v.set.Name, o)]
+	pod := v.pods[stsutil.PodName(v.set.Name, o)]
 	switch {
 	case pod == nil:
-		return "Pod " + PodName(v.set.Name, o) + " does not exist"
+		return "Pod " + stsutil.PodName(v.set.Name, o) + " does not exist"
 	case pod.DeletionTimestamp != nil:
 		return "Pod " + pod.Name + " is terminating"
 	case pod.Status.Phase != corev1.PodRunning:
@@ -664,20 +640,10 @@ func (v *Migration) notReady(o int32) string {
 			msg += ": " + m
 		}
 		return msg
-	case !PodReady(pod):
+	case !stsutil.PodReady(pod):
 		return "Pod " + pod.Name + " is not Ready"
 	}
 	return ""
-}
-
-// PodReady reports whether the Pod's Ready condition is True.
-func PodReady(p *corev1.Pod) bool {
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }
 
 // UnschedulableMessage returns the scheduler's message when the Pod's

@@ -3,6 +3,7 @@ package planner
 import (
 	"fmt"
 
+	"github.com/olapgke/terraform-provider-olapgke/internal/stsutil"
 	corev1 "k8s.io/api/core/v1"
 )
 
@@ -32,7 +33,7 @@ func (v *Migration) need(o int32, claims []string) ordinalNeed {
 	pod := v.pod(o)
 	anyPVC, missing, unbound := false, "", ""
 	for _, c := range claims {
-		name := ClaimPVCName(c, set.Name, o)
+		name := stsutil.ClaimPVCName(c, set.Name, o)
 		pvc := v.pvc(name)
 		if pvc == nil {
 			if missing == "" {
@@ -54,7 +55,7 @@ func (v *Migration) need(o int32, claims []string) ordinalNeed {
 		}
 	}
 	for _, c := range claims {
-		name := ClaimPVCName(c, set.Name, o)
+		name := stsutil.ClaimPVCName(c, set.Name, o)
 		if why := v.pvcNeedsReplace(v.pvc(name), MoveProgress{}); why != "" {
 			return ordinalNeed{MigrationMove, fmt.Sprintf("PVC %s: %s", name, why)}
 		}
@@ -66,11 +67,11 @@ func (v *Migration) need(o int32, claims []string) ordinalNeed {
 		// the template says without help.
 		return ordinalNeed{}
 	case pod == nil && missing != "":
-		return ordinalNeed{MigrationMove, "Pod " + PodName(set.Name, o) + " and PVC " + missing + " do not exist (a move in progress: the StatefulSet controller recreates them)"}
+		return ordinalNeed{MigrationMove, "Pod " + stsutil.PodName(set.Name, o) + " and PVC " + missing + " do not exist (a move in progress: the StatefulSet controller recreates them)"}
 	case pod == nil && unbound != "":
-		return ordinalNeed{MigrationMove, "Pod " + PodName(set.Name, o) + " does not exist and PVC " + unbound + " is not bound yet (a move in progress: the StatefulSet controller recreates the Pod)"}
+		return ordinalNeed{MigrationMove, "Pod " + stsutil.PodName(set.Name, o) + " does not exist and PVC " + unbound + " is not bound yet (a move in progress: the StatefulSet controller recreates the Pod)"}
 	case pod == nil:
-		return ordinalNeed{MigrationRestart, "Pod " + PodName(set.Name, o) + " does not exist (the StatefulSet controller recreates it with its PVCs)"}
+		return ordinalNeed{MigrationRestart, "Pod " + stsutil.PodName(set.Name, o) + " does not exist (the StatefulSet controller recreates it with its PVCs)"}
 	case pod.DeletionTimestamp != nil:
 		return ordinalNeed{MigrationRestart, "Pod " + pod.Name + " is terminating (the StatefulSet controller recreates it with its PVCs)"}
 	case missing != "":
@@ -79,7 +80,7 @@ func (v *Migration) need(o int32, claims []string) ordinalNeed {
 	if why := v.podNeedsReplace(pod, MoveProgress{}); why != "" {
 		return ordinalNeed{MigrationRestart, fmt.Sprintf("Pod %s %s; its node %s and PVs still satisfy the template placement, so it restarts there with its PVCs", pod.Name, why, pod.Spec.NodeName)}
 	}
-	if pod.Spec.NodeName == "" && pod.Labels[LabelControllerRevision] == v.targetRev {
+	if pod.Spec.NodeName == "" && pod.Labels[stsutil.LabelControllerRevision] == v.targetRev {
 		return ordinalNeed{MigrationRestart, "Pod " + pod.Name + " is not scheduled yet (a restart or move in progress)"}
 	}
 	return ordinalNeed{}
@@ -95,8 +96,8 @@ func (v *Migration) podNeedsReplace(pod *corev1.Pod, pr MoveProgress) string {
 			return "runs on node " + pod.Spec.NodeName + ", which " + why
 		}
 	}
-	if v.onDelete && v.targetRev != "" && pod.Labels[LabelControllerRevision] != v.targetRev {
-		return fmt.Sprintf("is at revision %s, the update revision is %s", pod.Labels[LabelControllerRevision], v.targetRev)
+	if v.onDelete && v.targetRev != "" && pod.Labels[stsutil.LabelControllerRevision] != v.targetRev {
+		return fmt.Sprintf("is at revision %s, the update revision is %s", pod.Labels[stsutil.LabelControllerRevision], v.targetRev)
 	}
 	if pr.OldPodUID != "" && pod.UID == pr.OldPodUID {
 		return "is the Pod the step started with"

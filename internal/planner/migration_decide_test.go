@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/olapgke/terraform-provider-olapgke/internal/stsutil"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 )
@@ -71,7 +72,7 @@ func decisionWorlds() map[string]func(w *migWorld) {
 }
 
 func toPool(s *appsv1.StatefulSet, pool string) {
-	s.Spec.Template.Spec.NodeSelector = map[string]string{LabelNodePool: pool}
+	s.Spec.Template.Spec.NodeSelector = map[string]string{stsutil.LabelNodePool: pool}
 }
 
 // TestDecisionEquivalence proves that the plan and the apply use the same
@@ -149,7 +150,7 @@ func TestDecisionEquivalence(t *testing.T) {
 // deleted (test helper).
 func (v *Migration) oldPVCsLeft(o int32, claims []string, pr MoveProgress) bool {
 	for _, c := range claims {
-		pvc := v.pvc(ClaimPVCName(c, v.set.Name, o))
+		pvc := v.pvc(stsutil.ClaimPVCName(c, v.set.Name, o))
 		if pvc != nil && pvc.DeletionTimestamp == nil && v.pvcNeedsReplace(pvc, pr) != "" {
 			return true
 		}

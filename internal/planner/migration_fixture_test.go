@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/olapgke/terraform-provider-olapgke/internal/stsutil"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -43,7 +44,7 @@ func newMigWorld(replicas int32, pool string) *migWorld {
 	w.s.StorageClasses = []storagev1.StorageClass{{
 		ObjectMeta:  metav1.ObjectMeta{Name: migSC},
 		Provisioner: "topolvm.io",
-		Parameters:  map[string]string{ParamDeviceClass: "ssd"},
+		Parameters:  map[string]string{stsutil.ParamDeviceClass: "ssd"},
 	}}
 	set := &appsv1.StatefulSet{
 		ObjectMeta: metav1.ObjectMeta{Namespace: migNS, Name: migSet, UID: "set-uid", Generation: 2},
@@ -52,7 +53,7 @@ func newMigWorld(replicas int32, pool string) *migWorld {
 			UpdateStrategy: appsv1.StatefulSetUpdateStrategy{Type: appsv1.OnDeleteStatefulSetStrategyType},
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "hist"}},
-				Spec:       corev1.PodSpec{NodeSelector: map[string]string{LabelNodePool: pool}},
+				Spec:       corev1.PodSpec{NodeSelector: map[string]string{stsutil.LabelNodePool: pool}},
 			},
 			VolumeClaimTemplates: []corev1.PersistentVolumeClaim{{
 				ObjectMeta: metav1.ObjectMeta{Name: migClaim},
@@ -76,8 +77,8 @@ func newMigWorld(replicas int32, pool string) *migWorld {
 func (w *migWorld) addNode(name, pool, capacity string) {
 	w.s.Nodes = append(w.s.Nodes, corev1.Node{ObjectMeta: metav1.ObjectMeta{
 		Name:        name,
-		Labels:      map[string]string{LabelNodePool: pool, LabelTopoLVMNode: name, "kubernetes.io/hostname": name},
-		Annotations: map[string]string{AnnotationCapacityPrefix + "ssd": capacityBytes(capacity)},
+		Labels:      map[string]string{stsutil.LabelNodePool: pool, stsutil.LabelTopoLVMNode: name, "kubernetes.io/hostname": name},
+		Annotations: map[string]string{stsutil.AnnotationCapacityPrefix + "ssd": capacityBytes(capacity)},
 	}})
 }
 
@@ -98,7 +99,7 @@ func (w *migWorld) addOrdinal(o int32, node, rev, gen string) {
 }
 
 func (w *migWorld) addPVC(o int32, node, gen string) {
-	pvcName := ClaimPVCName(migClaim, migSet, o)
+	pvcName := stsutil.ClaimPVCName(migClaim, migSet, o)
 	pvName := "pvc-" + gen + "-" + fmt.Sprint(o)
 	pvc := corev1.PersistentVolumeClaim{
 		ObjectMeta: metav1.ObjectMeta{Namespace: migNS, Name: pvcName, UID: types.UID("pvc-uid-" + gen)},
@@ -114,7 +115,7 @@ func (w *migWorld) addPVC(o int32, node, gen string) {
 				Capacity:                      corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("10Gi")},
 				ClaimRef:                      &corev1.ObjectReference{Namespace: migNS, Name: pvcName, UID: pvc.UID},
 				NodeAffinity: &corev1.VolumeNodeAffinity{Required: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
-					MatchExpressions: []corev1.NodeSelectorRequirement{{Key: LabelTopoLVMNode, Operator: corev1.NodeSelectorOpIn, Values: []string{node}}},
+					MatchExpressions: []corev1.NodeSelectorRequirement{{Key: stsutil.LabelTopoLVMNode, Operator: corev1.NodeSelectorOpIn, Values: []string{node}}},
 				}}}},
 			},
 		})
@@ -124,13 +125,13 @@ func (w *migWorld) addPVC(o int32, node, gen string) {
 }
 
 func (w *migWorld) addPod(o int32, node, rev, gen string, ready bool) {
-	name := PodName(migSet, o)
+	name := stsutil.PodName(migSet, o)
 	w.removePod(o)
 	p := corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Namespace: migNS, Name: name, UID: types.UID("pod-uid-" + gen),
-			Labels: map[string]string{"app": "hist", LabelControllerRevision: rev}},
+			Labels: map[string]string{"app": "hist", stsutil.LabelControllerRevision: rev}},
 		Spec: corev1.PodSpec{NodeName: node, Volumes: []corev1.Volume{{Name: migClaim, VolumeSource: corev1.VolumeSource{
-			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: ClaimPVCName(migClaim, migSet, o)}}}}},
+			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: stsutil.ClaimPVCName(migClaim, migSet, o)}}}}},
 		Status: corev1.PodStatus{Phase: corev1.PodPending},
 	}
 	if ready {
@@ -143,7 +144,7 @@ func (w *migWorld) addPod(o int32, node, rev, gen string, ready bool) {
 
 func (w *migWorld) pod(o int32) *corev1.Pod {
 	for i := range w.s.Pods {
-		if w.s.Pods[i].Name == PodName(migSet, o) {
+		if w.s.Pods[i].Name == stsutil.PodName(migSet, o) {
 			return &w.s.Pods[i]
 		}
 	}
@@ -152,7 +153,7 @@ func (w *migWorld) pod(o int32) *corev1.Pod {
 
 func (w *migWorld) pvc(o int32) *corev1.PersistentVolumeClaim {
 	for i := range w.s.PVCs {
-		if w.s.PVCs[i].Name == ClaimPVCName(migClaim, migSet, o) {
+		if w.s.PVCs[i].Name == stsutil.ClaimPVCName(migClaim, migSet, o) {
 			return &w.s.PVCs[i]
 		}
 	}
@@ -162,7 +163,7 @@ func (w *migWorld) pvc(o int32) *corev1.PersistentVolumeClaim {
 func (w *migWorld) removePod(o int32) {
 	out := w.s.Pods[:0]
 	for _, p := range w.s.Pods {
-		if p.Name != PodName(migSet, o) {
+		if p.Name != stsutil.PodName(migSet, o) {
 			out = append(out, p)
 		}
 	}
@@ -172,7 +173,7 @@ func (w *migWorld) removePod(o int32) {
 func (w *migWorld) removePVC(o int32) {
 	out := w.s.PVCs[:0]
 	for _, p := range w.s.PVCs {
-		if p.Name != ClaimPVCName(migClaim, migSet, o) {
+		if p.Name != stsutil.ClaimPVCName(migClaim, migSet, o) {
 			out = append(out, p)
 		}
 	}
@@ -182,7 +183,7 @@ func (w *migWorld) removePVC(o int32) {
 // switchTemplate changes the live template to pool and bumps the update
 // revision, as the statefulset resource + controller would.
 func (w *migWorld) switchTemplate(pool string) {
-	w.s.Live.Spec.Template.Spec.NodeSelector = map[string]string{LabelNodePool: pool}
+	w.s.Live.Spec.Template.Spec.NodeSelector = map[string]string{stsutil.LabelNodePool: pool}
 	w.s.Live.Status.UpdateRevision = migRevB
 }
 

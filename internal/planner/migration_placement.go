@@ -6,14 +6,14 @@ import (
 	"strings"
 
 	"github.com/go-logr/logr"
+	"github.com/olapgke/terraform-provider-olapgke/internal/stsutil"
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 )
 
-// LabelNodePool is the GKE node pool label.
-const LabelNodePool = "cloud.google.com/gke-nodepool"
+// stsutil.LabelNodePool is the GKE node pool label.
 
 // podPlacement is the placement a Pod of a template asks for. Matching is
 // component-helpers' (nodeaffinity for nodeSelector + required affinity,
@@ -70,7 +70,7 @@ func (p podPlacement) describe() string {
 		return "any node"
 	}
 	spec := &p.tmpl.Spec
-	if pool := spec.NodeSelector[LabelNodePool]; pool != "" {
+	if pool := spec.NodeSelector[stsutil.LabelNodePool]; pool != "" {
 		return pool
 	}
 	var req *corev1.NodeSelector
@@ -81,7 +81,7 @@ func (p podPlacement) describe() string {
 		var pools []string
 		onlyPools := true
 		for _, t := range req.NodeSelectorTerms {
-			if len(t.MatchExpressions) != 1 || len(t.MatchFields) != 0 || t.MatchExpressions[0].Key != LabelNodePool ||
+			if len(t.MatchExpressions) != 1 || len(t.MatchFields) != 0 || t.MatchExpressions[0].Key != stsutil.LabelNodePool ||
 				t.MatchExpressions[0].Operator != corev1.NodeSelectorOpIn {
 				onlyPools = false
 				break

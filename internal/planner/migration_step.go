@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/olapgke/terraform-provider-olapgke/internal/stsutil"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
@@ -77,7 +78,7 @@ func (v *Migration) StartProgress(o int32, claims []string) MoveProgress {
 		pr.OldPodUID = pod.UID
 	}
 	for _, c := range claims {
-		pvc := v.pvc(ClaimPVCName(c, v.set.Name, o))
+		pvc := v.pvc(stsutil.ClaimPVCName(c, v.set.Name, o))
 		if pvc != nil && pvc.DeletionTimestamp == nil && v.pvcNeedsReplace(pvc, MoveProgress{}) != "" {
 			pr.OldPVCUIDs[pvc.Name] = pvc.UID
 		}
@@ -103,7 +104,7 @@ func (v *Migration) NextStep(o int32, claims []string, pr MoveProgress, minReady
 		return st
 	}
 	set := v.set
-	podName := PodName(set.Name, o)
+	podName := stsutil.PodName(set.Name, o)
 	pod := v.pods[podName]
 	if pod != nil {
 		st.Pod = ObjectRef{Name: pod.Name, UID: pod.UID}
@@ -114,7 +115,7 @@ func (v *Migration) NextStep(o int32, claims []string, pr MoveProgress, minReady
 	var del []ObjectRef
 	var terminating []string
 	for _, c := range claims {
-		name := ClaimPVCName(c, set.Name, o)
+		name := stsutil.ClaimPVCName(c, set.Name, o)
 		pvc := v.pvc(name)
 		if pvc == nil {
 			continue
@@ -173,7 +174,7 @@ func (v *Migration) NextStep(o int32, claims []string, pr MoveProgress, minReady
 		return st
 	}
 	for _, c := range claims {
-		name := ClaimPVCName(c, set.Name, o)
+		name := stsutil.ClaimPVCName(c, set.Name, o)
 		pvc := v.pvc(name)
 		if pvc == nil {
 			st.Kind, st.Reason = StepWait, "waiting for PVC "+name+" to be created"
@@ -192,7 +193,7 @@ func (v *Migration) NextStep(o int32, claims []string, pr MoveProgress, minReady
 			return st
 		}
 	}
-	if !PodReady(pod) || pod.Status.Phase != corev1.PodRunning {
+	if !stsutil.PodReady(pod) || pod.Status.Phase != corev1.PodRunning {
 		st.Kind = StepWait
 		st.Reason = fmt.Sprintf("waiting for Pod %s on node %s to be Running and Ready (phase %s)", pod.Name, pod.Spec.NodeName, pod.Status.Phase)
 		return st
@@ -307,7 +308,7 @@ func (v *Migration) OthersNotReady(moving, queued []int32) []string {
 		skip[o] = true
 	}
 	var out []string
-	for _, o := range OrdinalRange(v.set) {
+	for _, o := range stsutil.OrdinalRange(v.set) {
 		if skip[o] {
 			continue
 		}
@@ -342,18 +343,18 @@ func (v *Migration) InFlux(claims []string) []string {
 	}
 	set := v.live
 	var out []string
-	for _, o := range OrdinalRange(set) {
-		pod := v.pods[PodName(set.Name, o)]
+	for _, o := range stsutil.OrdinalRange(set) {
+		pod := v.pods[stsutil.PodName(set.Name, o)]
 		switch {
 		case pod == nil:
-			out = append(out, "Pod "+PodName(set.Name, o)+" does not exist")
+			out = append(out, "Pod "+stsutil.PodName(set.Name, o)+" does not exist")
 		case pod.DeletionTimestamp != nil:
 			out = append(out, "Pod "+pod.Name+" is terminating")
 		case pod.Spec.NodeName == "":
 			out = append(out, "Pod "+pod.Name+" is not scheduled")
 		}
 		for _, c := range claims {
-			name := ClaimPVCName(c, set.Name, o)
+			name := stsutil.ClaimPVCName(c, set.Name, o)
 			pvc := v.pvc(name)
 			switch {
 			case pvc == nil:

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/olapgke/terraform-provider-olapgke/internal/stsutil"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
@@ -72,7 +73,7 @@ func TestPlanMigration(t *testing.T) {
 			replicas: 3,
 			setup: func(w *migWorld) {
 				d := w.s.Live.DeepCopy()
-				d.Spec.Template.Spec.NodeSelector = map[string]string{LabelNodePool: "pool-b"}
+				d.Spec.Template.Spec.NodeSelector = map[string]string{stsutil.LabelNodePool: "pool-b"}
 				w.s.Desired = d
 			},
 			wantMoves: []int32{2, 1, 0}, wantProbs: []MigrationProblemKind{}, wantPar: 1,
@@ -234,9 +235,9 @@ func TestPlanMigration(t *testing.T) {
 				w.switchTemplate("pool-b")
 				// 15Gi per node: each takes one 10Gi volume; two nodes gone.
 				for _, n := range []string{"gke-olap-pool-b-0", "gke-olap-pool-b-1", "gke-olap-pool-b-2"} {
-					w.node(n).Annotations[AnnotationCapacityPrefix+"ssd"] = "16106127360"
+					w.node(n).Annotations[stsutil.AnnotationCapacityPrefix+"ssd"] = "16106127360"
 				}
-				w.node("gke-olap-pool-b-2").Annotations[AnnotationCapacityPrefix+"ssd"] = "1073741824"
+				w.node("gke-olap-pool-b-2").Annotations[stsutil.AnnotationCapacityPrefix+"ssd"] = "1073741824"
 			},
 			wantMoves: []int32{2, 1, 0}, wantProbs: []MigrationProblemKind{ProblemCapacity}, wantPar: 1,
 			wantInProbs: "ordinal 0 cannot be placed on the target nodes after the steps before it; the scheduler says: 0/6 nodes are available: 3 node(s) did not have enough free storage",
@@ -245,9 +246,9 @@ func TestPlanMigration(t *testing.T) {
 			replicas: 3,
 			setup: func(w *migWorld) {
 				w.switchTemplate("pool-b")
-				w.node("gke-olap-pool-b-0").Annotations[AnnotationCapacityPrefix+"ssd"] = "32212254720" // 30Gi
-				w.node("gke-olap-pool-b-1").Annotations[AnnotationCapacityPrefix+"ssd"] = "0"
-				w.node("gke-olap-pool-b-2").Annotations[AnnotationCapacityPrefix+"ssd"] = "0"
+				w.node("gke-olap-pool-b-0").Annotations[stsutil.AnnotationCapacityPrefix+"ssd"] = "32212254720" // 30Gi
+				w.node("gke-olap-pool-b-1").Annotations[stsutil.AnnotationCapacityPrefix+"ssd"] = "0"
+				w.node("gke-olap-pool-b-2").Annotations[stsutil.AnnotationCapacityPrefix+"ssd"] = "0"
 			},
 			wantMoves: []int32{2, 1, 0}, wantProbs: []MigrationProblemKind{}, wantPar: 1,
 		},
@@ -276,7 +277,7 @@ func TestPlanMigration(t *testing.T) {
 				w.s.Live.Spec.UpdateStrategy = appsv1.StatefulSetUpdateStrategy{Type: appsv1.RollingUpdateStatefulSetStrategyType}
 				d := w.s.Live.DeepCopy()
 				d.Spec.UpdateStrategy = appsv1.StatefulSetUpdateStrategy{Type: appsv1.OnDeleteStatefulSetStrategyType}
-				d.Spec.Template.Spec.NodeSelector = map[string]string{LabelNodePool: "pool-b"}
+				d.Spec.Template.Spec.NodeSelector = map[string]string{stsutil.LabelNodePool: "pool-b"}
 				w.s.Desired = d
 			},
 			wantMoves: []int32{2, 1, 0}, wantProbs: []MigrationProblemKind{}, wantPar: 1,
@@ -591,7 +592,7 @@ func TestNextStepFailsWhenRecreatedPodIsOld(t *testing.T) {
 	// The live template still selects pool-a: the recreated Pod lands there again.
 	w := newMigWorld(1, "pool-b")
 	w.addOrdinal(0, "gke-olap-pool-a-0", migRevA, "again")
-	w.s.Live.Spec.Template.Spec.NodeSelector = map[string]string{LabelNodePool: "pool-b"}
+	w.s.Live.Spec.Template.Spec.NodeSelector = map[string]string{stsutil.LabelNodePool: "pool-b"}
 	pr := MoveProgress{OldPodUID: "pod-uid-a0", OldPVCUIDs: map[string]typesUID{"cache-hist-0": "pvc-uid-a0"}}
 	w.addPVC(0, "", "new") // new PVC, unbound: not old
 	got := NewMigration(w.final()).NextStep(0, []string{"cache"}, pr, 0, migT0)

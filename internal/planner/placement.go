@@ -4,10 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/go-logr/logr"
+	"github.com/olapgke/terraform-provider-olapgke/internal/stsutil"
 	corev1 "k8s.io/api/core/v1"
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
@@ -138,20 +138,6 @@ func (ix *Index) explainNode(p *placement, n *corev1.Node) string {
 	return ""
 }
 
-// OrdinalOf parses the ordinal from a StatefulSet Pod name (<set>-<ordinal>),
-// -1 when the name has none.
-func OrdinalOf(podName string) int32 {
-	i := strings.LastIndexByte(podName, '-')
-	if i < 0 {
-		return -1
-	}
-	v, err := strconv.ParseInt(podName[i+1:], 10, 32)
-	if err != nil || v < 0 {
-		return -1
-	}
-	return int32(v)
-}
-
 // PodCanSchedule asks kube-scheduler's Filter plugins (scheduling.go) whether pod (spec from the
 // template it will be created from) can be placed with the claims it mounts, against the Pods
 // the same plan placed before it. The reason is the scheduler's own message
@@ -167,7 +153,7 @@ func PodCanSchedule(pod *corev1.Pod, claims []ClaimState, ix *Index) Verdict {
 // is actually recreated (the migration's placement checks, at plan and again at apply).
 func PodCanComeBack(pod *corev1.Pod, claims []ClaimState, ix *Index) Verdict {
 	prefix := pod.Name + ": "
-	if o := OrdinalOf(pod.Name); o >= 0 {
+	if o := stsutil.OrdinalOf(pod.Name); o >= 0 {
 		prefix = fmt.Sprintf("ordinal %d: ", o)
 	}
 	p := ix.placementFor(pod, true)

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/olapgke/terraform-provider-olapgke/internal/stsutil"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -95,8 +96,8 @@ func TestPodCanSchedule(t *testing.T) {
 func TestOrdinalOf(t *testing.T) {
 	t.Parallel()
 	for in, want := range map[string]int32{"olap-0": 0, "my-set-12": 12, "olap": -1, "olap-x": -1, "olap--1": 1} {
-		if got := OrdinalOf(in); got != want {
-			t.Errorf("OrdinalOf(%q) = %d, want %d", in, got, want)
+		if got := stsutil.OrdinalOf(in); got != want {
+			t.Errorf("stsutil.OrdinalOf(%q) = %d, want %d", in, got, want)
 		}
 	}
 }

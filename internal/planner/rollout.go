@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/olapgke/terraform-provider-olapgke/internal/stsutil"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 )
@@ -79,7 +80,7 @@ func Rollout(live *appsv1.StatefulSet, pods []corev1.Pod) RolloutStatus {
 			complete = false
 			continue
 		}
-		if live.Spec.UpdateStrategy.Type != appsv1.OnDeleteStatefulSetStrategyType && p.Labels[LabelControllerRevision] != st.UpdateRevision {
+		if live.Spec.UpdateStrategy.Type != appsv1.OnDeleteStatefulSetStrategyType && p.Labels[stsutil.LabelControllerRevision] != st.UpdateRevision {
 			partition := 0
 			if ru := live.Spec.UpdateStrategy.RollingUpdate; ru != nil && ru.Partition != nil {
 				partition = int(*ru.Partition)
@@ -88,11 +89,11 @@ func Rollout(live *appsv1.StatefulSet, pods []corev1.Pod) RolloutStatus {
 				complete = false
 			}
 		}
-		if podReady(p) && p.DeletionTimestamp == nil {
+		if stsutil.PodReady(p) && p.DeletionTimestamp == nil {
 			continue
 		}
 		complete = false
-		so := StuckOrdinal{Ordinal: int32(o), Pod: p.Name, Node: p.Spec.NodeName, Phase: string(p.Status.Phase), Revision: p.Labels[LabelControllerRevision]}
+		so := StuckOrdinal{Ordinal: int32(o), Pod: p.Name, Node: p.Spec.NodeName, Phase: string(p.Status.Phase), Revision: p.Labels[stsutil.LabelControllerRevision]}
 		if p.DeletionTimestamp != nil {
 			so.Phase = "Terminating"
 		}

@@ -3,6 +3,7 @@ package planner
 import (
 	"fmt"
 
+	"github.com/olapgke/terraform-provider-olapgke/internal/stsutil"
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -37,19 +38,19 @@ func withTopoLVM(s Snapshot) Snapshot {
 	c.Capacities = append([]storagev1.CSIStorageCapacity(nil), s.Capacities...)
 	for i := range s.StorageClasses {
 		sc := *s.StorageClasses[i].DeepCopy()
-		if sc.Provisioner == provisionerTopoLVM && sc.VolumeBindingMode == nil {
+		if sc.Provisioner == stsutil.ProvisionerTopoLVM && sc.VolumeBindingMode == nil {
 			sc.VolumeBindingMode = ptr.To(storagev1.VolumeBindingWaitForFirstConsumer)
 		}
 		c.StorageClasses[i] = sc
-		if sc.Provisioner != provisionerTopoLVM || explicit[sc.Name] {
+		if sc.Provisioner != stsutil.ProvisionerTopoLVM || explicit[sc.Name] {
 			continue
 		}
-		dc := sc.Parameters[ParamDeviceClass]
+		dc := sc.Parameters[stsutil.ParamDeviceClass]
 		if dc == "" {
-			dc = DefaultDeviceClassKey
+			dc = stsutil.DefaultDeviceClassKey
 		}
 		for _, n := range c.Nodes {
-			v, ok := n.Annotations[AnnotationCapacityPrefix+dc]
+			v, ok := n.Annotations[stsutil.AnnotationCapacityPrefix+dc]
 			if !ok {
 				continue
 			}
@@ -59,7 +60,7 @@ func withTopoLVM(s Snapshot) Snapshot {
 			}
 			c.Capacities = append(c.Capacities, storagev1.CSIStorageCapacity{
 				ObjectMeta:       metav1.ObjectMeta{Namespace: "topolvm-system", Name: fmt.Sprintf("csisc-%s-%s", sc.Name, n.Name)},
-				NodeTopology:     &metav1.LabelSelector{MatchLabels: map[string]string{LabelTopoLVMNode: n.Labels[LabelTopoLVMNode]}},
+				NodeTopology:     &metav1.LabelSelector{MatchLabels: map[string]string{stsutil.LabelTopoLVMNode: n.Labels[stsutil.LabelTopoLVMNode]}},
 				StorageClassName: sc.Name,
 				Capacity:         &q,
 			})
@@ -67,11 +68,11 @@ func withTopoLVM(s Snapshot) Snapshot {
 	}
 	hasDriver := false
 	for _, d := range s.CSIDrivers {
-		hasDriver = hasDriver || d.Name == provisionerTopoLVM
+		hasDriver = hasDriver || d.Name == stsutil.ProvisionerTopoLVM
 	}
 	if !hasDriver {
 		c.CSIDrivers = append(append([]storagev1.CSIDriver(nil), s.CSIDrivers...), storagev1.CSIDriver{
-			ObjectMeta: metav1.ObjectMeta{Name: provisionerTopoLVM},
+			ObjectMeta: metav1.ObjectMeta{Name: stsutil.ProvisionerTopoLVM},
 			Spec:       storagev1.CSIDriverSpec{StorageCapacity: ptr.To(true), AttachRequired: ptr.To(false)},
 		})
 	}
@@ -92,7 +93,7 @@ func withTopoLVM(s Snapshot) Snapshot {
 	for i := range s.PVs {
 		pv := *s.PVs[i].DeepCopy()
 		if pv.Spec.PersistentVolumeSource == (corev1.PersistentVolumeSource{}) && pv.Spec.NodeAffinity != nil {
-			pv.Spec.CSI = &corev1.CSIPersistentVolumeSource{Driver: provisionerTopoLVM, VolumeHandle: pv.Name}
+			pv.Spec.CSI = &corev1.CSIPersistentVolumeSource{Driver: stsutil.ProvisionerTopoLVM, VolumeHandle: pv.Name}
 		}
 		if pv.Spec.ClaimRef != nil {
 			pv.Status.Phase = corev1.VolumeBound

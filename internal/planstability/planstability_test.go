@@ -33,7 +33,7 @@ import (
 
 	"github.com/olapgke/terraform-provider-olapgke/internal/acctest"
 	"github.com/olapgke/terraform-provider-olapgke/internal/faultproxy"
-	"github.com/olapgke/terraform-provider-olapgke/internal/planner"
+	"github.com/olapgke/terraform-provider-olapgke/internal/stsutil"
 )
 
 func TestMain(m *testing.M) { acctest.MainWithWorld(m, acctest.TwoPoolWorld) }
@@ -351,7 +351,7 @@ func (h *harness) waitReady(name string, notUID types.UID) {
 		if apierrors.IsNotFound(err) {
 			return false, nil
 		}
-		return err == nil && p.UID != notUID && planner.PodReady(p) && p.Spec.NodeName != "", err
+		return err == nil && p.UID != notUID && stsutil.PodReady(p) && p.Spec.NodeName != "", err
 	})
 	if err != nil {
 		h.t.Fatalf("Pod %s Ready again: %v", name, err)
@@ -597,7 +597,7 @@ resource "olapgke_statefulset_migration" "canary" {
 		if apierrors.IsNotFound(err) {
 			return false, nil
 		}
-		return err == nil && got.UID != p.UID && planner.PodReady(got), err
+		return err == nil && got.UID != p.UID && stsutil.PodReady(got), err
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -619,8 +619,8 @@ resource "olapgke_statefulset_migration" "canary" {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got.Spec.Containers[0].Image != "olap:2" || !planner.PodReady(got) {
-			t.Errorf("ordinal %d: image %s ready %v", o, got.Spec.Containers[0].Image, planner.PodReady(got))
+		if got.Spec.Containers[0].Image != "olap:2" || !stsutil.PodReady(got) {
+			t.Errorf("ordinal %d: image %s ready %v", o, got.Spec.Containers[0].Image, stsutil.PodReady(got))
 		}
 	}
 	tf.PlanEmpty()

@@ -20,7 +20,7 @@ import (
 
 	"github.com/olapgke/terraform-provider-olapgke/internal/acctest"
 	"github.com/olapgke/terraform-provider-olapgke/internal/fixture"
-	"github.com/olapgke/terraform-provider-olapgke/internal/planner"
+	"github.com/olapgke/terraform-provider-olapgke/internal/stsutil"
 )
 
 // The migration moves every ordinal from pool-a to pool-b.
@@ -111,29 +111,29 @@ func newSet(t *testing.T, kube kubernetes.Interface, ns string, replicas int32, 
 
 func (s *set) get(t *testing.T, o int32) (*corev1.Pod, *corev1.PersistentVolumeClaim) {
 	t.Helper()
-	p, err := s.kube.CoreV1().Pods(s.ns).Get(t.Context(), planner.PodName(setName, o), metav1.GetOptions{})
+	p, err := s.kube.CoreV1().Pods(s.ns).Get(t.Context(), stsutil.PodName(setName, o), metav1.GetOptions{})
 	must(t, err)
-	c, err := s.kube.CoreV1().PersistentVolumeClaims(s.ns).Get(t.Context(), planner.ClaimPVCName(claimName, setName, o), metav1.GetOptions{})
+	c, err := s.kube.CoreV1().PersistentVolumeClaims(s.ns).Get(t.Context(), stsutil.ClaimPVCName(claimName, setName, o), metav1.GetOptions{})
 	must(t, err)
 	return p, c
 }
 
 // onPool reports whether ordinal o runs Ready on a node of pool.
 func (s *set) onPool(ctx context.Context, o int32, pool string) (bool, error) {
-	p, err := s.kube.CoreV1().Pods(s.ns).Get(ctx, planner.PodName(setName, o), metav1.GetOptions{})
+	p, err := s.kube.CoreV1().Pods(s.ns).Get(ctx, stsutil.PodName(setName, o), metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return false, nil
 	} else if err != nil {
 		return false, err
 	}
-	if p.Spec.NodeName == "" || p.DeletionTimestamp != nil || !planner.PodReady(p) {
+	if p.Spec.NodeName == "" || p.DeletionTimestamp != nil || !stsutil.PodReady(p) {
 		return false, nil
 	}
 	n, err := s.kube.CoreV1().Nodes().Get(ctx, p.Spec.NodeName, metav1.GetOptions{})
 	if err != nil {
 		return false, err
 	}
-	return n.Labels[planner.LabelNodePool] == pool, nil
+	return n.Labels[stsutil.LabelNodePool] == pool, nil
 }
 
 // waitOn waits until the given ordinals (nil: all) run Ready on pool.
@@ -169,7 +169,7 @@ func (s *set) switchPool(t *testing.T, pool string) {
 			return err
 		}
 		cur = cur.DeepCopy()
-		cur.Spec.Template.Spec.NodeSelector = map[string]string{planner.LabelNodePool: pool}
+		cur.Spec.Template.Spec.NodeSelector = map[string]string{stsutil.LabelNodePool: pool}
 		_, err = sets.Update(ctx, cur, metav1.UpdateOptions{})
 		return err
 	}))
@@ -308,7 +308,7 @@ func (m *monitor) pod(obj any, gone bool) {
 	uid := string(p.UID)
 	original := uid == m.s.pods[o]
 	deleting := gone || p.DeletionTimestamp != nil
-	ready := !deleting && p.Spec.NodeName != "" && planner.PodReady(p)
+	ready := !deleting && p.Spec.NodeName != "" && stsutil.PodReady(p)
 	var hooks []string
 	m.mu.Lock()
 	if deleting && !m.deleted[uid] {

@@ -34,6 +34,7 @@ import (
 	"github.com/olapgke/terraform-provider-olapgke/internal/planner"
 	"github.com/olapgke/terraform-provider-olapgke/internal/provider"
 	"github.com/olapgke/terraform-provider-olapgke/internal/snapshot"
+	"github.com/olapgke/terraform-provider-olapgke/internal/stsutil"
 )
 
 func TestMain(m *testing.M) { acctest.Main(m) }
@@ -215,10 +216,10 @@ func podsByOrdinal(t *testing.T, kube kubernetes.Interface, ns string) map[int32
 	}
 	out := map[int32]corev1.Pod{}
 	for _, p := range list.Items {
-		if _, dup := out[planner.OrdinalOf(p.Name)]; dup {
-			t.Errorf("two Pods for ordinal %d", planner.OrdinalOf(p.Name))
+		if _, dup := out[stsutil.OrdinalOf(p.Name)]; dup {
+			t.Errorf("two Pods for ordinal %d", stsutil.OrdinalOf(p.Name))
 		}
-		out[planner.OrdinalOf(p.Name)] = p
+		out[stsutil.OrdinalOf(p.Name)] = p
 	}
 	return out
 }
@@ -560,7 +561,7 @@ func TestAccPlanner_capacityShortage(t *testing.T) {
 	}
 	var minFree int64 = -1
 	for _, n := range nodes.Items {
-		q, err := resource.ParseQuantity(n.Annotations[planner.AnnotationCapacityPrefix+"ssd"])
+		q, err := resource.ParseQuantity(n.Annotations[stsutil.AnnotationCapacityPrefix+"ssd"])
 		if err != nil {
 			t.Fatalf("node %s has no TopoLVM capacity annotation: %v", n.Name, err)
 		}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/olapgke/terraform-provider-olapgke/internal/clients"
 	"github.com/olapgke/terraform-provider-olapgke/internal/diagnostics"
+	"github.com/olapgke/terraform-provider-olapgke/internal/stsutil"
 )
 
 // TypeSuffix is the resource type name after the provider prefix.
@@ -29,12 +30,12 @@ const (
 
 // TopoLVM and Kubernetes names the resource reads and writes.
 const (
-	Provisioner        = "topolvm.io"
-	LegacyProvisioner  = "topolvm.cybozu.com"
-	DeviceClassParam   = "topolvm.io/device-class"
+	Provisioner        = stsutil.ProvisionerTopoLVM
+	LegacyProvisioner  = stsutil.ProvisionerTopoLVMLegacy
+	DeviceClassParam   = stsutil.ParamDeviceClass
 	FSTypeParam        = "csi.storage.k8s.io/fstype"
-	CapacityAnnPrefix  = "capacity.topolvm.io/"
-	TopologyKey        = "topology.topolvm.io/node"
+	CapacityAnnPrefix  = stsutil.AnnotationCapacityPrefix
+	TopologyKey        = stsutil.LabelTopoLVMNode
 	AnnIsDefaultClass  = "storageclass.kubernetes.io/is-default-class"
 	AnnLVMDConfigHash  = "olapgke.io/lvmd-config-sha256"
 	privateImportKey   = "imported"

@@ -266,9 +266,9 @@ func migrationDiagnostic(ns, name string, ordinals []int32, completed []complete
 	if errors.As(err, &me) {
 		summary := "Migration Step Failed"
 		switch {
-		case strings.HasPrefix(me.Source, "event ProvisioningFailed"):
+		case me.Cause == planner.CauseProvisioningFailed:
 			summary = "Volume Provisioning Failed"
-		case strings.HasPrefix(me.Source, "condition PodScheduled"):
+		case me.Cause == planner.CausePVNodeAffinity || me.Cause == planner.CauseUnschedulable:
 			summary = "Moved Pod Cannot Be Scheduled"
 		case me.Timeout:
 			summary = "Moved Pod Not Ready In Time"

@@ -22,14 +22,14 @@ import (
 	"github.com/olapgke/terraform-provider-olapgke/internal/acctest"
 	"github.com/olapgke/terraform-provider-olapgke/internal/fixture"
 	"github.com/olapgke/terraform-provider-olapgke/internal/gke"
-	"github.com/olapgke/terraform-provider-olapgke/internal/planner"
 	"github.com/olapgke/terraform-provider-olapgke/internal/provider"
+	"github.com/olapgke/terraform-provider-olapgke/internal/stsutil"
 )
 
 func TestMain(m *testing.M) { acctest.Main(m) }
 
 const (
-	labelPool    = planner.LabelNodePool
+	labelPool    = stsutil.LabelNodePool
 	storageClass = "topolvm-provisioner"
 	claimName    = "cache"
 )
@@ -98,7 +98,7 @@ func nodeReady(n *corev1.Node) bool {
 
 func hasCapacity(n *corev1.Node) bool {
 	for k := range n.Annotations {
-		if strings.HasPrefix(k, planner.AnnotationCapacityPrefix) {
+		if strings.HasPrefix(k, stsutil.AnnotationCapacityPrefix) {
 			return true
 		}
 	}
@@ -145,11 +145,11 @@ func newSet(t *testing.T, env *acctest.Env, ns string, replicas int32, pool, siz
 
 func (f *setFixture) get(t *testing.T, o int32) (*corev1.Pod, *corev1.PersistentVolumeClaim) {
 	t.Helper()
-	p, err := f.env.Kube.CoreV1().Pods(f.ns).Get(t.Context(), planner.PodName(f.name, o), metav1.GetOptions{})
+	p, err := f.env.Kube.CoreV1().Pods(f.ns).Get(t.Context(), stsutil.PodName(f.name, o), metav1.GetOptions{})
 	if err != nil {
 		t.Fatalf("ordinal %d: %v", o, err)
 	}
-	c, err := f.env.Kube.CoreV1().PersistentVolumeClaims(f.ns).Get(t.Context(), planner.ClaimPVCName(claimName, f.name, o), metav1.GetOptions{})
+	c, err := f.env.Kube.CoreV1().PersistentVolumeClaims(f.ns).Get(t.Context(), stsutil.ClaimPVCName(claimName, f.name, o), metav1.GetOptions{})
 	if err != nil {
 		t.Fatalf("ordinal %d: %v", o, err)
 	}
@@ -158,13 +158,13 @@ func (f *setFixture) get(t *testing.T, o int32) (*corev1.Pod, *corev1.Persistent
 
 // placed reports whether ordinal o runs Ready on pool with its PV pinned to its node.
 func placed(ctx context.Context, kube kubernetes.Interface, ns, set string, o int32, pool string) (bool, string, error) {
-	p, err := kube.CoreV1().Pods(ns).Get(ctx, planner.PodName(set, o), metav1.GetOptions{})
+	p, err := kube.CoreV1().Pods(ns).Get(ctx, stsutil.PodName(set, o), metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return false, "no Pod", nil
 	} else if err != nil {
 		return false, "", err
 	}
-	if p.Spec.NodeName == "" || !planner.PodReady(p) || p.DeletionTimestamp != nil {
+	if p.Spec.NodeName == "" || !stsutil.PodReady(p) || p.DeletionTimestamp != nil {
 		return false, "Pod not Ready: " + p.Status.String(), nil
 	}
 	n, err := kube.CoreV1().Nodes().Get(ctx, p.Spec.NodeName, metav1.GetOptions{})
@@ -174,7 +174,7 @@ func placed(ctx context.Context, kube kubernetes.Interface, ns, set string, o in
 	if n.Labels[labelPool] != pool {
 		return false, "Pod on node " + n.Name + " of pool " + n.Labels[labelPool], nil
 	}
-	c, err := kube.CoreV1().PersistentVolumeClaims(ns).Get(ctx, planner.ClaimPVCName(claimName, set, o), metav1.GetOptions{})
+	c, err := kube.CoreV1().PersistentVolumeClaims(ns).Get(ctx, stsutil.ClaimPVCName(claimName, set, o), metav1.GetOptions{})
 	if err != nil || c.Spec.VolumeName == "" {
 		return false, "PVC not bound", client(err)
 	}
@@ -186,7 +186,7 @@ func placed(ctx context.Context, kube kubernetes.Interface, ns, set string, o in
 	if pv.Spec.NodeAffinity != nil && pv.Spec.NodeAffinity.Required != nil {
 		for _, term := range pv.Spec.NodeAffinity.Required.NodeSelectorTerms {
 			for _, e := range term.MatchExpressions {
-				if e.Key == planner.LabelTopoLVMNode && len(e.Values) == 1 {
+				if e.Key == stsutil.LabelTopoLVMNode && len(e.Values) == 1 {
 					pinned = e.Values[0]
 				}
 			}
@@ -370,7 +370,7 @@ func (f *setFixture) monitor(t *testing.T, expected []int32, onDeleted func(int3
 				check(p)
 				return
 			}
-			if _, orig := byUID[string(p.UID)]; !orig && planner.PodReady(p) {
+			if _, orig := byUID[string(p.UID)]; !orig && stsutil.PodReady(p) {
 				var o int32
 				if _, err := fmt.Sscanf(p.Name[len(f.name)+1:], "%d", &o); err == nil {
 					m.mu.Lock()
@@ -401,7 +401,7 @@ func (m *orderMonitor) verify(t *testing.T) {
 // UID) is bound to a node of pool (used by failure injection).
 func waitScheduledOnPool(ctx context.Context, kube kubernetes.Interface, f *setFixture, o int32, pool string) error {
 	return wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 5*time.Minute, true, func(ctx context.Context) (bool, error) {
-		p, err := kube.CoreV1().Pods(f.ns).Get(ctx, planner.PodName(f.name, o), metav1.GetOptions{})
+		p, err := kube.CoreV1().Pods(f.ns).Get(ctx, stsutil.PodName(f.name, o), metav1.GetOptions{})
 		if err != nil || string(p.UID) == f.podUIDs[o] || p.Spec.NodeName == "" {
 			return false, client(err)
 		}
@@ -452,11 +452,11 @@ func (f *setFixture) moveBack(t *testing.T, o int32, to, template string) {
 	t.Helper()
 	ctx := t.Context()
 	f.switchPool(t, to)
-	pvc := planner.ClaimPVCName(claimName, f.name, o)
+	pvc := stsutil.ClaimPVCName(claimName, f.name, o)
 	if err := f.env.Kube.CoreV1().PersistentVolumeClaims(f.ns).Delete(ctx, pvc, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.env.Kube.CoreV1().Pods(f.ns).Delete(ctx, planner.PodName(f.name, o), metav1.DeleteOptions{}); err != nil {
+	if err := f.env.Kube.CoreV1().Pods(f.ns).Delete(ctx, stsutil.PodName(f.name, o), metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {

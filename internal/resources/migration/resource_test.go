@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 
 	"github.com/olapgke/terraform-provider-olapgke/internal/engine"
+	"github.com/olapgke/terraform-provider-olapgke/internal/planner"
 )
 
 func TestSchemaIsValid(t *testing.T) {
@@ -71,6 +72,7 @@ func TestMigrationDiagnostic(t *testing.T) {
 	d := migrationDiagnostic("olap", "hist", []int32{2, 1, 0}, done, &engine.MigrationError{
 		Ordinal: 1, Pod: "hist-1", Phase: "wait", Reason: "waiting for Pod hist-1 to be scheduled: unschedulable for 20s",
 		Source: "condition PodScheduled of Pod hist-1", Quote: "0/6 nodes are available: 3 node(s) were unschedulable.",
+		Cause: planner.CauseUnschedulable,
 	})
 	if d.Summary() != "Moved Pod Cannot Be Scheduled" {
 		t.Errorf("summary %q", d.Summary())

@@ -16,7 +16,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/olapgke/terraform-provider-olapgke/internal/acctest"
-	"github.com/olapgke/terraform-provider-olapgke/internal/planner"
+	"github.com/olapgke/terraform-provider-olapgke/internal/stsutil"
 )
 
 // TestAccStatefulSetMigration_ResumeAfterSIGKILL drives the real terraform
@@ -79,7 +79,7 @@ provider "olapgke" {}
 		_, c := f.get(t, o)
 		origPVC[string(c.UID)] = true
 	}
-	target := planner.ClaimPVCName(claimName, f.name, 1)
+	target := stsutil.ClaimPVCName(claimName, f.name, 1)
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	factory := informers.NewSharedInformerFactoryWithOptions(env.Kube, 0, informers.WithNamespace(f.ns))

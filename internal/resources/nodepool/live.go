@@ -11,8 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/olapgke/terraform-provider-olapgke/internal/gkerules"
 	olapkube "github.com/olapgke/terraform-provider-olapgke/internal/kube"
+	"github.com/olapgke/terraform-provider-olapgke/internal/stsutil"
 )
 
 // clusterState is what the plan-time checks read from the Kubernetes API: one LIST per kind, so
@@ -27,7 +27,7 @@ type clusterState struct {
 
 // poolNodes lists the Nodes of a pool (label cloud.google.com/gke-nodepool), sorted by name.
 func poolNodes(ctx context.Context, kc kubernetes.Interface, pool string) ([]corev1.Node, error) {
-	sel := labels.SelectorFromSet(labels.Set{gkerules.NodePoolLabel: pool}).String()
+	sel := labels.SelectorFromSet(labels.Set{stsutil.LabelNodePool: pool}).String()
 	l, err := olapkube.List(ctx, kc.CoreV1().Nodes().List, metav1.ListOptions{LabelSelector: sel})
 	if err != nil {
 		return nil, fmt.Errorf("listing Nodes with %s: %w", sel, err)

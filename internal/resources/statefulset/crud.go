@@ -23,6 +23,7 @@ import (
 	"github.com/olapgke/terraform-provider-olapgke/internal/engine"
 	"github.com/olapgke/terraform-provider-olapgke/internal/planner"
 	"github.com/olapgke/terraform-provider-olapgke/internal/snapshot"
+	"github.com/olapgke/terraform-provider-olapgke/internal/stsutil"
 )
 
 const (
@@ -195,17 +196,7 @@ func awaitedOrdinals(set *appsv1.StatefulSet, views []ordinalView) (out, deleted
 	if set.Spec.UpdateStrategy.Type == appsv1.OnDeleteStatefulSetStrategyType {
 		return nil, nil
 	}
-	start, n := int32(0), int32(1)
-	if set.Spec.Ordinals != nil {
-		start = set.Spec.Ordinals.Start
-	}
-	if set.Spec.Replicas != nil {
-		n = *set.Spec.Replicas
-	}
-	for o := start; o < start+n; o++ {
-		out = append(out, o)
-	}
-	return out, nil
+	return stsutil.OrdinalRange(set), nil
 }
 
 func rolloutError(m *manifest, err error) diag.Diagnostic {

@@ -14,6 +14,7 @@ import (
 	"github.com/olapgke/terraform-provider-olapgke/internal/clients"
 	"github.com/olapgke/terraform-provider-olapgke/internal/diagnostics"
 	"github.com/olapgke/terraform-provider-olapgke/internal/snapshot"
+	"github.com/olapgke/terraform-provider-olapgke/internal/stsutil"
 )
 
 var (
@@ -120,7 +121,7 @@ func (d *ordinalsDataSource) Read(ctx context.Context, req datasource.ReadReques
 	for _, v := range views {
 		phase, ready, rev := "", false, ""
 		if p := pods[v.Pod]; p != nil {
-			phase, rev = string(p.Status.Phase), p.Labels["controller-revision-hash"]
+			phase, rev = string(p.Status.Phase), p.Labels[stsutil.LabelControllerRevision]
 			for _, c := range p.Status.Conditions {
 				if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
 					ready = true

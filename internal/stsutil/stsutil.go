@@ -1,0 +1,124 @@
+// Package stsutil is olapgke's one vocabulary for StatefulSet, GKE and TopoLVM facts, as the
+// upstream StatefulSet controller keeps its in stateful_set_utils.go: names derived from ordinals,
+// the ordinal range, readiness, the label and annotation keys. Every package uses these; none
+// spells them out again.
+package stsutil
+
+import (
+	"strconv"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+)
+
+// Label and annotation keys.
+const (
+	// LabelNodePool is the GKE node pool label on Nodes.
+	LabelNodePool = "cloud.google.com/gke-nodepool"
+	// LabelTopoLVMNode pins TopoLVM PVs to their node (topology key of the CSI driver).
+	LabelTopoLVMNode = "topology.topolvm.io/node"
+	// LabelControllerRevision is the revision label the StatefulSet controller sets on Pods.
+	LabelControllerRevision = appsv1.ControllerRevisionHashLabelKey
+	// AnnotationCapacityPrefix + device class: TopoLVM's free bytes on a Node.
+	AnnotationCapacityPrefix = "capacity.topolvm.io/"
+	// DefaultDeviceClassKey is the capacity annotation suffix of the default device class.
+	DefaultDeviceClassKey = "00default"
+	// ParamDeviceClass is the StorageClass parameter naming the device class.
+	ParamDeviceClass = "topolvm.io/device-class"
+	// ProvisionerTopoLVM and ProvisionerTopoLVMLegacy are TopoLVM's CSI driver names.
+	ProvisionerTopoLVM       = "topolvm.io"
+	ProvisionerTopoLVMLegacy = "topolvm.cybozu.com"
+)
+
+// PodName is the name of ordinal o's Pod: <set>-<ordinal>.
+func PodName(set string, o int32) string { return set + "-" + strconv.Itoa(int(o)) }
+
+// ClaimPVCName is the name of ordinal o's PVC of claim template claim: <claim>-<set>-<ordinal>.
+func ClaimPVCName(claim, set string, o int32) string {
+	return claim + "-" + set + "-" + strconv.Itoa(int(o))
+}
+
+// OrdinalOf parses the ordinal from a StatefulSet Pod name (<set>-<ordinal>, optionally
+// namespace/-qualified), -1 when the name has none.
+func OrdinalOf(podName string) int32 {
+	i := strings.LastIndexByte(podName, '-')
+	if i < 0 {
+		return -1
+	}
+	v, err := strconv.ParseInt(podName[i+1:], 10, 32)
+	if err != nil || v < 0 {
+		return -1
+	}
+	return int32(v)
+}
+
+// ClaimOrdinal parses the ordinal of a PVC named by claim template claim of set (the
+// controller's <claim>-<set>-<ordinal>); ok is false for any other name.
+func ClaimOrdinal(pvcName, claim, set string) (int32, bool) {
+	rest, ok := strings.CutPrefix(pvcName, claim+"-"+set+"-")
+	if !ok {
+		return 0, false
+	}
+	v, err := strconv.ParseInt(rest, 10, 32)
+	if err != nil || v < 0 {
+		return 0, false
+	}
+	return int32(v), true
+}
+
+// Start is the first ordinal of set (spec.ordinals.start, default 0).
+func Start(set *appsv1.StatefulSet) int32 {
+	if set.Spec.Ordinals != nil {
+		return set.Spec.Ordinals.Start
+	}
+	return 0
+}
+
+// Replicas is spec.replicas (default 1, as the API server defaults it).
+func Replicas(set *appsv1.StatefulSet) int32 {
+	if set.Spec.Replicas != nil {
+		return *set.Spec.Replicas
+	}
+	return 1
+}
+
+// InRange reports whether ordinal o is one of set's.
+func InRange(set *appsv1.StatefulSet, o int32) bool {
+	return o >= Start(set) && o < Start(set)+Replicas(set)
+}
+
+// OrdinalRange returns the ordinals of set: [start, start+replicas).
+func OrdinalRange(set *appsv1.StatefulSet) []int32 {
+	start, n := Start(set), Replicas(set)
+	out := make([]int32, 0, n)
+	for i := int32(0); i < n; i++ {
+		out = append(out, start+i)
+	}
+	return out
+}
+
+// PodReady reports whether the Pod's Ready condition is True.
+func PodReady(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// PodRunningAndReady is the controller's isRunningAndReady: phase Running and Ready.
+func PodRunningAndReady(p *corev1.Pod) bool {
+	return p.Status.Phase == corev1.PodRunning && PodReady(p)
+}
+
+// NodeReady is the status of the Node's Ready condition (Unknown when it has none).
+func NodeReady(n *corev1.Node) corev1.ConditionStatus {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status
+		}
+	}
+	return corev1.ConditionUnknown
+}

@@ -1,0 +1,35 @@
+package stsutil
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/utils/ptr"
+)
+
+func TestNamesAndOrdinals(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]int32{"olap-0": 0, "my-set-12": 12, "olap": -1, "olap-x": -1, "olap--1": 1} {
+		if got := OrdinalOf(in); got != want {
+			t.Errorf("OrdinalOf(%q) = %d, want %d", in, got, want)
+		}
+	}
+	if got := PodName("hist", 3); got != "hist-3" || OrdinalOf(got) != 3 {
+		t.Errorf("PodName = %q", got)
+	}
+	name := ClaimPVCName("cache", "hist", 7)
+	if o, ok := ClaimOrdinal(name, "cache", "hist"); name != "cache-hist-7" || !ok || o != 7 {
+		t.Errorf("ClaimPVCName %q -> %d %v", name, o, ok)
+	}
+	if _, ok := ClaimOrdinal("cache-other-7", "cache", "hist"); ok {
+		t.Error("another set's PVC parsed as ours")
+	}
+	set := &appsv1.StatefulSet{Spec: appsv1.StatefulSetSpec{Replicas: ptr.To[int32](3), Ordinals: &appsv1.StatefulSetOrdinals{Start: 5}}}
+	if d := cmp.Diff([]int32{5, 6, 7}, OrdinalRange(set)); d != "" || !InRange(set, 7) || InRange(set, 8) || InRange(set, 4) {
+		t.Errorf("range: %s", d)
+	}
+	if got := OrdinalRange(&appsv1.StatefulSet{}); len(got) != 1 || got[0] != 0 {
+		t.Errorf("defaults: %v", got)
+	}
+}
