@@ -278,19 +278,7 @@ func verdictDiagnostics(m *manifest, p *planner.Plan, allowUnschedulable bool) d
 			}
 			return recreate[i].Ordinal > recreate[j].Ordinal
 		})
-		var b strings.Builder
-		fmt.Fprintf(&b, "%-5s %-8s %-28s %-28s %s\n", "wave", "ordinal", "pod", "node today", "can schedule")
-		for _, o := range recreate {
-			ok := "yes"
-			if !o.Schedulable {
-				ok = "NO"
-			}
-			if o.Blocked {
-				ok += " (blocked by an earlier wave)"
-			}
-			fmt.Fprintf(&b, "%-5d %-8d %-28s %-28s %s\n", o.Wave, o.Ordinal, o.Pod, o.Node, ok)
-		}
-		found := fmt.Sprintf("The pod template of StatefulSet %s changes (update revision %s); the controller will delete and recreate these Pods, one wave after the other:\n\n%s", set, p.UpdateRevision, b.String())
+		found := fmt.Sprintf("The pod template of StatefulSet %s changes (update revision %s); the controller will delete and recreate these Pods, one wave after the other:\n\n%s", set, p.UpdateRevision, recreateTable(recreate))
 		if p.Stall != nil {
 			found += fmt.Sprintf("\nThe rollout stalls at wave %d: %s", p.Stall.Wave, p.Stall.Reason)
 		}
@@ -434,4 +422,30 @@ func unmountedClaimTemplates(set *appsv1.StatefulSet) []string {
 		}
 	}
 	return out
+}
+
+// recreateTable lists the recreated ordinals vertically, two short lines each, so the warning
+// stays readable where Terraform wraps diagnostics at 80 columns (a table with a column per
+// field did not fit):
+//
+//	wave 1, ordinal 2 (Pod historical-2): schedulable
+//	  node today: gke-olap-historical-a-75d730ab-jcog
+func recreateTable(recreate []planner.OrdinalPlan) string {
+	var b strings.Builder
+	for _, o := range recreate {
+		ok := "schedulable"
+		if !o.Schedulable {
+			ok = "NOT schedulable"
+		}
+		fmt.Fprintf(&b, "wave %d, ordinal %d (Pod %s): %s\n", o.Wave, o.Ordinal, o.Pod, ok)
+		node := o.Node
+		if node == "" {
+			node = "none (not scheduled)"
+		}
+		fmt.Fprintf(&b, "  node today: %s\n", node)
+		if o.Blocked {
+			b.WriteString("  blocked: an earlier wave stalls, the controller never gets here\n")
+		}
+	}
+	return b.String()
 }

@@ -108,3 +108,30 @@ func TestStallWarnings(t *testing.T) {
 		t.Fatalf("healthy rollout warned: %v", w)
 	}
 }
+
+// The recreate warning stays readable at Terraform's 80 columns: one short line per ordinal and
+// one for its node, with GKE-length names.
+func TestRecreateTableFitsEightyColumns(t *testing.T) {
+	t.Parallel()
+	var ords []planner.OrdinalPlan
+	for o := int32(12); o >= 0; o-- {
+		ords = append(ords, planner.OrdinalPlan{Ordinal: o, Pod: "historical-" + strconv.Itoa(int(o)), Wave: int(13 - o),
+			Node: "gke-olap-historical-a-75d730ab-" + strconv.Itoa(1000+int(o)), Schedulable: o%2 == 0, Blocked: o < 5})
+	}
+	got := recreateTable(ords)
+	lines := strings.Split(strings.TrimSpace(got), "\n")
+	if len(lines) != 2*len(ords)+5 { // two per ordinal, one more per blocked one
+		t.Fatalf("%d lines for %d ordinals:\n%s", len(lines), len(ords), got)
+	}
+	for _, l := range lines {
+		if len(l) > 80 {
+			t.Errorf("line of %d columns: %q", len(l), l)
+		}
+	}
+	if !strings.Contains(got, "wave 13, ordinal 0 (Pod historical-0): schedulable\n  node today: gke-olap-historical-a-75d730ab-1000\n  blocked: an earlier wave stalls, the controller never gets here\n") {
+		t.Errorf("rendering:\n%s", got)
+	}
+	if !strings.Contains(got, "wave 2, ordinal 11 (Pod historical-11): NOT schedulable\n  node today: gke-olap-historical-a-75d730ab-1011\n") {
+		t.Errorf("rendering:\n%s", got)
+	}
+}

@@ -1,0 +1,51 @@
+package migration_test
+
+import (
+	"regexp"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+
+	"github.com/olapgke/terraform-provider-olapgke/internal/acctest"
+)
+
+// Plan-only checks that need no cluster (resource.UnitTest, as terraform-provider-random tests
+// its plan logic): configuration validation runs before anything is read.
+const unitProvider = `
+provider "olapgke" {
+  project  = "p"
+  location = "europe-west4"
+  cluster  = "c"
+  kubernetes {
+    host  = "https://127.0.0.1:1"
+    token = "unit-test"
+  }
+}
+`
+
+func TestUnitStatefulSetMigration_Validation(t *testing.T) {
+	for name, c := range map[string]struct{ body, want string }{
+		"explicit order needs ordinals": {`order = "explicit"`, `Ordinals Required For Explicit Order`},
+		"bad ordinal timeout":           {`ordinal_timeout = "soon"`, `Invalid Duration`},
+		"negative ordinal":              {`ordinals = [-1]`, `ordinals`},
+		"max_unavailable below one":     {`max_unavailable = 0`, `max_unavailable`},
+		"unknown order":                 {`order = "random"`, `order`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			resource.UnitTest(t, resource.TestCase{
+				ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
+				Steps: []resource.TestStep{{
+					Config: unitProvider + `
+resource "olapgke_statefulset_migration" "m" {
+  namespace   = "olap"
+  statefulset = "hist"
+  ` + c.body + `
+}
+`,
+					PlanOnly:    true,
+					ExpectError: regexp.MustCompile(c.want),
+				}},
+			})
+		})
+	}
+}

@@ -1,0 +1,44 @@
+package statefulset_test
+
+import (
+	"regexp"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+
+	"github.com/olapgke/terraform-provider-olapgke/internal/acctest"
+)
+
+// Plan-only checks that need no cluster (resource.UnitTest): the manifest is judged before any
+// dry run, so these fail at plan against an unreachable API server.
+func TestUnitStatefulSet_ManifestChecks(t *testing.T) {
+	provider := `
+provider "olapgke" {
+  project  = "p"
+  location = "europe-west4"
+  cluster  = "c"
+  kubernetes {
+    host  = "https://127.0.0.1:1"
+    token = "unit-test"
+  }
+}
+`
+	for name, c := range map[string]struct{ manifest, want string }{
+		"not a StatefulSet": {`{ apiVersion = "v1", kind = "ConfigMap", metadata = { name = "x" } }`, `Invalid StatefulSet Manifest`},
+		"no name":           {`{ apiVersion = "apps/v1", kind = "StatefulSet", metadata = {}, spec = {} }`, `Invalid StatefulSet Manifest`},
+		"no serviceName": {`{ apiVersion = "apps/v1", kind = "StatefulSet", metadata = { name = "x", namespace = "olap" },
+		  spec = { selector = { matchLabels = { app = "x" } }, template = { metadata = { labels = { app = "x" } }, spec = { containers = [{ name = "c", image = "i" }] } } } }`,
+			`StatefulSet Has No serviceName`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			resource.UnitTest(t, resource.TestCase{
+				ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
+				Steps: []resource.TestStep{{
+					Config:      provider + "resource \"olapgke_statefulset\" \"s\" {\n  manifest = " + c.manifest + "\n}\n",
+					PlanOnly:    true,
+					ExpectError: regexp.MustCompile(c.want),
+				}},
+			})
+		})
+	}
+}
