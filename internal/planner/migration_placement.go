@@ -13,8 +13,6 @@ import (
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 )
 
-// stsutil.LabelNodePool is the GKE node pool label.
-
 // podPlacement is the placement a Pod of a template asks for. Matching is
 // component-helpers' (nodeaffinity for nodeSelector + required affinity,
 // FindMatchingUntoleratedTaint for taints), as in the scheduler.
@@ -34,32 +32,88 @@ func (p podPlacement) matches(n *corev1.Node) (bool, string) {
 	if p.tmpl == nil {
 		return true, ""
 	}
-	ok, err := p.req.Match(n)
-	if err != nil {
-		return false, "cannot be matched against the template's node affinity: " + err.Error()
-	}
-	if !ok {
+	if f, _ := judgeNode(p.req, nil, n, checkMatch); f != failNone {
 		return false, "fails the template placement " + p.describe()
 	}
 	return true, ""
 }
 
 // admits reports whether a new Pod of the template can be placed on the
-// node: matches, not cordoned, every NoSchedule/NoExecute taint tolerated.
+// node: matches, not cordoned, every NoSchedule/NoExecute taint tolerated
+// (judgeNode with checkNow, the same evaluation the plan's verdicts use).
 func (p podPlacement) admits(n *corev1.Node) (bool, string) {
-	if ok, why := p.matches(n); !ok {
-		return false, why
+	if p.tmpl == nil {
+		return true, ""
 	}
-	if n.Spec.Unschedulable {
+	switch f, t := judgeNode(p.req, p.tmpl.Spec.Tolerations, n, checkNow); f {
+	case failCordon:
 		return false, "are cordoned (unschedulable)"
-	}
-	filter := func(t *corev1.Taint) bool {
-		return t.Effect == corev1.TaintEffectNoSchedule || t.Effect == corev1.TaintEffectNoExecute
-	}
-	if t, bad := corev1helpers.FindMatchingUntoleratedTaint(logr.Discard(), n.Spec.Taints, p.tmpl.Spec.Tolerations, filter, true); bad {
+	case failAffinity:
+		_, why := p.matches(n)
+		return false, why
+	case failTaint:
 		return false, fmt.Sprintf("have the untolerated taint %s=%s:%s", t.Key, t.Value, t.Effect)
 	}
 	return true, ""
+}
+
+// taintComparisonOperators mirrors the TaintTolerationComparisonOperators
+// feature gate (Gt/Lt tolerations), alpha and off in Kubernetes 1.37: with it
+// off a Gt/Lt toleration tolerates nothing, as in the scheduler.
+const taintComparisonOperators = false
+
+// nodeCheck selects which of a Pod's own constraints judge a node.
+type nodeCheck int
+
+const (
+	// checkMatch: nodeSelector and required node affinity only (does the
+	// template select this node at all).
+	checkMatch nodeCheck = iota
+	// checkDurable: checkMatch plus NoExecute taints: what stays true between
+	// a plan and its apply (a cordon or a NoSchedule taint may not).
+	checkDurable
+	// checkNow: checkDurable plus the cordon and NoSchedule taints, as the
+	// scheduler's NodeUnschedulable, TaintToleration and NodeAffinity filters
+	// judge a new Pod.
+	checkNow
+)
+
+// nodeFailure is the first of a Pod's own constraints a node fails.
+type nodeFailure int
+
+const (
+	failNone nodeFailure = iota
+	failCordon
+	failAffinity
+	failTaint
+)
+
+// judgeNode is the one node-level evaluation of a Pod's own placement
+// constraints, used by the plan's verdicts (placement.go) and the
+// migration's target checks alike. Matching is component-helpers'
+// (nodeaffinity for nodeSelector + required affinity,
+// FindMatchingUntoleratedTaint for taints), as in the scheduler. The taint
+// returned is the untolerated one for failTaint.
+func judgeNode(req nodeaffinity.RequiredNodeAffinity, tolerations []corev1.Toleration, n *corev1.Node, c nodeCheck) (nodeFailure, *corev1.Taint) {
+	if c == checkNow && n.Spec.Unschedulable {
+		return failCordon, nil
+	}
+	if ok, err := req.Match(n); err != nil || !ok {
+		return failAffinity, nil
+	}
+	if c == checkMatch {
+		return failNone, nil
+	}
+	filter := func(t *corev1.Taint) bool { return t.Effect == corev1.TaintEffectNoExecute }
+	if c == checkNow {
+		filter = func(t *corev1.Taint) bool {
+			return t.Effect == corev1.TaintEffectNoSchedule || t.Effect == corev1.TaintEffectNoExecute
+		}
+	}
+	if t, bad := corev1helpers.FindMatchingUntoleratedTaint(logr.Discard(), n.Spec.Taints, tolerations, filter, taintComparisonOperators); bad {
+		return failTaint, &t
+	}
+	return failNone, nil
 }
 
 // describe names the target: the node pool(s) when the template selects by

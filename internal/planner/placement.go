@@ -6,16 +6,10 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/go-logr/logr"
 	"github.com/olapgke/terraform-provider-olapgke/internal/stsutil"
 	corev1 "k8s.io/api/core/v1"
-	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 )
-
-// taintComparisonOperators mirrors the TaintTolerationComparisonOperators
-// feature gate, alpha and off in Kubernetes 1.37.
-const taintComparisonOperators = false
 
 // placement is a Pod's compiled placement constraints plus a per-node cache
 // of verdicts, shared by every Pod with the same constraints.
@@ -82,10 +76,6 @@ func (ix *Index) placementFor(pod *corev1.Pod, durable bool) *placement {
 	return p
 }
 
-func noScheduleOrExecute(t *corev1.Taint) bool {
-	return t.Effect == corev1.TaintEffectNoSchedule || t.Effect == corev1.TaintEffectNoExecute
-}
-
 // nodeFails returns "" when the Pod's own constraints admit node i, else a
 // verb phrase naming the failing term ("fails the pod's ...", "is cordoned").
 func (ix *Index) nodeFails(p *placement, i int) string {
@@ -104,11 +94,17 @@ func (ix *Index) nodeFails(p *placement, i int) string {
 	return r
 }
 
+// explainNode phrases judgeNode's verdict for the plan: which nodeSelector
+// key or affinity term fails, the cordon, or the untolerated taint.
 func (ix *Index) explainNode(p *placement, n *corev1.Node) string {
-	if n.Spec.Unschedulable && !p.durable {
-		return "is cordoned (spec.unschedulable)"
+	check := checkNow
+	if p.durable {
+		check = checkDurable
 	}
-	if ok, err := p.required.Match(n); err != nil || !ok {
+	switch f, t := judgeNode(p.required, p.tolerations, n, check); f {
+	case failCordon:
+		return "is cordoned (spec.unschedulable)"
+	case failAffinity:
 		for _, k := range p.nodeSelector {
 			if v, has := n.Labels[k]; !has || v != p.selector[k] {
 				return fmt.Sprintf("fails the pod's nodeSelector %s=%s", k, p.selector[k])
@@ -127,12 +123,7 @@ func (ix *Index) explainNode(p *placement, n *corev1.Node) string {
 			failing = []string{"(invalid term)"}
 		}
 		return "fails the pod's required node affinity " + strings.Join(failing, " and ")
-	}
-	filter := noScheduleOrExecute
-	if p.durable {
-		filter = func(t *corev1.Taint) bool { return t.Effect == corev1.TaintEffectNoExecute }
-	}
-	if t, bad := corev1helpers.FindMatchingUntoleratedTaint(logr.Discard(), n.Spec.Taints, p.tolerations, filter, taintComparisonOperators); bad {
+	case failTaint:
 		return fmt.Sprintf("has taint %s the pod does not tolerate", t.ToString())
 	}
 	return ""

@@ -122,3 +122,22 @@ func NodeReady(n *corev1.Node) corev1.ConditionStatus {
 	}
 	return corev1.ConditionUnknown
 }
+
+// TopoLVMPinnedNode is the node a TopoLVM PV is pinned to: the value of its required node
+// affinity's single-valued `topology.topolvm.io/node In [<node>]` requirement. external-
+// provisioner writes it on every TopoLVM PV from the accessible topology TopoLVM's CreateVolume
+// returns (the node's topology segment). "" for any other PV. The planner's Index.PinnedNode generalises this to any node
+// affinity by matching it against the cluster's Nodes.
+func TopoLVMPinnedNode(pv *corev1.PersistentVolume) string {
+	if pv == nil || pv.Spec.NodeAffinity == nil || pv.Spec.NodeAffinity.Required == nil {
+		return ""
+	}
+	for _, t := range pv.Spec.NodeAffinity.Required.NodeSelectorTerms {
+		for _, r := range t.MatchExpressions {
+			if r.Key == LabelTopoLVMNode && r.Operator == corev1.NodeSelectorOpIn && len(r.Values) == 1 {
+				return r.Values[0]
+			}
+		}
+	}
+	return ""
+}

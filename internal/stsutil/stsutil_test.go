@@ -5,6 +5,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
 )
 
@@ -31,5 +32,30 @@ func TestNamesAndOrdinals(t *testing.T) {
 	}
 	if got := OrdinalRange(&appsv1.StatefulSet{}); len(got) != 1 || got[0] != 0 {
 		t.Errorf("defaults: %v", got)
+	}
+}
+
+func TestTopoLVMPinnedNode(t *testing.T) {
+	pv := func(key string, op corev1.NodeSelectorOperator, values ...string) *corev1.PersistentVolume {
+		return &corev1.PersistentVolume{Spec: corev1.PersistentVolumeSpec{NodeAffinity: &corev1.VolumeNodeAffinity{
+			Required: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
+				MatchExpressions: []corev1.NodeSelectorRequirement{{Key: key, Operator: op, Values: values}},
+			}}},
+		}}}
+	}
+	for name, tc := range map[string]struct {
+		pv   *corev1.PersistentVolume
+		want string
+	}{
+		"TopoLVM PV":       {pv(LabelTopoLVMNode, corev1.NodeSelectorOpIn, "n1"), "n1"},
+		"two nodes":        {pv(LabelTopoLVMNode, corev1.NodeSelectorOpIn, "n1", "n2"), ""},
+		"another key":      {pv("topology.kubernetes.io/zone", corev1.NodeSelectorOpIn, "z"), ""},
+		"NotIn":            {pv(LabelTopoLVMNode, corev1.NodeSelectorOpNotIn, "n1"), ""},
+		"no node affinity": {&corev1.PersistentVolume{}, ""},
+		"nil PV":           {nil, ""},
+	} {
+		if got := TopoLVMPinnedNode(tc.pv); got != tc.want {
+			t.Errorf("%s: got %q, want %q", name, got, tc.want)
+		}
 	}
 }

@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/olapgke/terraform-provider-olapgke/internal/stsutil"
+
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
@@ -373,7 +375,7 @@ func classUsage(class string, scNames map[string]bool, pvs []corev1.PersistentVo
 		}
 		u := volumeUse{Namespace: pvc.Namespace, PVC: pvc.Name, PV: pvc.Spec.VolumeName, StorageClass: sc, Ordinal: -1}
 		if pv != nil {
-			u.Node = pinnedNode(pv)
+			u.Node = stsutil.TopoLVMPinnedNode(pv)
 			claimed[pv.Name] = true
 		}
 		u.StatefulSet, u.Ordinal = statefulSetOrdinal(pvc, sets)
@@ -383,7 +385,7 @@ func classUsage(class string, scNames map[string]bool, pvs []corev1.PersistentVo
 		if claimed[name] {
 			continue
 		}
-		u := volumeUse{PV: name, Node: pinnedNode(pv), StorageClass: pv.Spec.StorageClassName, Ordinal: -1}
+		u := volumeUse{PV: name, Node: stsutil.TopoLVMPinnedNode(pv), StorageClass: pv.Spec.StorageClassName, Ordinal: -1}
 		if pv.Spec.ClaimRef != nil {
 			u.Namespace, u.PVC = pv.Spec.ClaimRef.Namespace, pv.Spec.ClaimRef.Name
 		}
@@ -443,21 +445,6 @@ func statefulSetOrdinal(pvc *corev1.PersistentVolumeClaim, sets []appsv1.Statefu
 		}
 	}
 	return "", -1
-}
-
-// pinnedNode is the node of a TopoLVM PV's required node affinity.
-func pinnedNode(pv *corev1.PersistentVolume) string {
-	if pv.Spec.NodeAffinity == nil || pv.Spec.NodeAffinity.Required == nil {
-		return ""
-	}
-	for _, t := range pv.Spec.NodeAffinity.Required.NodeSelectorTerms {
-		for _, r := range t.MatchExpressions {
-			if r.Key == TopologyKey && r.Operator == corev1.NodeSelectorOpIn && len(r.Values) == 1 {
-				return r.Values[0]
-			}
-		}
-	}
-	return ""
 }
 
 // capacity returns free bytes per node for class: the node annotation capacity.topolvm.io/<class>
