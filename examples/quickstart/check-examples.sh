@@ -9,7 +9,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 PROVIDER_BIN_DIR="${PROVIDER_BIN_DIR:-$ROOT/.bin}"
 WORK="$ROOT/.cache/examples-check"
 
-command -v terraform >/dev/null || { echo "ERROR: terraform is not on PATH (it is never downloaded)" >&2; exit 1; }
+command -v "${TERRAFORM:-terraform}" >/dev/null || { echo "ERROR: ${TERRAFORM:-terraform} is not on PATH (it is never downloaded)" >&2; exit 1; }
 [[ -x "$PROVIDER_BIN_DIR/terraform-provider-olapgke" ]] || { echo "ERROR: no provider in $PROVIDER_BIN_DIR: run make build" >&2; exit 1; }
 
 # shellcheck source=sandbox.sh
@@ -20,17 +20,17 @@ write_dev_tfrc "$WORK/dev.tfrc" "$PROVIDER_BIN_DIR"
 export TF_CLI_CONFIG_FILE="$WORK/dev.tfrc" TF_IN_AUTOMATION=1 CHECKPOINT_DISABLE=1
 
 failed=0
-echo "==> terraform fmt -check -recursive examples/ modules/"
-if ! terraform fmt -check -recursive -diff "$ROOT/examples" "$ROOT/modules"; then
-	echo "ERROR: terraform fmt needed (run terraform fmt -recursive examples modules)" >&2
+echo "==> $TERRAFORM fmt -check -recursive examples/ modules/"
+if ! "$TERRAFORM" fmt -check -recursive -diff "$ROOT/examples" "$ROOT/modules"; then
+	echo "ERROR: $TERRAFORM fmt needed (run $TERRAFORM fmt -recursive examples modules)" >&2
 	failed=1
 fi
 
 # validate NAME DIR: terraform get + validate in DIR with its own data dir.
 validate() {
 	local name=$1 dir=$2 out
-	if out=$(cd "$dir" && TF_DATA_DIR="$WORK/data/$(echo "$name" | tr / _)" terraform get -no-color 2>&1 &&
-		TF_DATA_DIR="$WORK/data/$(echo "$name" | tr / _)" terraform validate -no-color 2>&1); then
+	if out=$(cd "$dir" && TF_DATA_DIR="$WORK/data/$(echo "$name" | tr / _)" "$TERRAFORM" get -no-color 2>&1 &&
+		TF_DATA_DIR="$WORK/data/$(echo "$name" | tr / _)" "$TERRAFORM" validate -no-color 2>&1); then
 		echo "ok    $name"
 	else
 		echo "FAIL  $name"

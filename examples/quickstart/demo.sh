@@ -25,7 +25,7 @@ start=$(date +%s)
 step() { printf '\n\033[1m==> [%3ds] %s\033[0m\n' "$(($(date +%s) - start))" "$*"; }
 die() { echo "demo: ERROR: $*" >&2; exit 1; }
 
-command -v terraform >/dev/null || die "terraform is not on PATH. The demo runs the local terraform binary (>= 1.9) and never downloads it: install it (https://developer.hashicorp.com/terraform/install) and rerun make demo."
+command -v "${TERRAFORM:-terraform}" >/dev/null || die "terraform is not on PATH. The demo runs the local terraform binary (>= 1.9) and never downloads it: install it (https://developer.hashicorp.com/terraform/install) and rerun make demo."
 [[ -x "$PROVIDER_BIN_DIR/terraform-provider-olapgke" ]] || die "no provider binary in $PROVIDER_BIN_DIR: run make demo (it builds it) or make build."
 [[ -x "$SANDBOX_BIN" ]] || die "no sandbox binary at $SANDBOX_BIN: run make demo (it builds it) or make sandbox-bin."
 
@@ -39,7 +39,7 @@ write_dev_tfrc "$DEMO_DIR/dev.tfrc" "$PROVIDER_BIN_DIR"
 export TF_CLI_CONFIG_FILE="$DEMO_DIR/dev.tfrc" TF_IN_AUTOMATION=1 CHECKPOINT_DISABLE=1
 unset TF_LOG TF_LOG_PROVIDER TF_LOG_CORE
 cp "$ROOT/examples/quickstart/main.tf" "$DEMO_DIR/"
-tf() { terraform -chdir="$DEMO_DIR" "$@" -no-color; }
+tf() { "$TERRAFORM" -chdir="$DEMO_DIR" "$@" -no-color; }
 
 # Drops terraform's "Provider development overrides are in effect" warning, printed by every
 # command under dev_overrides.

@@ -6,6 +6,10 @@
 #
 # sandbox_start removes STATE_DIR first: every run gets a fresh cluster.
 
+# The CLI every script runs: terraform on PATH unless TERRAFORM names another binary (an
+# OpenTofu `tofu`, or another terraform version; make testacc-tofu sets it).
+TERRAFORM="${TERRAFORM:-terraform}"
+
 # Generous: start-up takes seconds on an idle machine but minutes when builds compete for CPU.
 SANDBOX_READY_TIMEOUT="${SANDBOX_READY_TIMEOUT:-600}"
 _sandbox_pid=""
@@ -55,13 +59,16 @@ sandbox_start() {
 
 # write_dev_tfrc FILE PROVIDER_DIR: a CLI config whose dev_overrides serve the built provider for
 # both addresses examples use (olapgke/olapgke, and hashicorp/olapgke for configurations without
-# required_providers); no registry, no init.
+# required_providers), on both registries' hostnames (Terraform resolves `olapgke/olapgke` to
+# registry.terraform.io, OpenTofu to registry.opentofu.org); no registry, no init.
 write_dev_tfrc() {
 	cat >"$1" <<TFRC
 provider_installation {
   dev_overrides {
     "registry.terraform.io/olapgke/olapgke"   = "$2"
     "registry.terraform.io/hashicorp/olapgke" = "$2"
+    "registry.opentofu.org/olapgke/olapgke"   = "$2"
+    "registry.opentofu.org/hashicorp/olapgke" = "$2"
   }
   direct {}
 }

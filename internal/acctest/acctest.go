@@ -118,9 +118,19 @@ func run(m *testing.M) int {
 	return code
 }
 
+var (
+	prepareOnce sync.Once
+	prepareErr  error
+)
+
 // prepareTerraform makes terraform-plugin-testing use the local terraform binary, never download
-// one, and not trip over a CLI config file that does not exist.
+// one, and not trip over a CLI config file that does not exist. It runs once per test binary.
 func prepareTerraform() error {
+	prepareOnce.Do(func() { prepareErr = prepareCLI() })
+	return prepareErr
+}
+
+func prepareCLI() error {
 	if f := os.Getenv("TF_CLI_CONFIG_FILE"); f != "" {
 		if _, err := os.Stat(f); err != nil {
 			_ = os.Unsetenv("TF_CLI_CONFIG_FILE")
@@ -133,6 +143,24 @@ func prepareTerraform() error {
 			return errors.New("terraform is not on PATH and TF_ACC_TERRAFORM_PATH is not set; acceptance tests need a local terraform binary (>= 1.8) and will not download one")
 		}
 		_ = os.Setenv("TF_ACC_TERRAFORM_PATH", p)
+	}
+	if os.Getenv("TF_ACC") == "" {
+		return nil
+	}
+	// Say which CLI runs the tests, and refuse a mix that would test neither: OpenTofu resolves
+	// provider sources on registry.opentofu.org, Terraform on registry.terraform.io.
+	bin := os.Getenv("TF_ACC_TERRAFORM_PATH")
+	cmd := exec.Command(bin, "version")
+	cmd.Env = append(os.Environ(), "TF_CLI_CONFIG_FILE=/dev/null")
+	out, err := cmd.Output()
+	if err != nil {
+		return fmt.Errorf("%s version: %w", bin, err)
+	}
+	version := strings.TrimSpace(strings.SplitN(string(out), "\n", 2)[0])
+	fmt.Fprintf(os.Stderr, "acctest: CLI %s (%s)\n", version, bin)
+	tofu := strings.HasPrefix(version, "OpenTofu")
+	if host := os.Getenv("TF_ACC_PROVIDER_HOST"); tofu != (host == "registry.opentofu.org") {
+		return fmt.Errorf("%s is %q but TF_ACC_PROVIDER_HOST is %q: set TF_ACC_PROVIDER_HOST=registry.opentofu.org for OpenTofu and leave it unset for Terraform", bin, version, host)
 	}
 	return nil
 }

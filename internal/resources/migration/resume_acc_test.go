@@ -3,10 +3,7 @@ package migration_test
 import (
 	"bytes"
 	"context"
-	"fmt"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
@@ -19,8 +16,8 @@ import (
 	"github.com/olapgke/terraform-provider-olapgke/internal/stsutil"
 )
 
-// TestAccStatefulSetMigration_ResumeAfterSIGKILL drives the real terraform
-// binary with a provider binary built from this checkout (dev_overrides), so
+// TestAccStatefulSetMigration_ResumeAfterSIGKILL drives the real terraform (or
+// tofu) binary with a provider binary built from this checkout (dev_overrides), so
 // a SIGKILL ends terraform and the provider together, as when a CI runner
 // dies. It kills the apply right after the second ordinal's PVC was deleted,
 // then runs apply again and checks that every ordinal ends up on pool-b with
@@ -32,43 +29,10 @@ func TestAccStatefulSetMigration_ResumeAfterSIGKILL(t *testing.T) {
 	f := newSet(t, env, "mig-kill", 3, "pool-a", "1Gi")
 	f.switchPool(t, "pool-b")
 
-	tfBin, err := exec.LookPath("terraform")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	pluginDir := filepath.Join(dir, "plugins")
-	build := exec.CommandContext(t.Context(), "go", "build", "-o", filepath.Join(pluginDir, "terraform-provider-olapgke"), ".")
-	build.Dir = acctest.RepoRoot()
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building the provider: %v\n%s", err, out)
-	}
-	rc := filepath.Join(dir, "terraformrc")
-	must(t, os.WriteFile(rc, []byte(fmt.Sprintf(`provider_installation {
-  dev_overrides {
-    "registry.terraform.io/olapgke/olapgke" = %q
-  }
-  direct {}
-}
-`, pluginDir)), 0o600))
-	work := filepath.Join(dir, "work")
-	must(t, os.MkdirAll(work, 0o755))
-	must(t, os.WriteFile(filepath.Join(work, "main.tf"), []byte(`terraform {
-  required_providers {
-    olapgke = { source = "olapgke/olapgke" }
-  }
-}
-provider "olapgke" {}
-`+testAccStatefulSetMigrationConfig_basic("mig-kill", "")), 0o600))
-
+	tf := acctest.NewTF(t, testAccStatefulSetMigrationConfig_basic("mig-kill", ""))
+	tf.Env["TF_LOG_PROVIDER"] = "INFO"
 	apply := func(ctx context.Context) (*exec.Cmd, *bytes.Buffer) {
-		cmd := exec.CommandContext(ctx, tfBin, "apply", "-auto-approve", "-input=false", "-no-color")
-		cmd.Dir = work
-		cmd.Env = append(os.Environ(), "TF_CLI_CONFIG_FILE="+rc, "TF_LOG_PROVIDER=INFO", "TF_IN_AUTOMATION=1")
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-		var out bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &out
-		return cmd, &out
+		return tf.Cmd(ctx, "apply", "-auto-approve")
 	}
 
 	// Watch PVCs: kill the process group once ordinal 1's original PVC is being deleted.
@@ -127,17 +91,9 @@ provider "olapgke" {}
 	f.checkMoved(t, "pool-b", 2, 1, 0)
 
 	// And the next plan is empty.
-	plan := exec.CommandContext(t.Context(), tfBin, "plan", "-detailed-exitcode", "-input=false", "-no-color")
-	plan.Dir = work
-	plan.Env = append(os.Environ(), "TF_CLI_CONFIG_FILE="+rc)
-	if out, err := plan.CombinedOutput(); err != nil {
-		t.Fatalf("plan after the resumed apply is not empty (%v):\n%s", err, out)
-	}
+	tf.PlanEmpty()
 	// Clean up the state's resource (delete only forgets).
-	destroy := exec.CommandContext(t.Context(), tfBin, "destroy", "-auto-approve", "-input=false", "-no-color")
-	destroy.Dir = work
-	destroy.Env = append(os.Environ(), "TF_CLI_CONFIG_FILE="+rc)
-	if out, err := destroy.CombinedOutput(); err != nil {
+	if out, err := tf.Run("destroy", "-auto-approve"); err != nil {
 		t.Errorf("destroy: %v\n%s", err, out)
 	}
 }

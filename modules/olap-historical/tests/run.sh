@@ -14,7 +14,7 @@ SANDBOX_BIN="${SANDBOX_BIN:-$ROOT/.bin/olapgke-sandbox}"
 WORK="$ROOT/.cache/module-test"
 what="${1:-all}"
 
-command -v terraform >/dev/null || { echo "ERROR: terraform is not on PATH (it is never downloaded)" >&2; exit 1; }
+command -v "${TERRAFORM:-terraform}" >/dev/null || { echo "ERROR: ${TERRAFORM:-terraform} is not on PATH (it is never downloaded)" >&2; exit 1; }
 [[ -x "$PROVIDER_BIN_DIR/terraform-provider-olapgke" ]] || { echo "ERROR: no provider in $PROVIDER_BIN_DIR: run make build" >&2; exit 1; }
 
 # shellcheck source=../../../examples/quickstart/sandbox.sh
@@ -27,12 +27,12 @@ export TF_CLI_CONFIG_FILE="$WORK/dev.tfrc" TF_DATA_DIR="$WORK/tfdata" TF_IN_AUTO
 case "$what" in
 mock | all)
 	echo "==> terraform test (mock_provider): modules/olap-historical/tests"
-	terraform -chdir="$MODULE" test -no-color
+	"$TERRAFORM" -chdir="$MODULE" test -no-color
 	;;&
 sandbox | all)
 	echo "==> terraform test on a fresh sandbox: modules/olap-historical/tests/sandbox"
 	sandbox_start "$SANDBOX_BIN" "$WORK/sandbox"
-	terraform -chdir="$MODULE" test -test-directory=tests/sandbox -no-color
+	"$TERRAFORM" -chdir="$MODULE" test -test-directory=tests/sandbox -no-color
 	;;
 mock) ;;
 *)
