@@ -401,7 +401,7 @@ func Conflicts(classes []DeviceClass) []error {
 	var defaults []string
 	for _, dc := range classes {
 		if names[dc.Name] {
-			errs = append(errs, fmt.Errorf("device-class name %q appears twice", dc.Name))
+			errs = append(errs, &ConflictError{Classes: []string{dc.Name}, msg: fmt.Sprintf("device-class name %q appears twice", dc.Name)})
 		}
 		names[dc.Name] = true
 		t := dc.target()
@@ -410,7 +410,7 @@ func Conflicts(classes []DeviceClass) []error {
 			if dc.IsThin() {
 				what = "thin pool " + quote(t)
 			}
-			errs = append(errs, fmt.Errorf("device-classes %q and %q both use %s; lvmd allows one thick class per volume group and one thin class per volume-group/thin-pool", other, dc.Name, what))
+			errs = append(errs, &ConflictError{Classes: []string{other, dc.Name}, msg: fmt.Sprintf("device-classes %q and %q both use %s; lvmd allows one thick class per volume group and one thin class per volume-group/thin-pool", other, dc.Name, what)})
 		} else {
 			targets[t] = dc.Name
 		}
@@ -425,6 +425,18 @@ func Conflicts(classes []DeviceClass) []error {
 }
 
 func quote(s string) string { return fmt.Sprintf("%q", s) }
+
+// ConflictError is a conflict between device classes: a name given twice, or two classes on
+// one volume group (thick) or thin pool. Classes names the classes involved.
+type ConflictError struct {
+	Classes []string
+	msg     string
+}
+
+func (e *ConflictError) Error() string { return e.msg }
+
+// Involves reports whether class name is one of the conflicting classes.
+func (e *ConflictError) Involves(name string) bool { return slices.Contains(e.Classes, name) }
 
 // DefaultCountError says the file does not have exactly one default class.
 type DefaultCountError struct {

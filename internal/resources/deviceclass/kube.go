@@ -67,7 +67,7 @@ func conflictsOf(classes []lvmdconf.DeviceClass, name string) (others []error, d
 			defaults = dce
 			continue
 		}
-		if strings.Contains(err.Error(), strconv.Quote(name)) {
+		if ce := (*lvmdconf.ConflictError)(nil); errors.As(err, &ce) && ce.Involves(name) {
 			others = append(others, err)
 		}
 	}

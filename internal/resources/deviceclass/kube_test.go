@@ -211,3 +211,25 @@ func TestCapacityFallsBackToCSIStorageCapacity(t *testing.T) {
 		t.Fatalf("capacity = %v, %v; want n1=42 from the annotation", got, err)
 	}
 }
+
+// TestConflictsOf: only the conflicts that involve the class are its own (a conflict between two
+// other classes is reported for them, not for this one), told apart by the typed error's class
+// names rather than by its message.
+func TestConflictsOf(t *testing.T) {
+	t.Parallel()
+	classes := []lvmdconf.DeviceClass{
+		{Name: "ssd", VolumeGroup: "vg1", Default: true},
+		{Name: "ssd-2", VolumeGroup: "vg1"},
+		{Name: "x", VolumeGroup: "vg2"},
+		{Name: "x", VolumeGroup: "vg3"},
+	}
+	for name, want := range map[string]int{"ssd": 1, "ssd-2": 1, "x": 1, "other": 0} {
+		others, defaults := conflictsOf(classes, name)
+		if len(others) != want || defaults != nil {
+			t.Errorf("conflictsOf(%q) = %v, %v; want %d conflict(s), no default error", name, others, defaults, want)
+		}
+	}
+	if _, d := conflictsOf(classes[2:], "x"); d == nil {
+		t.Error("no default class: want a DefaultCountError")
+	}
+}

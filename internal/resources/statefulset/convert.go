@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/big"
 	"sort"
@@ -16,10 +17,14 @@ import (
 // HCL object). These helpers convert it to plain JSON values (map[string]any, []any, string, bool,
 // json.Number, nil) and back. Numbers stay exact: integers are written as integers, never as floats.
 
+// errNotKnown marks a manifest (or a part of it) that is unknown until apply; callers test it
+// with errors.Is.
+var errNotKnown = errors.New("value is not known yet")
+
 // dynamicToJSON converts a known dynamic value to plain JSON values.
 func dynamicToJSON(ctx context.Context, d types.Dynamic) (any, error) {
 	if d.IsUnknown() || d.IsUnderlyingValueUnknown() {
-		return nil, fmt.Errorf("value is not known yet")
+		return nil, errNotKnown
 	}
 	if d.IsNull() || d.IsUnderlyingValueNull() {
 		return nil, nil
@@ -33,7 +38,7 @@ func dynamicToJSON(ctx context.Context, d types.Dynamic) (any, error) {
 
 func tfToJSON(v tftypes.Value, p *tftypes.AttributePath) (any, error) {
 	if !v.IsKnown() {
-		return nil, p.NewErrorf("value is not known yet")
+		return nil, p.NewError(errNotKnown)
 	}
 	if v.IsNull() {
 		return nil, nil

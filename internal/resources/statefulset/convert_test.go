@@ -3,6 +3,8 @@ package statefulset
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -102,8 +104,16 @@ func TestDynamicFromHCLShapes(t *testing.T) {
 
 func TestDynamicUnknown(t *testing.T) {
 	t.Parallel()
-	if _, err := dynamicToJSON(context.Background(), types.DynamicUnknown()); err == nil {
-		t.Fatal("unknown manifest converted without error")
+	if _, err := dynamicToJSON(context.Background(), types.DynamicUnknown()); !errors.Is(err, errNotKnown) {
+		t.Fatalf("unknown manifest: got %v, want errNotKnown", err)
+	}
+	// A value unknown deep inside (an image from another resource) is errNotKnown too, with
+	// its path: ModifyPlan tells it from a bad manifest by errors.Is, not by the message.
+	obj := tftypes.NewValue(tftypes.Object{AttributeTypes: map[string]tftypes.Type{"image": tftypes.String}},
+		map[string]tftypes.Value{"image": tftypes.NewValue(tftypes.String, tftypes.UnknownValue)})
+	_, err := tfToJSON(obj, tftypes.NewAttributePath())
+	if !errors.Is(err, errNotKnown) || !strings.Contains(err.Error(), "image") {
+		t.Fatalf("nested unknown: got %v, want errNotKnown at image", err)
 	}
 }
 

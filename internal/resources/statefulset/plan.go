@@ -70,7 +70,7 @@ func (r *statefulSetResource) planChange(ctx context.Context, plan, state *resou
 	plan.Ordinals = types.ListUnknown(ordinalType)
 	m, err := parseManifest(ctx, plan.Manifest)
 	if err != nil {
-		if plan.Manifest.IsUnknown() || plan.Manifest.IsUnderlyingValueUnknown() || strings.Contains(err.Error(), "not known") {
+		if plan.Manifest.IsUnknown() || plan.Manifest.IsUnderlyingValueUnknown() || errors.Is(err, errNotKnown) {
 			plan.ID, plan.Namespace, plan.Name, plan.UID, plan.ServiceName = types.StringUnknown(), types.StringUnknown(), types.StringUnknown(), types.StringUnknown(), types.StringUnknown()
 			return false
 		}
