@@ -171,13 +171,14 @@ func Migrate(ctx context.Context, kube kubernetes.Interface, run MigrationRun) e
 	m := &migrator{run: run, kube: kube, w: w, setUID: set.UID, total: len(run.Ordinals),
 		deleted: map[types.UID]bool{}}
 	remaining := append([]int32(nil), run.Ordinals...)
+	var last *planner.Migration // the look that saw the previous batch done
 	for len(remaining) > 0 {
-		s, batch, err := m.readyToStart(ctx, remaining)
+		v, batch, err := m.readyToStart(ctx, remaining, last)
 		if err != nil {
 			return err
 		}
 		rest := without(remaining, batch)
-		if err := m.moveBatch(ctx, s, batch); err != nil {
+		if last, err = m.moveBatch(ctx, v, batch); err != nil {
 			return err
 		}
 		remaining = rest
@@ -203,7 +204,7 @@ func (m *migrator) logf(o int32, idx int, format string, args ...any) {
 // generation (so status.updateRevision is current) and the
 // PodDisruptionBudgets selecting the Pods allow the next batch, checks the
 // live set, and returns the snapshot and the batch.
-func (m *migrator) readyToStart(ctx context.Context, remaining []int32) (*planner.Snapshot, []int32, error) {
+func (m *migrator) readyToStart(ctx context.Context, remaining []int32, last *planner.Migration) (*planner.Migration, []int32, error) {
 	var deadline <-chan time.Time
 	if m.run.OrdinalTimeout > 0 {
 		t := m.run.Clock.NewTimer(m.run.OrdinalTimeout)
@@ -212,10 +213,18 @@ func (m *migrator) readyToStart(ctx context.Context, remaining []int32) (*planne
 	}
 	waitingFor, logged := "", ""
 	for {
-		s, set, err := m.w.snapshot()
-		if err != nil {
-			return nil, nil, err
+		// The first look reuses the view that saw the previous batch done: nothing this
+		// function checks can have been acted on in between.
+		v := last
+		last = nil
+		if v == nil {
+			s, _, err := m.w.snapshot()
+			if err != nil {
+				return nil, nil, err
+			}
+			v = planner.NewMigration(s)
 		}
+		set := v.Snapshot().Live
 		if set == nil || set.UID != m.setUID {
 			return nil, nil, &PreconditionError{Msg: fmt.Sprintf("StatefulSet %s/%s was deleted or replaced during the migration", m.run.Namespace, m.run.Name)}
 		}
@@ -231,7 +240,6 @@ func (m *migrator) readyToStart(ctx context.Context, remaining []int32) (*planne
 					"the update revision of StatefulSet %s/%s is %s, the plan was made for %s: the StatefulSet was not updated as planned (plan again)",
 					m.run.Namespace, m.run.Name, set.Status.UpdateRevision, r)}
 			}
-			v := planner.NewMigration(s)
 			batch := v.Batch(remaining, m.run.Parallelism)
 			// Place every ordinal of the batch again against the live cluster, as
 			// the plan did (the watcher keeps every Pod, CSIDriver, CSINode and
@@ -251,7 +259,7 @@ func (m *migrator) readyToStart(ctx context.Context, remaining []int32) (*planne
 			}
 			why := v.PDBBlocks(batch)
 			if why == "" {
-				return s, batch, nil
+				return v, batch, nil
 			}
 			if logged != why {
 				logged = why
@@ -306,7 +314,11 @@ type ordinalRun struct {
 	logged       map[string]bool
 }
 
-func (m *migrator) moveBatch(ctx context.Context, s *planner.Snapshot, batch []int32) error {
+// moveBatch acts on batch until every ordinal of it is done. v is the view readyToStart judged
+// the batch on: the first look acts on it directly (no second snapshot between the previous
+// ordinal's Ready and this one's first delete), later looks take a fresh snapshot.
+func (m *migrator) moveBatch(ctx context.Context, v *planner.Migration, batch []int32) (*planner.Migration, error) {
+	s := v.Snapshot()
 	var deadline <-chan time.Time
 	if m.run.OrdinalTimeout > 0 {
 		t := m.run.Clock.NewTimer(m.run.OrdinalTimeout)
@@ -314,7 +326,6 @@ func (m *migrator) moveBatch(ctx context.Context, s *planner.Snapshot, batch []i
 		deadline = t.C()
 	}
 	runs := make([]*ordinalRun, 0, len(batch))
-	v := planner.NewMigration(s)
 	for _, o := range batch {
 		m.started++
 		r := &ordinalRun{o: o, idx: m.started, action: m.action(v, o), progress: v.StartProgress(o, m.run.Claims),
@@ -330,13 +341,17 @@ func (m *migrator) moveBatch(ctx context.Context, s *planner.Snapshot, batch []i
 			m.logf(o, r.idx, "moving to %s", planner.DescribePlacement(&s.Live.Spec.Template))
 		}
 	}
-	for {
-		s, set, err := m.w.snapshot()
-		if err != nil {
-			return err
+	for first := true; ; first = false {
+		set := s.Live
+		if !first {
+			var err error
+			if s, set, err = m.w.snapshot(); err != nil {
+				return nil, err
+			}
+			v = planner.NewMigration(s)
 		}
 		if set == nil || set.UID != m.setUID {
-			return &MigrationError{Ordinal: runs[0].o, Pod: stsutil.PodName(m.run.Name, runs[0].o),
+			return nil, &MigrationError{Ordinal: runs[0].o, Pod: stsutil.PodName(m.run.Name, runs[0].o),
 				Reason: "StatefulSet " + m.run.Namespace + "/" + m.run.Name + " was deleted or replaced during the migration"}
 		}
 		now := m.run.Clock.Now()
@@ -352,19 +367,19 @@ func (m *migrator) moveBatch(ctx context.Context, s *planner.Snapshot, batch []i
 			// upstream controllers do with their expectations. The informer
 			// event that follows confirms what s already shows.
 			var d time.Duration
-			v := planner.NewMigration(s)
+			var err error
 			for range maxStepsPerLook {
 				st := v.NextStep(r.o, m.run.Claims, r.progress, m.run.MinReady, now)
 				r.last = st
 				if st.Kind == planner.StepDeletePVCs && r.action == planner.MigrationRestart {
-					return &MigrationError{Ordinal: r.o, Pod: stsutil.PodName(m.run.Name, r.o), Phase: string(st.Kind),
+					return nil, &MigrationError{Ordinal: r.o, Pod: stsutil.PodName(m.run.Name, r.o), Phase: string(st.Kind),
 						Reason: "the plan restarts this ordinal in place, keeping its PVCs, but the live state now needs them recreated (" +
 							st.Reason + "); stopped before deleting any PVC. Plan again to see the ordinal as a move"}
 				}
 				var acted bool
 				d, acted, err = m.act(ctx, s, r, st, now)
 				if err != nil {
-					return err
+					return nil, err
 				}
 				if !acted {
 					break
@@ -379,13 +394,13 @@ func (m *migrator) moveBatch(ctx context.Context, s *planner.Snapshot, batch []i
 			}
 		}
 		if pending == 0 {
-			return nil
+			return v, nil
 		}
 		select {
 		case <-ctx.Done():
-			return m.timeout(runs, context.Cause(ctx))
+			return nil, m.timeout(runs, context.Cause(ctx))
 		case <-deadline:
-			return m.timeout(runs, fmt.Errorf("per-ordinal timeout %s reached", m.run.OrdinalTimeout))
+			return nil, m.timeout(runs, fmt.Errorf("per-ordinal timeout %s reached", m.run.OrdinalTimeout))
 		case <-m.w.changed:
 		case <-m.w.stopped: // the next snapshot says why
 		case <-m.run.Clock.After(wake):

@@ -160,6 +160,9 @@ type Migration struct {
 	onDelete  bool
 }
 
+// Snapshot is the snapshot the view was built on.
+func (v *Migration) Snapshot() *Snapshot { return v.s }
+
 // NewMigration indexes s. It keeps pointers into s: do not change s while
 // the view is in use.
 func NewMigration(s *Snapshot) *Migration {
