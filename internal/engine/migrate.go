@@ -609,12 +609,15 @@ type migrationWatcher struct {
 	// What the scheduling simulation reads besides (placement re-checked before each batch):
 	// every Pod of the cluster, StorageClasses, CSIStorageCapacities, CSIDrivers, CSINodes.
 	allPodInf, scInf, capInf, driverInf, csiNodeInf cache.SharedIndexInformer
+	// podCache carries unchanged Pods' scheduling data from one look's simulation to the next.
+	podCache *planner.PodCache
 }
 
 func newMigrationWatcher(ctx context.Context, kube kubernetes.Interface, ns, name string, sel labels.Selector) (*migrationWatcher, error) {
 	ctx, cancelCause := context.WithCancelCause(ctx)
 	cancel := func() { cancelCause(nil) }
-	w := &migrationWatcher{ns: ns, name: name, sel: sel, cancel: cancel, changed: make(chan struct{}, 1), stopped: make(chan struct{})}
+	w := &migrationWatcher{ns: ns, name: name, sel: sel, cancel: cancel, changed: make(chan struct{}, 1), stopped: make(chan struct{}),
+		podCache: planner.NewPodCache()}
 	setF := informers.NewSharedInformerFactoryWithOptions(kube, 0, informers.WithNamespace(ns),
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) {
 			o.FieldSelector = fields.OneTermEqualSelector("metadata.name", name).String()
@@ -763,7 +766,7 @@ func (w *migrationWatcher) snapshot() (*planner.Snapshot, *appsv1.StatefulSet, e
 		return nil, nil, fmt.Errorf("watching for the migration: %w", w.stopErr)
 	default:
 	}
-	s := &planner.Snapshot{}
+	s := &planner.Snapshot{PodCache: w.podCache}
 	var set *appsv1.StatefulSet
 	for _, o := range w.setInf.GetStore().List() {
 		if x, ok := o.(*appsv1.StatefulSet); ok && x.Name == w.name {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // BenchmarkMigrationLook is what the migration executor pays per look at the cluster between two
@@ -11,13 +13,30 @@ import (
 // (kube-scheduler's plugins) and its next step. The restart bench's per-ordinal overhead over
 // the StatefulSet controller's own roll is this, plus the informer round trip.
 func BenchmarkMigrationLook(b *testing.B) {
-	for _, size := range []struct{ nodes, ordinals int }{{50, 10}, {500, 200}} {
+	for _, size := range []struct{ nodes, ordinals, others int }{{50, 10, 0}, {50, 10, 200}, {500, 200, 0}} {
 		nodes := append(mkPool("pool-a", size.nodes/2, 1000), mkPool("pool-b", size.nodes/2, 1000)...)
 		live := mkSet(int32(size.ordinals))
 		onDelete(live)
 		snap := withTopoLVM(newWorld(b, live, nodes).desire(newImage).snap)
 		snap.Live.Spec.Template = snap.Desired.Spec.Template
-		b.Run(fmt.Sprintf("nodes=%d/ordinals=%d", size.nodes, size.ordinals), func(b *testing.B) {
+		// Pods of other workloads (another namespace), which the scheduler's plugins see too.
+		for i := range size.others {
+			p := *snap.Pods[0].DeepCopy()
+			p.Namespace, p.Name, p.UID = "other", fmt.Sprintf("other-%d", i), types.UID(fmt.Sprintf("other-%d", i))
+			p.Spec.NodeName = nodes[i%len(nodes)].Name
+			p.Spec.Volumes = nil
+			snap.AllPods = append(snap.AllPods, p)
+		}
+		snap.AllPods = append(snap.AllPods, snap.Pods...)
+		// As the executor does: one PodCache across looks. Fixture Pods carry a resourceVersion.
+		for i := range snap.AllPods {
+			snap.AllPods[i].ResourceVersion = "1"
+			if snap.AllPods[i].UID == "" {
+				snap.AllPods[i].UID = types.UID("uid-" + snap.AllPods[i].Name)
+			}
+		}
+		snap.PodCache = NewPodCache()
+		b.Run(fmt.Sprintf("nodes=%d/ordinals=%d/other-pods=%d", size.nodes, size.ordinals, size.others), func(b *testing.B) {
 			b.ReportAllocs()
 			o := int32(size.ordinals - 1)
 			for b.Loop() {

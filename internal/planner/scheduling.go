@@ -52,7 +52,7 @@ func (ix *Index) placer() *placer {
 		}
 		w.Pods = append(w.Pods, *p)
 	}
-	pl.sim, pl.err = schedsim.NewWithOptions(context.Background(), w, schedsim.Options{TrackStorageCapacity: true})
+	pl.sim, pl.err = schedsim.NewWithOptions(context.Background(), w, schedsim.Options{TrackStorageCapacity: true, Pods: s.PodCache})
 	return pl
 }
 

@@ -8,6 +8,7 @@
 package planner
 
 import (
+	"github.com/olapgke/terraform-provider-olapgke/internal/schedsim"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -42,10 +43,21 @@ type Snapshot struct {
 	CSIDrivers []storagev1.CSIDriver
 	CSINodes   []storagev1.CSINode
 	PDBs       []policyv1.PodDisruptionBudget
+	// PodCache, when set, carries bound pods' scheduling data from one snapshot's simulation
+	// to the next (the migration executor looks at the cluster many times); a memo only, it
+	// never changes a verdict.
+	PodCache *PodCache
 	// Immutable is set by the caller when the API server's dry run rejected
 	// an in-place update of Live (immutable fields).
 	Immutable *ImmutableChange
 }
+
+// PodCache is the scheduling simulation's memo of bound Pods (schedsim.PodCache): give one to
+// every Snapshot of the same cluster that is simulated one after another.
+type PodCache = schedsim.PodCache
+
+// NewPodCache returns an empty PodCache.
+func NewPodCache() *PodCache { return schedsim.NewPodCache() }
 
 // ImmutableChange is the API server's answer to an in-place update it refuses.
 type ImmutableChange struct {

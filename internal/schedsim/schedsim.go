@@ -71,6 +71,9 @@ type Options struct {
 	NoShortcuts bool
 	// noClassCache (tests only) disables classcache.go alone.
 	noClassCache bool
+	// Pods, when set, memoizes bound pods' copies and PodInfos across Sims built one after
+	// another (podcache.go); answers are the same with or without it.
+	Pods *PodCache
 	// Logger for the plugins; default discards everything.
 	Logger *klog.Logger
 
@@ -240,15 +243,29 @@ func NewWithOptions(ctx context.Context, w World, opts Options) (*Sim, error) {
 		s.nodeIndex[ni.Node().Name] = i
 	}
 
+	if c := opts.Pods; c != nil {
+		c.begin()
+		defer c.end()
+	}
 	for i := range w.Pods {
-		p := normalizePod(&w.Pods[i])
-		if p.Spec.NodeName == "" {
+		if w.Pods[i].Spec.NodeName == "" {
 			continue // pending pods occupy nothing
 		}
-		if _, err := s.snapshot.Get(p.Spec.NodeName); err != nil {
+		if _, err := s.snapshot.Get(w.Pods[i].Spec.NodeName); err != nil {
 			continue // bound to an unknown node
 		}
-		if err := s.addPod(p, p.Spec.NodeName, nil, nil); err != nil {
+		var p *corev1.Pod
+		var pi *framework.PodInfo
+		if opts.Pods != nil {
+			p, pi, err = opts.Pods.get(&w.Pods[i])
+		} else {
+			p = normalizePod(&w.Pods[i])
+			pi, err = framework.NewPodInfo(p)
+		}
+		if err == nil {
+			err = s.addPodInfo(p, pi, p.Spec.NodeName, nil, nil)
+		}
+		if err != nil {
 			cancel()
 			return nil, err
 		}
@@ -508,6 +525,10 @@ func (s *Sim) addPod(p *corev1.Pod, node string, pv *volumebinding.PodVolumes, c
 	if err != nil {
 		return err
 	}
+	return s.addPodInfo(p, pi, node, pv, caps)
+}
+
+func (s *Sim) addPodInfo(p *corev1.Pod, pi *framework.PodInfo, node string, pv *volumebinding.PodVolumes, caps []capUse) error {
 	if err := s.snapshot.AddPod(pi, node); err != nil {
 		return err
 	}
