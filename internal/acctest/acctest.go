@@ -157,12 +157,30 @@ func prepareCLI() error {
 		return fmt.Errorf("%s version: %w", bin, err)
 	}
 	version := strings.TrimSpace(strings.SplitN(string(out), "\n", 2)[0])
+	cliVersion = version
 	fmt.Fprintf(os.Stderr, "acctest: CLI %s (%s)\n", version, bin)
 	tofu := strings.HasPrefix(version, "OpenTofu")
 	if host := os.Getenv("TF_ACC_PROVIDER_HOST"); tofu != (host == "registry.opentofu.org") {
 		return fmt.Errorf("%s is %q but TF_ACC_PROVIDER_HOST is %q: set TF_ACC_PROVIDER_HOST=registry.opentofu.org for OpenTofu and leave it unset for Terraform", bin, version, host)
 	}
 	return nil
+}
+
+// cliVersion is the first line of `<cli> version` ("Terraform v1.11.4", "OpenTofu v1.10.10").
+var cliVersion string
+
+// CLIWriteOnly reports whether the CLI under test supports write-only attributes and ephemeral
+// variables (Terraform 1.11+, OpenTofu 1.11+). Call it after Sandbox or PreCheck.
+func CLIWriteOnly() bool {
+	f := strings.Fields(cliVersion)
+	if len(f) < 2 {
+		return false
+	}
+	var major, minor int
+	if _, err := fmt.Sscanf(strings.TrimPrefix(f[1], "v"), "%d.%d", &major, &minor); err != nil {
+		return false
+	}
+	return major > 1 || major == 1 && minor >= 11
 }
 
 // PreCheck fails the test unless the sandbox is up and terraform is available. It starts the

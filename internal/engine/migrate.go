@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net/http"
 	"slices"
 	"sort"
 	"strings"
@@ -66,8 +67,14 @@ type MigrationRun struct {
 	Clock clock.Clock
 	// Log receives one line per step ("ordinal 2 (1/3): PVC cache-hist-2 deleted").
 	Log func(string)
-	// Done is called when an ordinal is finished, so the caller can save state.
+	// Done is called when an ordinal is finished, so the caller can save state; with gates,
+	// once when its step ends and again, with Gates, when its gates passed.
 	Done func(MigratedOrdinal)
+	// Gates are waited for after each batch's steps, before the next batch starts
+	// (gates.go). Ordinals whose action is planner.MigrationGate only wait for them.
+	Gates []planner.Gate
+	// HTTPClient sends the HTTP gates' requests (default http.DefaultClient).
+	HTTPClient *http.Client
 }
 
 // MigratedOrdinal is one finished ordinal.
@@ -80,6 +87,8 @@ type MigratedOrdinal struct {
 	PVs      []string
 	Duration time.Duration
 	Finished time.Time
+	// Gates are the gates' waits, once they passed (nil before, or without gates).
+	Gates []GateResult
 }
 
 // MigrationError is a move that stopped. Every other ordinal is untouched.
@@ -159,7 +168,11 @@ func Migrate(ctx context.Context, kube kubernetes.Interface, run MigrationRun) e
 	if err != nil {
 		return fmt.Errorf("StatefulSet %s/%s selector: %w", run.Namespace, run.Name, err)
 	}
-	if err := checkAccess(ctx, kube, run.Namespace); err != nil {
+	var extra []access
+	if len(run.Gates) > 0 {
+		extra = append(extra, gatesAccess)
+	}
+	if err := checkAccess(ctx, kube, run.Namespace, extra...); err != nil {
 		return err
 	}
 	w, err := newMigrationWatcher(ctx, kube, run.Namespace, run.Name, sel)
@@ -169,21 +182,71 @@ func Migrate(ctx context.Context, kube kubernetes.Interface, run MigrationRun) e
 	defer w.stop()
 
 	m := &migrator{run: run, kube: kube, w: w, setUID: set.UID, total: len(run.Ordinals),
-		deleted: map[types.UID]bool{}}
-	remaining := append([]int32(nil), run.Ordinals...)
+		deleted: map[types.UID]bool{}, pending: map[int32]bool{}, finished: map[int32]finishedOrdinal{}}
+	for _, o := range stsutil.GatesPending(set) {
+		m.pending[o] = true
+	}
+	var remaining []int32
+	for _, o := range run.Ordinals {
+		if run.Actions[o] != planner.MigrationGate {
+			remaining = append(remaining, o)
+			continue
+		}
+		// Resumed at its gates: an earlier run finished its step (nothing is deleted again).
+		if err := m.gateOnly(ctx, o); err != nil {
+			return err
+		}
+	}
 	var last *planner.Migration // the look that saw the previous batch done
 	for len(remaining) > 0 {
 		v, batch, err := m.readyToStart(ctx, remaining, last)
 		if err != nil {
 			return err
 		}
+		if err := m.markGatesPending(ctx, batch, true); err != nil {
+			return &PreconditionError{Msg: err.Error()}
+		}
 		rest := without(remaining, batch)
 		if last, err = m.moveBatch(ctx, v, batch); err != nil {
 			return err
 		}
+		if len(run.Gates) > 0 {
+			for _, o := range batch {
+				rec := m.finished[o]
+				if rec.Gates, err = m.awaitGates(ctx, o, rec.idx); err != nil {
+					return err
+				}
+				m.run.Done(rec.MigratedOrdinal)
+			}
+			if err := m.markGatesPending(ctx, batch, false); err != nil {
+				return err
+			}
+			last = nil // the gates took time: look again
+		}
 		remaining = rest
 	}
 	return nil
+}
+
+// gateOnly waits for the gates of ordinal o, whose step an earlier run finished, and reports it.
+func (m *migrator) gateOnly(ctx context.Context, o int32) error {
+	m.started++
+	idx := m.started
+	name := stsutil.PodName(m.run.Name, o)
+	m.logf(o, idx, "resuming at its gates (its step was finished by an earlier apply)")
+	res, err := m.awaitGates(ctx, o, idx)
+	if err != nil {
+		return err
+	}
+	rec := MigratedOrdinal{Ordinal: o, Action: planner.MigrationGate, Pod: name, Finished: m.run.Clock.Now(), Gates: res}
+	if p := m.w.pod(name); p != nil {
+		rec.PodUID, rec.Node = p.UID, p.Spec.NodeName
+	}
+	if s, _, err := m.w.snapshot(); err == nil {
+		rec.PVs = boundPVs(s, m.run.Namespace, m.run.Name, o, m.run.Claims)
+	}
+	m.run.Done(rec)
+	return m.markGatesPending(ctx, []int32{o}, false)
 }
 
 type migrator struct {
@@ -194,6 +257,15 @@ type migrator struct {
 	total   int
 	started int
 	deleted map[types.UID]bool
+	// pending is what the StatefulSet's pending-gates annotation says (as this run wrote it).
+	pending map[int32]bool
+	// finished are the ordinals whose step ended, until their gates pass.
+	finished map[int32]finishedOrdinal
+}
+
+type finishedOrdinal struct {
+	MigratedOrdinal
+	idx int
 }
 
 func (m *migrator) logf(o int32, idx int, format string, args ...any) {
@@ -483,6 +555,7 @@ func (m *migrator) act(ctx context.Context, s *planner.Snapshot, r *ordinalRun, 
 		res := MigratedOrdinal{Ordinal: r.o, Action: r.action, Pod: pod, PodUID: st.Pod.UID, Node: st.Node, Duration: now.Sub(r.start), Finished: now}
 		res.PVs = boundPVs(s, m.run.Namespace, m.run.Name, r.o, m.run.Claims)
 		m.logf(r.o, r.idx, "Pod Ready on %s after %s", st.Node, res.Duration.Round(100*time.Millisecond))
+		m.finished[r.o] = finishedOrdinal{MigratedOrdinal: res, idx: r.idx}
 		m.run.Done(res)
 	case planner.StepFail:
 		return 0, false, &MigrationError{Ordinal: r.o, Pod: pod, Phase: string(st.Kind), Reason: st.Reason}

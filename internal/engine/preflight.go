@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"slices"
 	"context"
 	"errors"
 	"fmt"
@@ -54,16 +55,19 @@ var migrationAccess = []access{
 	{"storage.k8s.io", "csinodes", "watch", false},
 }
 
+// gatesAccess is what a migration with gates needs besides: the pending-gates annotation.
+var gatesAccess = access{"apps", "statefulsets", "patch", true}
+
 // checkAccess asks the API server (SelfSubjectAccessReview, as `kubectl auth can-i` does; it
 // consults every authorizer, GKE's IAM included) whether the credentials may make every request
 // of a migration in namespace ns, before anything is deleted. A denial is returned as a
 // Forbidden error naming the verb and the resource. When the reviews themselves cannot be made,
 // the check is skipped: the requests will tell.
-func checkAccess(ctx context.Context, kube kubernetes.Interface, ns string) error {
+func checkAccess(ctx context.Context, kube kubernetes.Interface, ns string, extra ...access) error {
 	var mu sync.Mutex
 	var denied []error
 	var wg sync.WaitGroup
-	for _, a := range migrationAccess {
+	for _, a := range append(slices.Clip(migrationAccess), extra...) {
 		wg.Go(func() {
 			attrs := &authorizationv1.ResourceAttributes{Group: a.Group, Resource: a.Resource, Verb: a.Verb}
 			where := ""

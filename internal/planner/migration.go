@@ -68,6 +68,10 @@ type MigrationOptions struct {
 	// RequireOthersReady refuses to move while an ordinal that is not moved
 	// is not Running and Ready.
 	RequireOthersReady bool
+	// Gated: the migration has hydration gates. Candidates the live set marks as pending
+	// gates (stsutil.AnnotationGatesPending) and that need no step are planned as
+	// MigrationGate, ahead of every other step.
+	Gated bool
 }
 
 // Move is one ordinal the migration replaces: restarts in place or moves.
@@ -313,6 +317,13 @@ func (v *Migration) Plan(opt MigrationOptions) MigrationPlan {
 		}
 	}
 	orderMoves(plan.Moves, opt)
+	// steps are the restarts and moves (they delete something); gate-only steps go first.
+	steps := plan.Moves
+	if opt.Gated {
+		gates := v.pendingGates(cands, plan.Moves)
+		plan.Moves = append(gates, plan.Moves...)
+		steps = plan.Moves[len(gates):]
+	}
 	moving := 0
 	for _, m := range plan.Moves {
 		if m.Action == MigrationMove {
@@ -331,8 +342,8 @@ func (v *Migration) Plan(opt MigrationOptions) MigrationPlan {
 	}
 
 	// Placement, step after step, as the scheduler will see it.
-	if len(plan.Moves) > 0 && (moving == 0 || len(targets) > 0) {
-		plan.Problems = append(plan.Problems, v.simulatePlacement(plan.Moves, plan.Claims)...)
+	if len(steps) > 0 && (moving == 0 || len(targets) > 0) {
+		plan.Problems = append(plan.Problems, v.simulatePlacement(steps, plan.Claims)...)
 	}
 
 	// Strategy (a restart needs OnDelete by construction: see need).
@@ -347,8 +358,8 @@ func (v *Migration) Plan(opt MigrationOptions) MigrationPlan {
 	if plan.Parallelism < 1 {
 		plan.Parallelism = 1
 	}
-	if len(plan.Moves) > 0 {
-		par, probs := v.pdbLimit(plan.Moves, plan.Parallelism)
+	if len(steps) > 0 {
+		par, probs := v.pdbLimit(steps, plan.Parallelism)
 		plan.Parallelism = par
 		plan.Problems = append(plan.Problems, probs...)
 	}
@@ -380,6 +391,32 @@ func (v *Migration) Plan(opt MigrationOptions) MigrationPlan {
 		}
 	}
 	return plan
+}
+
+// pendingGates are the gate-only steps: candidates whose gates an earlier run did not see pass
+// and that need no restart or move now (one that does is gated again after it), in the order
+// they were started (ascending).
+func (v *Migration) pendingGates(cands []int32, steps []Move) []Move {
+	isCand := map[int32]bool{}
+	for _, o := range cands {
+		isCand[o] = true
+	}
+	for _, m := range steps {
+		isCand[m.Ordinal] = false
+	}
+	var out []Move
+	for _, o := range stsutil.GatesPending(v.live) {
+		if !isCand[o] {
+			continue
+		}
+		m := Move{Ordinal: o, Pod: stsutil.PodName(v.set.Name, o), Action: MigrationGate,
+			Reason: "an earlier apply restarted or moved it and stopped before its gates passed; nothing of it is deleted again"}
+		if pod := v.pod(o); pod != nil {
+			m.FromNode, m.TargetNode = pod.Spec.NodeName, pod.Spec.NodeName
+		}
+		out = append(out, m)
+	}
+	return out
 }
 
 func claimNames(set *appsv1.StatefulSet) []string {

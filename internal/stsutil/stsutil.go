@@ -5,6 +5,7 @@
 package stsutil
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -29,7 +30,49 @@ const (
 	// ProvisionerTopoLVM and ProvisionerTopoLVMLegacy are TopoLVM's CSI driver names.
 	ProvisionerTopoLVM       = "topolvm.io"
 	ProvisionerTopoLVMLegacy = "topolvm.cybozu.com"
+	// AnnotationGatesPending, on the StatefulSet, lists the ordinals (comma-separated) whose
+	// migration step has begun or ended but whose hydration gates have not been seen to pass:
+	// set before the step's first deletion, cleared when its gates pass, so a run that fails
+	// or is killed during the wait resumes at the gates instead of skipping them.
+	AnnotationGatesPending = "olapgke.io/gates-pending"
+	// FieldManagerMigration is the field manager of what the migration writes on the StatefulSet
+	// (the pending-gates annotation), apart from olapgke_statefulset's "olapgke", so neither
+	// sees the other's fields as drift.
+	FieldManagerMigration = "olapgke-migration"
 )
+
+// GatesPending reads AnnotationGatesPending of set: the ordinals in ascending order (entries
+// that are not ordinals are ignored).
+func GatesPending(set *appsv1.StatefulSet) []int32 {
+	if set == nil {
+		return nil
+	}
+	v := set.Annotations[AnnotationGatesPending]
+	var out []int32
+	seen := map[int32]bool{}
+	for _, f := range strings.Split(v, ",") {
+		n, err := strconv.ParseInt(strings.TrimSpace(f), 10, 32)
+		if err != nil || n < 0 || seen[int32(n)] {
+			continue
+		}
+		seen[int32(n)] = true
+		out = append(out, int32(n))
+	}
+	slices.Sort(out)
+	return out
+}
+
+// FormatGatesPending is the annotation value for ordinals ("" for none), ascending.
+func FormatGatesPending(ordinals []int32) string {
+	s := slices.Clone(ordinals)
+	slices.Sort(s)
+	s = slices.Compact(s)
+	parts := make([]string, len(s))
+	for i, o := range s {
+		parts[i] = strconv.Itoa(int(o))
+	}
+	return strings.Join(parts, ",")
+}
 
 // PodName is the name of ordinal o's Pod: <set>-<ordinal>.
 func PodName(set string, o int32) string { return set + "-" + strconv.Itoa(int(o)) }

@@ -59,3 +59,17 @@ func TestTopoLVMPinnedNode(t *testing.T) {
 		}
 	}
 }
+
+func TestGatesPending(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{"": "", "2": "2", "3, 1,x,1,-4": "1,3", "0,10,2": "0,2,10"} {
+		set := &appsv1.StatefulSet{}
+		set.Annotations = map[string]string{AnnotationGatesPending: in}
+		if got := FormatGatesPending(GatesPending(set)); got != want {
+			t.Errorf("GatesPending(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if got := GatesPending(nil); got != nil {
+		t.Errorf("GatesPending(nil) = %v", got)
+	}
+}

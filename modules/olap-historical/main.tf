@@ -141,6 +141,36 @@ resource "olapgke_statefulset_migration" "this" {
   min_ready_seconds = var.migration.min_ready_seconds
   ordinal_timeout   = var.migration.ordinal_timeout
 
+  # Hydration gates: after each restart or move, wait until the application says the ordinal
+  # serves (segments loaded, replication caught up) before the next one starts.
+  dynamic "gate" {
+    for_each = var.gates
+    content {
+      name     = gate.value.name
+      timeout  = gate.value.timeout
+      interval = gate.value.interval
+      dynamic "pod_condition" {
+        for_each = gate.value.pod_condition == null ? [] : [gate.value.pod_condition]
+        content {
+          type   = pod_condition.value.type
+          status = pod_condition.value.status
+        }
+      }
+      dynamic "http" {
+        for_each = gate.value.http == null ? [] : [gate.value.http]
+        content {
+          url              = http.value.url
+          method           = http.value.method
+          headers          = lookup(var.gate_headers, gate.value.name, null)
+          headers_from_env = http.value.headers_from_env
+          expect_status    = http.value.expect_status
+          expect_json_path = http.value.expect_json_path
+          expect_value     = http.value.expect_value
+        }
+      }
+    }
+  }
+
   timeouts {
     create = var.migration.timeout
     update = var.migration.timeout

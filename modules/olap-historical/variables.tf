@@ -290,3 +290,41 @@ variable "migration" {
     error_message = "migration.ordinal_timeout and migration.timeout must be Go durations such as 15m or 2h."
   }
 }
+
+variable "gates" {
+  description = "Hydration gates of the migration: after each restart or move, the next ordinal waits until every gate passes. Each has a `name`, `timeout` (default 30m), `interval` (default 10s) and exactly one of `pod_condition` (`type`, `status`) and `http` (`url`, `method`, `headers_from_env`, `expect_status`, `expect_json_path`, `expect_value`; `{ordinal}`, `{pod}`, `{namespace}`, `{statefulset}`, `{node}` and `{pod_ip}` are filled per ordinal). Secret headers go in `gate_headers`."
+  type = list(object({
+    name     = string
+    timeout  = optional(string, "30m")
+    interval = optional(string, "10s")
+    pod_condition = optional(object({
+      type   = string
+      status = optional(string, "True")
+    }))
+    http = optional(object({
+      url              = string
+      method           = optional(string, "GET")
+      headers_from_env = optional(map(string))
+      expect_status    = optional(number, 200)
+      expect_json_path = optional(string)
+      expect_value     = optional(string)
+    }))
+  }))
+  default = []
+
+  validation {
+    condition     = alltrue([for g in var.gates : (g.pod_condition == null) != (g.http == null)])
+    error_message = "Each gate takes exactly one of pod_condition and http."
+  }
+  validation {
+    condition     = length(distinct([for g in var.gates : g.name])) == length(var.gates)
+    error_message = "Gate names must be unique (gate_headers is keyed by them)."
+  }
+}
+
+variable "gate_headers" {
+  description = "Secret request headers of the HTTP gates, by gate name (`{ loaded = { Authorization = \"Bearer ...\" } }`). Passed to the provider's write-only `headers` (Terraform 1.11+, OpenTofu 1.11+): never in state. On older CLIs use `http.headers_from_env`."
+  type        = map(map(string))
+  default     = {}
+  sensitive   = true
+}

@@ -28,12 +28,14 @@ func (r *migrationResource) Create(ctx context.Context, req resource.CreateReque
 	if resp.Diagnostics.HasError() {
 		return
 	}
+	var cfgGates types.List
+	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("gate"), &cfgGates)...)
 	timeout, diags := plan.Timeouts.Create(ctx, mustDuration(DefaultApplyTimeout))
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	r.apply(ctx, plan, nil, timeout, &resp.State, &resp.Diagnostics)
+	r.apply(ctx, plan, cfgGates, nil, timeout, &resp.State, &resp.Diagnostics)
 }
 
 func (r *migrationResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
@@ -43,6 +45,8 @@ func (r *migrationResource) Update(ctx context.Context, req resource.UpdateReque
 	if resp.Diagnostics.HasError() {
 		return
 	}
+	var cfgGates types.List
+	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("gate"), &cfgGates)...)
 	prior, diags := completedFromState(ctx, state.Completed)
 	resp.Diagnostics.Append(diags...)
 	timeout, diags := plan.Timeouts.Update(ctx, mustDuration(DefaultApplyTimeout))
@@ -50,13 +54,14 @@ func (r *migrationResource) Update(ctx context.Context, req resource.UpdateReque
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	r.apply(ctx, plan, prior, timeout, &resp.State, &resp.Diagnostics)
+	r.apply(ctx, plan, cfgGates, prior, timeout, &resp.State, &resp.Diagnostics)
 }
 
 // apply runs the planned moves. State is written after every finished
 // ordinal's callback is recorded, and also when the run fails, so the next
-// apply resumes (finished ordinals stay in `completed`).
-func (r *migrationResource) apply(ctx context.Context, plan resourceModel, prior []completedModel, timeout time.Duration,
+// apply resumes (finished ordinals stay in `completed`). cfgGates are the
+// configuration's gate blocks (with the write-only header values).
+func (r *migrationResource) apply(ctx context.Context, plan resourceModel, cfgGates types.List, prior []completedModel, timeout time.Duration,
 	state *tfsdk.State, out *diag.Diagnostics) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -69,7 +74,7 @@ func (r *migrationResource) apply(ctx context.Context, plan resourceModel, prior
 			plan.VolumeClaims = types.ListValueMust(types.StringType, nil)
 		}
 		if plan.Moves.IsUnknown() {
-			plan.Moves, _ = flattenMoves(ctx, nil)
+			plan.Moves, _ = flattenMoves(ctx, nil, moveContext{})
 		}
 		if plan.UpdateRevision.IsUnknown() {
 			plan.UpdateRevision = types.StringValue("")
@@ -92,6 +97,11 @@ func (r *migrationResource) apply(ctx context.Context, plan resourceModel, prior
 	} else {
 		claimsCfg = types.ListNull(types.StringType)
 	}
+	gates, diags := gatesFrom(ctx, cfgGates, true)
+	out.Append(diags...)
+	if out.HasError() {
+		return
+	}
 	ev, diags := r.evaluate(ctx, plan, claimsCfg, false)
 	out.Append(diags...)
 	if out.HasError() {
@@ -104,7 +114,7 @@ func (r *migrationResource) apply(ctx context.Context, plan resourceModel, prior
 		if out.HasError() {
 			return
 		}
-		plan.Moves, diags = flattenMoves(ctx, ev.plan.Moves)
+		plan.Moves, diags = flattenMoves(ctx, ev.plan.Moves, movesContext(ctx, plan, prior))
 		out.Append(diags...)
 		actions = map[int32]planner.MigrationAction{}
 		for _, m := range ev.plan.Moves {
@@ -154,6 +164,7 @@ func (r *migrationResource) apply(ctx context.Context, plan resourceModel, prior
 		UnschedulableGrace: parseDuration(plan.UnschedulableTimeout, DefaultUnschedulable),
 		Resync:             r.resync,
 		Placement:          placement,
+		Gates:              gates,
 		Log: func(line string) {
 			tflog.Info(ctx, line, map[string]any{"statefulset": ns + "/" + name})
 		},
@@ -234,7 +245,8 @@ func (r *migrationResource) Read(ctx context.Context, req resource.ReadRequest, 
 	v := planner.NewMigration(s)
 	p := v.Plan(opts)
 	st.UpdateRevision = types.StringValue(v.UpdateRevision())
-	st.Moves, diags = flattenMoves(ctx, p.Moves)
+	history, _ := completedFromState(ctx, st.Completed)
+	st.Moves, diags = flattenMoves(ctx, p.Moves, movesContext(ctx, st, history))
 	resp.Diagnostics.Append(diags...)
 	if st.VolumeClaims.IsNull() || st.VolumeClaims.IsUnknown() {
 		st.VolumeClaims, diags = types.ListValueFrom(ctx, types.StringType, nonNil(p.Claims))
@@ -260,6 +272,22 @@ func migrationDiagnostic(ns, name string, ordinals []int32, completed []complete
 		return diagnostics.Error("Migration Precondition Failed", diagnostics.Detail{
 			Checked: checked, Found: capitalize(pe.Msg) + ". Nothing was deleted for the ordinal that was next.",
 			Do: "Fix the cause and run terraform apply again; the migration resumes with the ordinals that still need a move. " + kept,
+		})
+	}
+	var ge *engine.GateError
+	if errors.As(err, &ge) {
+		found := fmt.Sprintf("Ordinal %d (Pod %s) is back, but gate %s did not pass", ge.Ordinal, ge.Pod, ge.Gate)
+		if ge.Timeout {
+			found += " within its timeout"
+		}
+		found += fmt.Sprintf(" (%d polls in %s). Last answer: %s.", ge.Polls, ge.Waited.Round(time.Second), ge.Answer)
+		return diagnostics.Error("Gate Did Not Pass", diagnostics.Detail{
+			Checked: checked,
+			Found:   found + " The next ordinals were not touched.",
+			Do: "Fix what the gate waits for (or its timeout) and run terraform apply again: the migration resumes at ordinal " +
+				fmt.Sprint(ge.Ordinal) + "'s gates (the StatefulSet's olapgke.io/gates-pending annotation marks it) without " +
+				"deleting anything of it. " + kept,
+			Err: ge.Err,
 		})
 	}
 	var me *engine.MigrationError

@@ -30,6 +30,7 @@ type resourceModel struct {
 	Moves                types.List     `tfsdk:"moves"`
 	UpdateRevision       types.String   `tfsdk:"update_revision"`
 	Completed            types.List     `tfsdk:"completed"`
+	Gates                types.List     `tfsdk:"gate"`
 	Timeouts             timeouts.Value `tfsdk:"timeouts"`
 }
 
@@ -40,11 +41,13 @@ var volumeType = types.ObjectType{AttrTypes: map[string]attr.Type{
 var moveType = types.ObjectType{AttrTypes: map[string]attr.Type{
 	"ordinal": types.Int64Type, "pod": types.StringType, "action": types.StringType, "from_node": types.StringType,
 	"to_pool_or_selector": types.StringType, "volumes": types.ListType{ElemType: volumeType}, "reason": types.StringType,
+	"gates": types.ListType{ElemType: types.StringType}, "estimated_seconds": types.Float64Type,
 }}
 
 var completedType = types.ObjectType{AttrTypes: map[string]attr.Type{
 	"ordinal": types.Int64Type, "action": types.StringType, "pod": types.StringType, "pod_uid": types.StringType, "node": types.StringType,
 	"pvs": types.ListType{ElemType: types.StringType}, "duration_seconds": types.Float64Type, "finished_at": types.StringType,
+	"gates": types.ListType{ElemType: gateResultType},
 }}
 
 type volumeModel struct {
@@ -62,6 +65,8 @@ type moveModel struct {
 	Target   string        `tfsdk:"to_pool_or_selector"`
 	Volumes  []volumeModel `tfsdk:"volumes"`
 	Reason   string        `tfsdk:"reason"`
+	Gates    []string      `tfsdk:"gates"`
+	Estimate types.Float64 `tfsdk:"estimated_seconds"`
 }
 
 type completedModel struct {
@@ -73,14 +78,45 @@ type completedModel struct {
 	PVs             []string     `tfsdk:"pvs"`
 	DurationSeconds float64      `tfsdk:"duration_seconds"`
 	FinishedAt      string       `tfsdk:"finished_at"`
+	Gates           types.List   `tfsdk:"gates"` // null in state written before gates existed
+}
+
+// gateResults are the record's gate waits (none for records without gates).
+func (c completedModel) gateResults() []gateResultModel {
+	if c.Gates.IsNull() || c.Gates.IsUnknown() {
+		return nil
+	}
+	var out []gateResultModel
+	_ = c.Gates.ElementsAs(context.Background(), &out, false)
+	return out
+}
+
+// moveContext is what `moves` shows besides the planner's moves: the gates of each step (for
+// the ordinal, without header values) and estimates from earlier runs.
+type moveContext struct {
+	namespace, statefulset string
+	gates                  []planner.Gate
+	history                []planner.StepRecord
 }
 
 // flattenMoves converts the planner's moves to the `moves` attribute.
-func flattenMoves(ctx context.Context, moves []planner.Move) (types.List, diag.Diagnostics) {
+func flattenMoves(ctx context.Context, moves []planner.Move, mc moveContext) (types.List, diag.Diagnostics) {
 	out := make([]moveModel, 0, len(moves))
 	for _, m := range moves {
 		mm := moveModel{Ordinal: int64(m.Ordinal), Pod: m.Pod, Action: string(m.Action), FromNode: m.FromNode, Target: m.Target, Reason: m.Reason,
-			Volumes: make([]volumeModel, 0, len(m.Volumes))}
+			Volumes: make([]volumeModel, 0, len(m.Volumes)), Gates: make([]string, 0, len(mc.gates)), Estimate: types.Float64Null()}
+		// The node is known at plan only for a Pod that stays where it is; a moved Pod's
+		// {node} and every {pod_ip} are filled at apply.
+		t := planner.GateTarget{Namespace: mc.namespace, StatefulSet: mc.statefulset, Pod: m.Pod, Ordinal: m.Ordinal}
+		if m.Action != planner.MigrationMove {
+			t.Node = m.FromNode
+		}
+		for _, g := range mc.gates {
+			mm.Gates = append(mm.Gates, planner.DescribeGate(g, t))
+		}
+		if est, ok := planner.EstimateStep(mc.history, m.Action); ok {
+			mm.Estimate = types.Float64Value(est)
+		}
 		for _, v := range m.Volumes {
 			mm.Volumes = append(mm.Volumes, volumeModel{Claim: v.Claim, PVC: v.PVC, PV: v.PV, PinnedNode: v.PinnedNode})
 		}
@@ -115,9 +151,20 @@ func completedFromState(ctx context.Context, l types.List) ([]completedModel, di
 // mergeCompleted records a finished ordinal, replacing an older record of
 // the same ordinal; the list stays sorted by ordinal.
 func mergeCompleted(list []completedModel, m engine.MigratedOrdinal) []completedModel {
+	gates, _ := types.ListValueFrom(context.Background(), gateResultType, gateRecords(m.Gates))
 	rec := completedModel{Ordinal: int64(m.Ordinal), Action: types.StringValue(string(m.Action)), Pod: m.Pod, PodUID: string(m.PodUID), Node: m.Node,
 		PVs: append([]string{}, m.PVs...), DurationSeconds: float64(m.Duration.Milliseconds()) / 1000,
-		FinishedAt: m.Finished.UTC().Format(time.RFC3339)}
+		FinishedAt: m.Finished.UTC().Format(time.RFC3339), Gates: gates}
+	if m.Action == planner.MigrationGate {
+		// Gates waited for again after an earlier run finished the step: that run's record
+		// of the step stays, with the gates' waits added.
+		for _, c := range list {
+			if c.Ordinal == rec.Ordinal && c.PodUID == rec.PodUID {
+				c.Gates, c.FinishedAt = gates, rec.FinishedAt
+				rec = c
+			}
+		}
+	}
 	out := make([]completedModel, 0, len(list)+1)
 	inserted := false
 	for _, c := range list {

@@ -53,7 +53,8 @@ func (r *migrationResource) ModifyPlan(ctx context.Context, req resource.ModifyP
 		resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
 	}
 	if anyUnknown(plan.Namespace.IsUnknown(), plan.StatefulSet.IsUnknown(), plan.Ordinals.IsUnknown(), plan.Order.IsUnknown(),
-		cfgClaims.IsUnknown(), plan.MaxUnavailable.IsUnknown(), plan.RequireOthersReady.IsUnknown(), plan.PlannedManifest.IsUnknown()) {
+		cfgClaims.IsUnknown(), plan.MaxUnavailable.IsUnknown(), plan.RequireOthersReady.IsUnknown(), plan.PlannedManifest.IsUnknown(),
+		plan.Gates.IsUnknown()) {
 		unknownPlan()
 		return
 	}
@@ -98,7 +99,7 @@ func (r *migrationResource) ModifyPlan(ctx context.Context, req resource.ModifyP
 		unknownPlan()
 		return
 	}
-	plan.Moves, diags = flattenMoves(ctx, ev.plan.Moves)
+	plan.Moves, diags = flattenMoves(ctx, ev.plan.Moves, movesContext(ctx, plan, prior))
 	resp.Diagnostics.Append(diags...)
 	if cfgClaims.IsNull() {
 		plan.VolumeClaims, diags = types.ListValueFrom(ctx, types.StringType, nonNil(ev.plan.Claims))
@@ -124,6 +125,13 @@ func (r *migrationResource) ModifyPlan(ctx context.Context, req resource.ModifyP
 		}
 	}
 	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+}
+
+// movesContext is what `moves` shows of m's gates and the earlier runs in history.
+func movesContext(ctx context.Context, m resourceModel, history []completedModel) moveContext {
+	gates, _ := gatesFrom(ctx, m.Gates, false)
+	return moveContext{namespace: m.Namespace.ValueString(), statefulset: m.StatefulSet.ValueString(),
+		gates: gates, history: stepHistory(history)}
 }
 
 func anyUnknown(b ...bool) bool {
@@ -245,6 +253,7 @@ func options(ctx context.Context, m resourceModel, claims types.List) (planner.M
 		Order:              planner.MigrationOrder(m.Order.ValueString()),
 		MaxUnavailable:     int(m.MaxUnavailable.ValueInt64()),
 		RequireOthersReady: m.RequireOthersReady.IsNull() || m.RequireOthersReady.ValueBool(),
+		Gated:              !m.Gates.IsNull() && !m.Gates.IsUnknown() && len(m.Gates.Elements()) > 0,
 	}
 	if opts.Order == "" {
 		opts.Order = planner.OrderDescending

@@ -69,6 +69,9 @@ func (r *migrationResource) ValidateConfig(ctx context.Context, req resource.Val
 	if resp.Diagnostics.HasError() {
 		return
 	}
+	var gates types.List
+	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("gate"), &gates)...)
+	resp.Diagnostics.Append(validateGates(ctx, gates)...)
 	if order.ValueString() == string(planner.OrderExplicit) && ordinals.IsNull() {
 		resp.Diagnostics.Append(diagnostics.AttributeError(path.Root("ordinals"), "Ordinals Required For Explicit Order", diagnostics.Detail{
 			Checked: `order = "explicit".`,

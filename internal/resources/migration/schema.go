@@ -140,11 +140,18 @@ func (r *migrationResource) Schema(ctx context.Context, _ resource.SchemaRequest
 					"pod":     schema.StringAttribute{Computed: true},
 					"action": schema.StringAttribute{Computed: true, MarkdownDescription: "`restart`: only the Pod is deleted; the " +
 						"controller recreates it with the same PVCs on the same node (its node and every PV still satisfy the template " +
-						"placement; the cache is kept). `move`: the Pod's node or a PV fails the placement; its node-local PVCs are deleted, then the Pod."},
+						"placement; the cache is kept). `move`: the Pod's node or a PV fails the placement; its node-local PVCs are deleted, then the Pod. " +
+						"`gate`: an earlier apply finished the ordinal's step but stopped before its gates passed; only the gates are waited for."},
 					"from_node":           schema.StringAttribute{Computed: true, Description: "Node the Pod runs on today, empty when none."},
 					"to_pool_or_selector": schema.StringAttribute{Computed: true, Description: "Node pool (cloud.google.com/gke-nodepool) or node selector of the template."},
 					"volumes":             volumes,
 					"reason":              schema.StringAttribute{Computed: true, Description: "Why the ordinal is restarted or moved."},
+					"gates": schema.ListAttribute{Computed: true, ElementType: types.StringType,
+						MarkdownDescription: "The gates this step waits for before the next batch, as checked for this ordinal " +
+							"(header values never shown; a moved Pod's `{node}` and every `{pod_ip}` are filled at apply)."},
+					"estimated_seconds": schema.Float64Attribute{Computed: true,
+						MarkdownDescription: "Estimated time of the step, gates included: the mean of the steps of the same action " +
+							"this resource recorded in `completed` (null before any)."},
 				}},
 			},
 			"update_revision": schema.StringAttribute{
@@ -165,10 +172,19 @@ func (r *migrationResource) Schema(ctx context.Context, _ resource.SchemaRequest
 					"pvs":              schema.ListAttribute{Computed: true, ElementType: types.StringType, Description: "PVs, pinned to `node` (new ones for a move, the same for a restart)."},
 					"duration_seconds": schema.Float64Attribute{Computed: true, Description: "From the first deletion to the end of the soak."},
 					"finished_at":      schema.StringAttribute{Computed: true, Description: "RFC 3339."},
+					"gates": schema.ListNestedAttribute{Computed: true,
+						MarkdownDescription: "The gates' waits after the step, once they passed (empty without gates or before they passed).",
+						NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+							"name":    schema.StringAttribute{Computed: true},
+							"seconds": schema.Float64Attribute{Computed: true, Description: "From the end of the step (and its soak) to the gate passing."},
+							"polls":   schema.Int64Attribute{Computed: true},
+						}},
+					},
 				}},
 			},
 		},
 		Blocks: map[string]schema.Block{
+			"gate":     gateBlock(),
 			"timeouts": timeouts.Block(ctx, timeouts.Opts{Create: true, Update: true}),
 		},
 	}

@@ -30,6 +30,31 @@ func TestUnitStatefulSetMigration_Validation(t *testing.T) {
 		"negative ordinal":              {`ordinals = [-1]`, `ordinals`},
 		"max_unavailable below one":     {`max_unavailable = 0`, `max_unavailable`},
 		"unknown order":                 {`order = "random"`, `order`},
+		"gate without a check":          {`gate { name = "g" }`, `(?s)Invalid Gate.*exactly one of pod_condition and http`},
+		"gate with both checks": {`gate {
+    pod_condition { type = "x" }
+    http { url = "http://c/" }
+  }`, `(?s)Invalid Gate.*exactly one`},
+		"gate placeholder": {`gate {
+    http { url = "http://c/{podname}" }
+  }`, `(?s)Invalid Gate.*unknown placeholder \{podname\}`},
+		"gate relative url": {`gate {
+    http { url = "/status" }
+  }`, `(?s)Invalid Gate.*absolute`},
+		"gate json path": {`gate {
+    http {
+      url              = "http://c/"
+      expect_json_path = "{.a[}"
+    }
+  }`, `(?s)Invalid Gate.*expect_json_path`},
+		"gate interval above timeout": {`gate {
+    interval = "1h"
+    pod_condition { type = "x" }
+  }`, `(?s)Invalid Gate.*longer than timeout`},
+		"gate bad duration": {`gate {
+    timeout = "soon"
+    pod_condition { type = "x" }
+  }`, `Invalid Duration`},
 	} {
 		t.Run(name, func(t *testing.T) {
 			resource.UnitTest(t, resource.TestCase{

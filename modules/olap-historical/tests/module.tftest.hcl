@@ -230,3 +230,46 @@ run "taint_effect_checked" {
 
   expect_failures = [var.pools]
 }
+
+run "gates_reach_the_migration" {
+  command = plan
+
+  variables {
+    gates = [
+      {
+        name     = "segments-loaded"
+        interval = "15s"
+        http = {
+          url              = "http://druid-coordinator.olap.svc:8081/druid/coordinator/v1/loadstatus?simple"
+          headers_from_env = { Authorization = "DRUID_BASIC_AUTH" }
+          expect_json_path = "$.wikipedia"
+          expect_value     = "0"
+        }
+      },
+      { name = "cache-warm", pod_condition = { type = "example.com/cache-warm" } },
+    ]
+  }
+
+  assert {
+    condition     = length(olapgke_statefulset_migration.this.gate) == 2
+    error_message = "each gate of var.gates must become a gate block of the migration"
+  }
+  assert {
+    condition     = olapgke_statefulset_migration.this.gate[0].http.expect_json_path == "$.wikipedia" && olapgke_statefulset_migration.this.gate[0].http.headers_from_env["Authorization"] == "DRUID_BASIC_AUTH" && olapgke_statefulset_migration.this.gate[0].timeout == "30m"
+    error_message = "the HTTP gate must carry its path, value, environment headers and default timeout"
+  }
+  assert {
+    condition     = olapgke_statefulset_migration.this.gate[1].pod_condition.type == "example.com/cache-warm" && olapgke_statefulset_migration.this.gate[1].pod_condition.status == "True" && olapgke_statefulset_migration.this.gate[1].http == null
+    error_message = "the condition gate must carry its type and the default status, and no http block"
+  }
+}
+
+run "gate_kind_checked" {
+  command = plan
+
+  variables {
+    gates = [{ name = "neither" }]
+  }
+
+  expect_failures = [var.gates]
+}
