@@ -140,7 +140,7 @@ func (m *migrator) awaitGate(ctx context.Context, o int32, idx int, g planner.Ga
 	err := wait.PollUntilContextTimeout(ctx, g.Interval, g.Timeout, true, func(ctx context.Context) (bool, error) {
 		target := m.gateTarget(o)
 		v := m.pollGate(ctx, g, target)
-		if !v.Pass && ctx.Err() != nil {
+		if !v.Pass && done(ctx) {
 			return false, nil // cut short by the gate's timeout or the run's end: not an answer
 		}
 		last, lastTarget = v, target
@@ -228,3 +228,13 @@ func (w *migrationWatcher) pod(name string) *corev1.Pod {
 
 // requestTimeout is how long one request of g may take: its interval, at least a second.
 func requestTimeout(g planner.Gate) time.Duration { return max(g.Interval, time.Second) }
+
+// done reports whether ctx has ended.
+func done(ctx context.Context) bool {
+	select {
+	case <-ctx.Done():
+		return true
+	default:
+		return false
+	}
+}

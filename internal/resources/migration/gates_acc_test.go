@@ -221,7 +221,15 @@ func gatesPendingAnnotation(t *testing.T, f *setFixture) string {
 
 const gateSecret = "tok-7f3c9a1e5d2b" // the X-Token header value: must appear nowhere
 
-func gateTF(t *testing.T, f *setFixture, srv *gateServer, timeout string, withCondition bool) *acctest.TF {
+// gateSetup starts what every gate test needs: StatefulSet hist (2 ordinals on pool-a, template
+// moved to pool-b), the gate server, and a terraform working directory tracing to a log.
+func gateSetup(t *testing.T, ns, timeout string, withCondition bool) (*setFixture, *gateServer, *acctest.TF) {
+	env := acctest.Sandbox(t)
+	acctest.PreCheck(t)
+	ensurePool(t, env, "pool-b", 3)
+	f := newSet(t, env, ns, 2, "pool-a", "1Gi")
+	f.switchPool(t, "pool-b")
+	srv := newGateServer(t, gateSecret)
 	tf := acctest.NewTF(t, testAccMigrationConfig_gates(f.ns, srv.URL, timeout, withCondition))
 	tf.Env["TF_VAR_token"] = gateSecret
 	tf.Env["OLAPGKE_TEST_GATE_TOKEN"] = gateSecret
@@ -232,7 +240,7 @@ func gateTF(t *testing.T, f *setFixture, srv *gateServer, timeout string, withCo
 			t.Errorf("destroy: %v\n%s", err, out)
 		}
 	})
-	return tf
+	return f, srv, tf
 }
 
 // TestAccStatefulSetMigration_GatesHoldTheNextOrdinal: with an HTTP gate (503, a slow answer,
@@ -240,13 +248,7 @@ func gateTF(t *testing.T, f *setFixture, srv *gateServer, timeout string, withCo
 // ordinal 1's gates passed, on a watch timeline; the plan shows the gates; completed records
 // them; the secret header is in no state, plan, output or trace log.
 func TestAccStatefulSetMigration_GatesHoldTheNextOrdinal(t *testing.T) {
-	env := acctest.Sandbox(t)
-	acctest.PreCheck(t)
-	ensurePool(t, env, "pool-b", 3)
-	f := newSet(t, env, "mig-gates", 2, "pool-a", "1Gi")
-	f.switchPool(t, "pool-b")
-	srv := newGateServer(t, gateSecret)
-	tf := gateTF(t, f, srv, "3m", true)
+	f, srv, tf := gateSetup(t, "mig-gates", "3m", true)
 
 	out, err := tf.Run("plan")
 	if err != nil {
@@ -271,7 +273,7 @@ func TestAccStatefulSetMigration_GatesHoldTheNextOrdinal(t *testing.T) {
 			t.Error(err)
 			return
 		}
-		if err := setPodCondition(ctx, env, p, "example.com/loaded"); err != nil {
+		if err := setPodCondition(ctx, f.env, p, "example.com/loaded"); err != nil {
 			t.Errorf("setting the condition on %s: %v", p.Name, err)
 			return
 		}
@@ -317,13 +319,7 @@ func TestAccStatefulSetMigration_GatesHoldTheNextOrdinal(t *testing.T) {
 // within its timeout quoting the last answer; the next ordinal is untouched; the re-apply waits
 // for the gate again without deleting anything of the gated ordinal, then moves the next one.
 func TestAccStatefulSetMigration_GateTimeoutResumesAtGate(t *testing.T) {
-	env := acctest.Sandbox(t)
-	acctest.PreCheck(t)
-	ensurePool(t, env, "pool-b", 3)
-	f := newSet(t, env, "mig-gate-timeout", 2, "pool-a", "1Gi")
-	f.switchPool(t, "pool-b")
-	srv := newGateServer(t, gateSecret)
-	tf := gateTF(t, f, srv, "6s", false)
+	f, srv, tf := gateSetup(t, "mig-gate-timeout", "6s", false)
 
 	out, err := tf.Apply()
 	if err == nil {
@@ -375,13 +371,7 @@ func TestAccStatefulSetMigration_GateTimeoutResumesAtGate(t *testing.T) {
 // ordinal 1's gate is being polled; the next apply waits for that gate (nothing of ordinal 1 is
 // deleted again) before it touches ordinal 0.
 func TestAccStatefulSetMigration_GateResumesAfterSIGKILL(t *testing.T) {
-	env := acctest.Sandbox(t)
-	acctest.PreCheck(t)
-	ensurePool(t, env, "pool-b", 3)
-	f := newSet(t, env, "mig-gate-kill", 2, "pool-a", "1Gi")
-	f.switchPool(t, "pool-b")
-	srv := newGateServer(t, gateSecret)
-	tf := gateTF(t, f, srv, "3m", false)
+	f, srv, tf := gateSetup(t, "mig-gate-kill", "3m", false)
 
 	first, out1 := tf.Cmd(t.Context(), "apply", "-auto-approve")
 	must(t, first.Start())
