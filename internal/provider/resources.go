@@ -17,6 +17,7 @@ func resources() []func() resource.Resource {
 		statefulset.NewStatefulSetResource,
 		migration.NewStatefulSetMigrationResource,
 		deviceclass.NewTopoLVMDeviceClassResource,
+		statefulset.NewExpectationResource,
 	}
 }
 
@@ -25,5 +26,6 @@ func dataSources() []func() datasource.DataSource {
 	return []func() datasource.DataSource{
 		NewClusterDataSource,
 		statefulset.NewOrdinalsDataSource,
+		statefulset.NewPlanDataSource,
 	}
 }

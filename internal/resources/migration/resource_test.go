@@ -88,3 +88,52 @@ func TestMigrationDiagnostic(t *testing.T) {
 		t.Errorf("precondition diagnostic: %s / %s", p.Summary(), p.Detail())
 	}
 }
+
+// TestMovesShowGatesAndEstimates: each planned step lists its gates for its ordinal (a move's
+// node is left as a placeholder until apply) and, from earlier records, an estimate per action;
+// a gate-only resume merges into the record of the step it belongs to.
+func TestMovesShowGatesAndEstimates(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	gates := []planner.Gate{{Name: "loaded", Timeout: time.Minute, Interval: time.Second,
+		HTTP: &planner.HTTPGate{URL: "http://c/{pod}/{node}", Method: "GET", ExpectStatus: 200}}}
+	var history []completedModel
+	history = mergeCompleted(history, engine.MigratedOrdinal{Ordinal: 2, Action: planner.MigrationMove, Pod: "hist-2", PodUID: "u2",
+		Duration: 20 * time.Second, Gates: []engine.GateResult{{Name: "loaded", Duration: 40 * time.Second, Polls: 9}}})
+	history = mergeCompleted(history, engine.MigratedOrdinal{Ordinal: 1, Action: planner.MigrationRestart, Pod: "hist-1", PodUID: "u1",
+		Duration: 6 * time.Second})
+	// A later gate-only wait of ordinal 1's same Pod adds its gates to the restart's record.
+	history = mergeCompleted(history, engine.MigratedOrdinal{Ordinal: 1, Action: planner.MigrationGate, Pod: "hist-1", PodUID: "u1",
+		Gates: []engine.GateResult{{Name: "loaded", Duration: 4 * time.Second, Polls: 2}}})
+	if len(history) != 2 || history[0].Action.ValueString() != "restart" || len(history[0].gateResults()) != 1 {
+		t.Fatalf("records %+v, want the restart record kept with its gate added", history)
+	}
+	l, diags := flattenMoves(ctx, []planner.Move{
+		{Ordinal: 0, Pod: "hist-0", Action: planner.MigrationMove, FromNode: "a-0"},
+		{Ordinal: 3, Pod: "hist-3", Action: planner.MigrationRestart, FromNode: "a-3"},
+		{Ordinal: 4, Pod: "hist-4", Action: planner.MigrationGate, FromNode: "b-4"},
+	}, moveContext{namespace: "olap", statefulset: "hist", gates: gates, history: stepHistory(history)})
+	if diags.HasError() {
+		t.Fatal(diags)
+	}
+	var got []moveModel
+	if d := l.ElementsAs(ctx, &got, false); d.HasError() {
+		t.Fatal(d)
+	}
+	type row struct {
+		Gate     string
+		Estimate float64
+	}
+	var rows []row
+	for _, m := range got {
+		rows = append(rows, row{strings.Join(m.Gates, "; "), m.Estimate.ValueFloat64()})
+	}
+	want := []row{
+		{"loaded: GET http://c/hist-0/{node} answers 200", 60},
+		{"loaded: GET http://c/hist-3/a-3 answers 200", 10},
+		{"loaded: GET http://c/hist-4/b-4 answers 200", 22},
+	}
+	if d := cmp.Diff(want, rows); d != "" {
+		t.Errorf("(-want +got):\n%s", d)
+	}
+}

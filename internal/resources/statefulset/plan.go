@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"sort"
 	"strings"
 	"time"
@@ -16,6 +17,8 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/olapgke/terraform-provider-olapgke/internal/clients"
 	"github.com/olapgke/terraform-provider-olapgke/internal/diagnostics"
@@ -114,42 +117,11 @@ func (r *statefulSetResource) planChange(ctx context.Context, plan, state *resou
 		return replace
 	}
 
-	desired, err := applyStatefulSet(ctx, kube, m, plan.ForceConflicts.ValueBool(), true)
-	var imm *planner.ImmutableChange
-	if err != nil && apierrors.IsInvalid(err) && !replace {
-		// The server may refuse the in-place update of immutable fields: ask it (never a hand-kept
-		// list) and get the object the replacement would store. Without state this is the create
-		// half of a replacement Terraform plans after RequiresReplace; the old object still exists.
-		if d, i, derr := snapshot.DryRunApply(ctx, kube, m.Set, FieldManager, plan.ForceConflicts.ValueBool()); i != nil && derr == nil {
-			desired, imm, err = d, i, nil
-		}
-	}
-	if err != nil {
-		diags.Append(rejected(err))
+	pr := predict(ctx, kube, m, FieldManager, plan.ForceConflicts.ValueBool(), replace, diags)
+	if pr == nil {
 		return replace
 	}
-	// After the server's own validation, so its messages (e.g. a mount naming no volume) come first.
-	if !checkClaimTemplatesMounted(m, diags) {
-		return replace
-	}
-	if replace {
-		// A new name or namespace is a new object: plan it as a create.
-		desired, _ = applyStatefulSet(ctx, kube, m, plan.ForceConflicts.ValueBool(), true)
-	}
-	snap, err := snapshot.Read(ctx, kube, desired, m.Namespace, m.Name)
-	if err != nil {
-		diags.Append(diagnostics.Error("Cluster Snapshot Failed", kubeError(fmt.Sprintf("The cluster objects the per-ordinal plan of StatefulSet %s/%s needs (Pods, PVCs, PVs, Nodes, StorageClasses).", m.Namespace, m.Name), err)))
-		return replace
-	}
-	snap.Immutable = imm
-	if replace {
-		snap.Live, snap.Pods, snap.Revisions = nil, nil, nil
-	}
-	p, err := planner.Build(*snap)
-	if err != nil {
-		diags.Append(diagnostics.ProviderBug("Rollout Planner Failed", fmt.Sprintf("The planner could not predict the rollout of StatefulSet %s/%s.", m.Namespace, m.Name), err))
-		return replace
-	}
+	desired, imm, p := pr.desired, pr.imm, pr.plan
 	// An olapgke_statefulset_migration planned after this resource judges what
 	// this run writes (see clients.PlannedStatefulSet).
 	r.clients.RecordPlannedStatefulSet(m.Namespace, m.Name, clients.PlannedStatefulSet{Set: desired, Recreated: imm != nil || replace})
@@ -180,17 +152,113 @@ func (r *statefulSetResource) planChange(ctx context.Context, plan, state *resou
 	return replace
 }
 
+// prediction is what the planner says applying a manifest does to the live StatefulSet.
+type prediction struct {
+	desired *appsv1.StatefulSet // as the API server's dry run stores it
+	imm     *planner.ImmutableChange
+	plan    *planner.Plan
+}
+
+// predict dry-runs m as field manager fm, reads the cluster snapshot and asks the planner (replace:
+// plan m as a new object). It is the one path from a manifest to per-ordinal verdicts, for
+// olapgke_statefulset and the olapgke_statefulset_plan data source. On failure it adds the
+// diagnostic and returns nil.
+func predict(ctx context.Context, kube kubernetes.Interface, m *manifest, fm string, force, replace bool, diags *diag.Diagnostics) *prediction {
+	desired, err := applyStatefulSetAs(ctx, kube, m, fm, force, true)
+	var imm *planner.ImmutableChange
+	if err != nil && apierrors.IsInvalid(err) && !replace {
+		// The server may refuse the in-place update of immutable fields: ask it (never a hand-kept
+		// list) and get the object the replacement would store. Without state this is the create
+		// half of a replacement Terraform plans after RequiresReplace; the old object still exists.
+		if d, i, derr := snapshot.DryRunApply(ctx, kube, m.Set, fm, force); i != nil && derr == nil {
+			desired, imm, err = d, i, nil
+		}
+	}
+	if err != nil {
+		diags.Append(rejected(err))
+		return nil
+	}
+	// After the server's own validation, so its messages (e.g. a mount naming no volume) come first.
+	if !checkClaimTemplatesMounted(m, diags) {
+		return nil
+	}
+	if replace {
+		// A new name or namespace is a new object: plan it as a create.
+		desired, _ = applyStatefulSetAs(ctx, kube, m, fm, force, true)
+	}
+	snap, err := snapshot.Read(ctx, kube, desired, m.Namespace, m.Name)
+	if err != nil {
+		diags.Append(diagnostics.Error("Cluster Snapshot Failed", kubeError(fmt.Sprintf("The cluster objects the per-ordinal plan of StatefulSet %s/%s needs (Pods, PVCs, PVs, Nodes, StorageClasses).", m.Namespace, m.Name), err)))
+		return nil
+	}
+	snap.Immutable = imm
+	if replace {
+		snap.Live, snap.Pods, snap.Revisions = nil, nil, nil
+	}
+	p, err := planner.Build(*snap)
+	if err != nil {
+		diags.Append(diagnostics.ProviderBug("Rollout Planner Failed", fmt.Sprintf("The planner could not predict the rollout of StatefulSet %s/%s.", m.Namespace, m.Name), err))
+		return nil
+	}
+	return &prediction{desired: desired, imm: imm, plan: p}
+}
+
 func rejected(err error) diag.Diagnostic {
 	msg := err.Error()
 	var se *apierrors.StatusError
 	if errors.As(err, &se) {
 		msg = se.ErrStatus.Message
+		if d, ok := conflictDiagnostic(se); ok {
+			return d
+		}
 	}
 	return diagnostics.AttributeError(manifestPath, "StatefulSet Rejected By The API Server", diagnostics.Detail{
 		Checked: "A server-side apply dry run of the manifest (field manager olapgke, strict field validation).",
 		Found:   "The API server refused it: " + msg,
 		Do:      "Fix the manifest where the message points; nothing was changed in the cluster.",
 	})
+}
+
+// conflictDiagnostic explains a server-side apply conflict (the object exists and another field
+// manager owns fields the manifest sets, e.g. after kubectl apply, Helm or an operator): who owns
+// which fields, and the way to adopt them.
+func conflictDiagnostic(se *apierrors.StatusError) (diag.Diagnostic, bool) {
+	if se.ErrStatus.Code != http.StatusConflict || se.ErrStatus.Details == nil {
+		return nil, false
+	}
+	byManager := map[string][]string{}
+	for _, c := range se.ErrStatus.Details.Causes {
+		if c.Type != metav1.CauseTypeFieldManagerConflict {
+			continue
+		}
+		manager := c.Message
+		if i, j := strings.Index(c.Message, `"`), strings.LastIndex(c.Message, `"`); i >= 0 && j > i {
+			manager = c.Message[i+1 : j] // conflict with "kubectl-client-side-apply" using apps/v1
+		}
+		byManager[manager] = append(byManager[manager], c.Field)
+	}
+	if len(byManager) == 0 {
+		return nil, false
+	}
+	managers := make([]string, 0, len(byManager))
+	for k := range byManager {
+		managers = append(managers, k)
+	}
+	sort.Strings(managers)
+	var lines []string
+	for _, mg := range managers {
+		fields := byManager[mg]
+		sort.Strings(fields)
+		lines = append(lines, fmt.Sprintf("- %q owns %s", mg, strings.Join(fields, ", ")))
+	}
+	return diagnostics.AttributeError(manifestPath, "StatefulSet Fields Owned By Another Manager", diagnostics.Detail{
+		Checked: "A server-side apply dry run of the manifest (field manager olapgke) against the existing StatefulSet.",
+		Found: "The StatefulSet exists and other field managers own fields the manifest sets " +
+			"(it was created or changed by kubectl, Helm or an operator):\n" + strings.Join(lines, "\n"),
+		Do: "To adopt the object, set force_conflicts = true: olapgke takes these fields over with the manifest's " +
+			"values (a field whose value stays the same restarts no Pod; the plan's ordinals show what would). " +
+			"Or remove the fields from the manifest to leave them to their owner. Nothing was changed.",
+	}), true
 }
 
 func replacementWarning(m *manifest, p *planner.Plan) diag.Diagnostic {

@@ -8,6 +8,9 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/olapgke/terraform-provider-olapgke/internal/planner"
 )
@@ -133,5 +136,30 @@ func TestRecreateTableFitsEightyColumns(t *testing.T) {
 	}
 	if !strings.Contains(got, "wave 2, ordinal 11 (Pod historical-11): NOT schedulable\n  node today: gke-olap-historical-a-75d730ab-1011\n") {
 		t.Errorf("rendering:\n%s", got)
+	}
+}
+
+func TestConflictDiagnosticNamesManagersAndFields(t *testing.T) {
+	t.Parallel()
+	se := &apierrors.StatusError{ErrStatus: metav1.Status{Code: 409, Reason: metav1.StatusReasonConflict,
+		Message: "Apply failed with 2 conflicts: conflicts with \"kubectl-client-side-apply\" using apps/v1: ...",
+		Details: &metav1.StatusDetails{Causes: []metav1.StatusCause{
+			{Type: metav1.CauseTypeFieldManagerConflict, Message: `conflict with "kubectl-client-side-apply" using apps/v1`, Field: ".spec.template.spec.containers[name=\"historical\"].image"},
+			{Type: metav1.CauseTypeFieldManagerConflict, Message: `conflict with "kubectl-client-side-apply" using apps/v1`, Field: ".spec.replicas"},
+			{Type: metav1.CauseTypeFieldManagerConflict, Message: `conflict with "druid-operator" using apps/v1`, Field: ".spec.updateStrategy.type"},
+		}}}}
+	d := rejected(se)
+	if d.Summary() != "StatefulSet Fields Owned By Another Manager" {
+		t.Fatalf("summary %q", d.Summary())
+	}
+	for _, want := range []string{`- "druid-operator" owns .spec.updateStrategy.type`,
+		`- "kubectl-client-side-apply" owns .spec.replicas, .spec.template.spec.containers[name="historical"].image`, "force_conflicts = true"} {
+		if !strings.Contains(d.Detail(), want) {
+			t.Errorf("detail does not say %q:\n%s", want, d.Detail())
+		}
+	}
+	// Any other refusal keeps the generic diagnostic.
+	if d := rejected(apierrors.NewInvalid(schema.GroupKind{Group: "apps", Kind: "StatefulSet"}, "hist", nil)); d.Summary() != "StatefulSet Rejected By The API Server" {
+		t.Fatalf("invalid: summary %q", d.Summary())
 	}
 }

@@ -80,6 +80,11 @@ func parseManifest(ctx context.Context, d types.Dynamic) (*manifest, error) {
 	if err != nil {
 		return nil, err
 	}
+	return manifestFromJSON(v)
+}
+
+// manifestFromJSON is parseManifest's check of the manifest as JSON values.
+func manifestFromJSON(v any) (*manifest, error) {
 	obj, ok := stripNulls(v).(map[string]any)
 	if !ok {
 		return nil, fmt.Errorf("the manifest is a %T, not an object with apiVersion, kind, metadata and spec", v)
@@ -125,11 +130,19 @@ func applyOptions(force bool, dryRun bool) metav1.PatchOptions {
 }
 
 func applyStatefulSet(ctx context.Context, kube kubernetes.Interface, m *manifest, force, dryRun bool) (*appsv1.StatefulSet, error) {
+	return applyStatefulSetAs(ctx, kube, m, FieldManager, force, dryRun)
+}
+
+// applyStatefulSetAs is applyStatefulSet under field manager fm (the plan data source dry-runs
+// as its own manager: it owns nothing).
+func applyStatefulSetAs(ctx context.Context, kube kubernetes.Interface, m *manifest, fm string, force, dryRun bool) (*appsv1.StatefulSet, error) {
 	body, err := json.Marshal(m.Obj)
 	if err != nil {
 		return nil, err
 	}
-	return kube.AppsV1().StatefulSets(m.Namespace).Patch(ctx, m.Name, ktypes.ApplyPatchType, body, applyOptions(force, dryRun))
+	o := applyOptions(force, dryRun)
+	o.FieldManager = fm
+	return kube.AppsV1().StatefulSets(m.Namespace).Patch(ctx, m.Name, ktypes.ApplyPatchType, body, o)
 }
 
 // setJSON renders a StatefulSet as the JSON values the API server returns (typed clients drop

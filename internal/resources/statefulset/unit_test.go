@@ -42,3 +42,47 @@ provider "olapgke" {
 		})
 	}
 }
+
+// The plan data source and the expectation refuse bad input before reading the cluster.
+func TestUnitStatefulSetPlanAndExpectation_InputChecks(t *testing.T) {
+	provider := `
+provider "olapgke" {
+  project  = "p"
+  location = "europe-west4"
+  cluster  = "c"
+  kubernetes {
+    host  = "https://127.0.0.1:1"
+    token = "unit-test"
+  }
+}
+`
+	for name, c := range map[string]struct{ config, want string }{
+		"plan: another object's name": {`data "olapgke_statefulset_plan" "p" {
+  namespace = "olap"
+  name      = "hist"
+  manifest  = { metadata = { name = "other" }, spec = {} }
+}`, `(?s)Invalid StatefulSet Manifest.*metadata.name is "other", but name = "hist"`},
+		"plan: not a StatefulSet": {`data "olapgke_statefulset_plan" "p" {
+  namespace = "olap"
+  name      = "hist"
+  manifest  = { kind = "Deployment", spec = {} }
+}`, `(?s)Invalid StatefulSet Manifest.*apps/v1 StatefulSet only`},
+		"expectation: bad settle": {`resource "olapgke_statefulset_expectation" "e" {
+  namespace = "olap"
+  name      = "hist"
+  expect    = { spec = { updateStrategy = { type = "OnDelete" } } }
+  settle    = "soon"
+}`, `Invalid Duration`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			resource.UnitTest(t, resource.TestCase{
+				ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
+				Steps: []resource.TestStep{{
+					Config:      provider + c.config,
+					PlanOnly:    true,
+					ExpectError: regexp.MustCompile(c.want),
+				}},
+			})
+		})
+	}
+}
