@@ -231,10 +231,17 @@ func JudgeHTTPGate(h HTTPGate, t GateTarget, status int, body []byte) GateVerdic
 	if err != nil {
 		return GateVerdict{Answer: a + fmt.Sprintf(" (%s: %v)", h.ExpectJSONPath, err)}
 	}
-	if got != want {
+	if got != want && !sameNumber(got, want) {
 		return GateVerdict{Answer: a + fmt.Sprintf(" (%s is %q, want %q)", h.ExpectJSONPath, got, want)}
 	}
 	return GateVerdict{Pass: true, Answer: a}
+}
+
+// sameNumber: both are numbers of equal value (0 and 0.0, 1e3 and 1000).
+func sameNumber(a, b string) bool {
+	x, err1 := strconv.ParseFloat(a, 64)
+	y, err2 := strconv.ParseFloat(b, 64)
+	return err1 == nil && err2 == nil && x == y
 }
 
 // gateJSONValue is the text of the value at path p in body: a string as is, anything else as

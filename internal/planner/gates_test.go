@@ -94,6 +94,7 @@ func TestJudgeHTTPGate(t *testing.T) {
 		"5xx is not yet":      {h: HTTPGate{ExpectStatus: 200}, status: 503, body: "loading", answer: "HTTP 503: loading (want status 200)"},
 		"number equal":        {h: withPath("{.wikipedia}", "0"), status: 200, body: `{"wikipedia": 0}`, pass: true},
 		"number not yet":      {h: withPath(".wikipedia", "0"), status: 200, body: `{"wikipedia": 12}`, answer: `.wikipedia is "12", want "0"`},
+		"number forms":        {h: withPath("$.left", "0"), status: 200, body: `{"left": 0.0}`, pass: true},
 		"large number as is":  {h: withPath("$.n", "12345678901234567890"), status: 200, body: `{"n": 12345678901234567890}`, pass: true},
 		"string value":        {h: withPath("$.state", "loaded"), status: 200, body: `{"state":"loaded"}`, pass: true},
 		"templated value":     {h: withPath("$.replica", "{pod}"), status: 200, body: `{"replica":"hist-2"}`, pass: true},
