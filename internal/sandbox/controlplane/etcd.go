@@ -1,9 +1,12 @@
 package controlplane
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"net/url"
+	"strings"
+	"syscall"
 	"time"
 
 	"go.etcd.io/etcd/server/v3/embed"
@@ -11,7 +14,21 @@ import (
 
 // startEtcd runs a single-member etcd on loopback with fsync off (the
 // sandbox's data is disposable). It returns once the member serves clients.
+// The ports are picked free and released before etcd binds them, so another
+// process (a sandbox of a test package running in parallel) can take one in
+// between: etcd then fails to listen, and it is started again on new ports.
 func startEtcd(dir, logFile string) (*embed.Etcd, string, error) {
+	for attempt := 1; ; attempt++ {
+		e, u, err := startEtcdOnce(dir, logFile)
+		// etcd may not wrap the listen error: its text is the fallback.
+		inUse := errors.Is(err, syscall.EADDRINUSE) || err != nil && strings.Contains(err.Error(), "address already in use")
+		if err == nil || attempt == 5 || !inUse {
+			return e, u, err
+		}
+	}
+}
+
+func startEtcdOnce(dir, logFile string) (*embed.Etcd, string, error) {
 	clientURL, err := freeLoopbackURL()
 	if err != nil {
 		return nil, "", err
