@@ -370,20 +370,29 @@ func TestAccSchedulerDifferential(t *testing.T) {
 				t.Fatalf("seed %d: creating the world: %v", g.seed, err)
 			}
 		}
+		// A read that fails (the API server is busy on 2 shared cores: a client timeout) is
+		// asked again on the next poll; the last such error is reported if the worlds never settle.
+		var lastErr error
 		err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
 			caps, err := capacityNodes(ctx, kube)
 			if err != nil {
-				return false, err
+				lastErr = err
+				return false, nil //nolint:nilerr // retried on the next poll
 			}
 			for _, g := range worlds {
-				if ok, err := g.settled(ctx, kube, caps); err != nil || !ok {
-					return false, err
+				ok, err := g.settled(ctx, kube, caps)
+				if err != nil {
+					lastErr = err
+					return false, nil //nolint:nilerr // retried on the next poll
+				}
+				if !ok {
+					return false, nil
 				}
 			}
 			return true, nil
 		})
 		if err != nil {
-			t.Fatalf("worlds %d..%d did not settle: %v", start, start+len(worlds)-1, err)
+			t.Fatalf("worlds %d..%d did not settle: %v (last read error: %v)", start, start+len(worlds)-1, err, lastErr)
 		}
 		snap, err := readSnapshot(ctx, kube)
 		if err != nil {
