@@ -55,3 +55,17 @@ resource "olapgke_statefulset" "hist" {
 }
 `, ns, pool, image)
 }
+
+// UnitProviderConfig is the provider block of resource.UnitTest suites: fully configured, with a
+// Kubernetes host nothing listens on, so validation and plan logic run and any cluster read fails.
+const UnitProviderConfig = `
+provider "olapgke" {
+  project  = "p"
+  location = "europe-west4"
+  cluster  = "c"
+  kubernetes {
+    host  = "https://127.0.0.1:1"
+    token = "unit-test"
+  }
+}
+`

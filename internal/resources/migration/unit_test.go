@@ -11,18 +11,6 @@ import (
 
 // Plan-only checks that need no cluster (resource.UnitTest, as terraform-provider-random tests
 // its plan logic): configuration validation runs before anything is read.
-const unitProvider = `
-provider "olapgke" {
-  project  = "p"
-  location = "europe-west4"
-  cluster  = "c"
-  kubernetes {
-    host  = "https://127.0.0.1:1"
-    token = "unit-test"
-  }
-}
-`
-
 func TestUnitStatefulSetMigration_Validation(t *testing.T) {
 	for name, c := range map[string]struct{ body, want string }{
 		"explicit order needs ordinals": {`order = "explicit"`, `Ordinals Required For Explicit Order`},
@@ -60,7 +48,7 @@ func TestUnitStatefulSetMigration_Validation(t *testing.T) {
 			resource.UnitTest(t, resource.TestCase{
 				ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
 				Steps: []resource.TestStep{{
-					Config: unitProvider + `
+					Config: acctest.UnitProviderConfig + `
 resource "olapgke_statefulset_migration" "m" {
   namespace   = "olap"
   statefulset = "hist"

@@ -12,17 +12,7 @@ import (
 // Plan-only checks that need no cluster (resource.UnitTest): the manifest is judged before any
 // dry run, so these fail at plan against an unreachable API server.
 func TestUnitStatefulSet_ManifestChecks(t *testing.T) {
-	provider := `
-provider "olapgke" {
-  project  = "p"
-  location = "europe-west4"
-  cluster  = "c"
-  kubernetes {
-    host  = "https://127.0.0.1:1"
-    token = "unit-test"
-  }
-}
-`
+	provider := acctest.UnitProviderConfig
 	for name, c := range map[string]struct{ manifest, want string }{
 		"not a StatefulSet": {`{ apiVersion = "v1", kind = "ConfigMap", metadata = { name = "x" } }`, `Invalid StatefulSet Manifest`},
 		"no name":           {`{ apiVersion = "apps/v1", kind = "StatefulSet", metadata = {}, spec = {} }`, `Invalid StatefulSet Manifest`},
@@ -45,17 +35,7 @@ provider "olapgke" {
 
 // The plan data source and the expectation refuse bad input before reading the cluster.
 func TestUnitStatefulSetPlanAndExpectation_InputChecks(t *testing.T) {
-	provider := `
-provider "olapgke" {
-  project  = "p"
-  location = "europe-west4"
-  cluster  = "c"
-  kubernetes {
-    host  = "https://127.0.0.1:1"
-    token = "unit-test"
-  }
-}
-`
+	provider := acctest.UnitProviderConfig
 	for name, c := range map[string]struct{ config, want string }{
 		"plan: another object's name": {`data "olapgke_statefulset_plan" "p" {
   namespace = "olap"
