@@ -19,6 +19,7 @@ import (
 	"github.com/olapgke/terraform-provider-olapgke/internal/diagnostics"
 	"github.com/olapgke/terraform-provider-olapgke/internal/engine"
 	"github.com/olapgke/terraform-provider-olapgke/internal/planner"
+	"github.com/olapgke/terraform-provider-olapgke/internal/resources/durations"
 )
 
 // Gate defaults.
@@ -72,9 +73,9 @@ func gateBlock() schema.ListNestedBlock {
 		NestedObject: schema.NestedBlockObject{
 			Attributes: map[string]schema.Attribute{
 				"name": schema.StringAttribute{Optional: true, MarkdownDescription: "Name in plans, logs and errors (default `gate <n>`, counting from 1)."},
-				"timeout": schema.StringAttribute{Optional: true, Validators: []validator.String{durationValidator{}},
+				"timeout": schema.StringAttribute{Optional: true, Validators: []validator.String{durations.Positive()},
 					MarkdownDescription: "How long the gate may take to pass, per ordinal (default `" + DefaultGateTimeout + "`)."},
-				"interval": schema.StringAttribute{Optional: true, Validators: []validator.String{durationValidator{}},
+				"interval": schema.StringAttribute{Optional: true, Validators: []validator.String{durations.Positive()},
 					MarkdownDescription: "Time between polls (default `" + DefaultGateInterval + "`)."},
 			},
 			Blocks: map[string]schema.Block{
@@ -114,73 +115,86 @@ func gateBlock() schema.ListNestedBlock {
 // (the configuration at apply: headers are write-only, and headers_from_env is read from the
 // environment); without it headers are left out (plans never show them).
 func gatesFrom(ctx context.Context, l types.List, withSecrets bool) ([]planner.Gate, diag.Diagnostics) {
-	var diags diag.Diagnostics
-	if l.IsNull() || l.IsUnknown() {
-		return nil, diags
-	}
-	var ms []gateModel
-	diags.Append(l.ElementsAs(ctx, &ms, false)...)
-	if diags.HasError() {
-		return nil, diags
-	}
+	ms, diags := gateModels(ctx, l)
 	out := make([]planner.Gate, 0, len(ms))
 	for i, m := range ms {
-		at := path.Root("gate").AtListIndex(i)
-		g := planner.Gate{Name: m.Name.ValueString(), Timeout: parseDuration(m.Timeout, DefaultGateTimeout),
-			Interval: parseDuration(m.Interval, DefaultGateInterval)}
-		if g.Name == "" {
-			g.Name = fmt.Sprintf("gate %d", i+1)
-		}
-		if c := m.PodCondition; c != nil {
-			g.PodCondition = &planner.PodConditionGate{Type: corev1.PodConditionType(c.Type.ValueString()),
-				Status: corev1.ConditionStatus(c.Status.ValueString())}
-			if g.PodCondition.Status == "" {
-				g.PodCondition.Status = corev1.ConditionTrue
-			}
-		}
-		if h := m.HTTP; h != nil {
-			hg := &planner.HTTPGate{URL: h.URL.ValueString(), Method: strings.ToUpper(h.Method.ValueString()),
-				ExpectStatus: int(h.ExpectStatus.ValueInt64()), ExpectJSONPath: h.ExpectJSONPath.ValueString(),
-				ExpectValue: h.ExpectValue.ValueString()}
-			if hg.Method == "" {
-				hg.Method = http.MethodGet
-			}
-			if h.ExpectStatus.IsNull() {
-				hg.ExpectStatus = http.StatusOK
-			}
-			if withSecrets {
-				hg.Headers = map[string]string{}
-				if !h.Headers.IsNull() && !h.Headers.IsUnknown() {
-					diags.Append(h.Headers.ElementsAs(ctx, &hg.Headers, false)...)
-				}
-				if !h.HeadersFromEnv.IsNull() && !h.HeadersFromEnv.IsUnknown() {
-					var env map[string]string
-					diags.Append(h.HeadersFromEnv.ElementsAs(ctx, &env, false)...)
-					var missing []string
-					for k, v := range env {
-						val, ok := os.LookupEnv(v)
-						if !ok {
-							missing = append(missing, fmt.Sprintf("%s (header %s)", v, k))
-							continue
-						}
-						hg.Headers[k] = val
-					}
-					if len(missing) > 0 {
-						sort.Strings(missing)
-						diags.Append(diagnostics.AttributeError(at.AtName("http").AtName("headers_from_env"), "Gate Header Variable Not Set",
-							diagnostics.Detail{
-								Checked: fmt.Sprintf("The environment of the Terraform process, for the headers of %s.", g.Name),
-								Found:   "These variables are not set: " + strings.Join(missing, ", ") + ".",
-								Do:      "Export them where terraform apply runs, or remove the headers; nothing was changed.",
-							}))
-					}
-				}
-			}
-			g.HTTP = hg
-		}
+		g, d := gateFrom(ctx, i, m, withSecrets)
+		diags.Append(d...)
 		out = append(out, g)
 	}
 	return out, diags
+}
+
+// gateModels decodes the gate blocks (none when the list is null or unknown).
+func gateModels(ctx context.Context, l types.List) ([]gateModel, diag.Diagnostics) {
+	if l.IsNull() || l.IsUnknown() {
+		return nil, nil
+	}
+	var ms []gateModel
+	diags := l.ElementsAs(ctx, &ms, false)
+	if diags.HasError() {
+		return nil, diags
+	}
+	return ms, diags
+}
+
+// gateFrom converts gate block i (see gatesFrom).
+func gateFrom(ctx context.Context, i int, m gateModel, withSecrets bool) (planner.Gate, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	at := path.Root("gate").AtListIndex(i)
+	g := planner.Gate{Name: m.Name.ValueString(), Timeout: parseDuration(m.Timeout, DefaultGateTimeout),
+		Interval: parseDuration(m.Interval, DefaultGateInterval)}
+	if g.Name == "" {
+		g.Name = fmt.Sprintf("gate %d", i+1)
+	}
+	if c := m.PodCondition; c != nil {
+		g.PodCondition = &planner.PodConditionGate{Type: corev1.PodConditionType(c.Type.ValueString()),
+			Status: corev1.ConditionStatus(c.Status.ValueString())}
+		if g.PodCondition.Status == "" {
+			g.PodCondition.Status = corev1.ConditionTrue
+		}
+	}
+	if h := m.HTTP; h != nil {
+		hg := &planner.HTTPGate{URL: h.URL.ValueString(), Method: strings.ToUpper(h.Method.ValueString()),
+			ExpectStatus: int(h.ExpectStatus.ValueInt64()), ExpectJSONPath: h.ExpectJSONPath.ValueString(),
+			ExpectValue: h.ExpectValue.ValueString()}
+		if hg.Method == "" {
+			hg.Method = http.MethodGet
+		}
+		if h.ExpectStatus.IsNull() {
+			hg.ExpectStatus = http.StatusOK
+		}
+		if withSecrets {
+			hg.Headers = map[string]string{}
+			if !h.Headers.IsNull() && !h.Headers.IsUnknown() {
+				diags.Append(h.Headers.ElementsAs(ctx, &hg.Headers, false)...)
+			}
+			if !h.HeadersFromEnv.IsNull() && !h.HeadersFromEnv.IsUnknown() {
+				var env map[string]string
+				diags.Append(h.HeadersFromEnv.ElementsAs(ctx, &env, false)...)
+				var missing []string
+				for k, v := range env {
+					val, ok := os.LookupEnv(v)
+					if !ok {
+						missing = append(missing, fmt.Sprintf("%s (header %s)", v, k))
+						continue
+					}
+					hg.Headers[k] = val
+				}
+				if len(missing) > 0 {
+					sort.Strings(missing)
+					diags.Append(diagnostics.AttributeError(at.AtName("http").AtName("headers_from_env"), "Gate Header Variable Not Set",
+						diagnostics.Detail{
+							Checked: fmt.Sprintf("The environment of the Terraform process, for the headers of %s.", g.Name),
+							Found:   "These variables are not set: " + strings.Join(missing, ", ") + ".",
+							Do:      "Export them where terraform apply runs, or remove the headers; nothing was changed.",
+						}))
+				}
+			}
+		}
+		g.HTTP = hg
+	}
+	return g, diags
 }
 
 // gateValueUnknown reports whether a gate block holds a value not known yet (then its checks
@@ -203,21 +217,13 @@ func gateValueUnknown(m gateModel) bool {
 
 // validateGates checks each known gate block (validate time).
 func validateGates(ctx context.Context, l types.List) diag.Diagnostics {
-	var diags diag.Diagnostics
-	if l.IsNull() || l.IsUnknown() {
-		return diags
-	}
-	var ms []gateModel
-	if diags.Append(l.ElementsAs(ctx, &ms, false)...); diags.HasError() {
-		return diags
-	}
-	gates, d := gatesFrom(ctx, l, false)
-	diags.Append(d...)
+	ms, diags := gateModels(ctx, l)
 	for i, m := range ms {
-		if gateValueUnknown(m) || i >= len(gates) {
+		if gateValueUnknown(m) {
 			continue
 		}
-		g := gates[i]
+		g, d := gateFrom(ctx, i, m, false)
+		diags.Append(d...)
 		// Header values are templates too: check them (write-only values are in the
 		// configuration at validate time).
 		if h := m.HTTP; h != nil && g.HTTP != nil && !h.Headers.IsNull() {

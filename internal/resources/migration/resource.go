@@ -11,7 +11,6 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
-	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/olapgke/terraform-provider-olapgke/internal/clients"
@@ -83,26 +82,4 @@ func (r *migrationResource) ValidateConfig(ctx context.Context, req resource.Val
 
 // Delete forgets the migration: nothing in the cluster is changed.
 func (r *migrationResource) Delete(context.Context, resource.DeleteRequest, *resource.DeleteResponse) {
-}
-
-// durationValidator checks a Go duration string ("10m", "90s").
-type durationValidator struct{}
-
-func (durationValidator) Description(context.Context) string {
-	return "a positive duration such as 90s or 10m"
-}
-func (v durationValidator) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
-func (durationValidator) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
-	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
-		return
-	}
-	d, err := time.ParseDuration(req.ConfigValue.ValueString())
-	if err != nil || d <= 0 {
-		resp.Diagnostics.Append(diagnostics.AttributeError(req.Path, "Invalid Duration", diagnostics.Detail{
-			Checked: fmt.Sprintf("The value %q.", req.ConfigValue.ValueString()),
-			Found:   "It is not a positive Go duration.",
-			Do:      "Use a value such as 90s, 10m or 1h30m.",
-			Err:     err,
-		}))
-	}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/olapgke/terraform-provider-olapgke/internal/planner"
+	"github.com/olapgke/terraform-provider-olapgke/internal/resources/durations"
 )
 
 // Defaults.
@@ -108,13 +109,13 @@ func (r *migrationResource) Schema(ctx context.Context, _ resource.SchemaRequest
 			"ordinal_timeout": schema.StringAttribute{
 				Optional: true, Computed: true, Default: stringdefault.StaticString(DefaultOrdinalTimeout),
 				MarkdownDescription: "How long one ordinal (or batch) may take from its first deletion to the end of its soak, e.g. `10m` (default).",
-				Validators:          []validator.String{durationValidator{}},
+				Validators:          []validator.String{durations.Positive()},
 			},
 			"unschedulable_timeout": schema.StringAttribute{
 				Optional: true, Computed: true, Default: stringdefault.StaticString(DefaultUnschedulable),
 				MarkdownDescription: "How long a moved Pod may stay Unschedulable, or its new PVC keep failing provisioning, before the apply " +
 					"stops quoting the scheduler's message or the ProvisioningFailed event (default `20s`). A PV node affinity conflict stops it at once.",
-				Validators: []validator.String{durationValidator{}},
+				Validators: []validator.String{durations.Positive()},
 			},
 			"planned_manifest": schema.StringAttribute{
 				Optional: true,

@@ -2,7 +2,6 @@ package statefulset
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -27,6 +26,7 @@ import (
 	"github.com/olapgke/terraform-provider-olapgke/internal/diagnostics"
 	"github.com/olapgke/terraform-provider-olapgke/internal/engine"
 	"github.com/olapgke/terraform-provider-olapgke/internal/expect"
+	"github.com/olapgke/terraform-provider-olapgke/internal/resources/durations"
 )
 
 var (
@@ -96,7 +96,7 @@ func (r *expectationResource) Schema(ctx context.Context, _ resource.SchemaReque
 				MarkdownDescription: "How long the StatefulSet's generation must stay unchanged (and observed by its controller) " +
 					"before its owner is taken to be done reconciling (default `" + DefaultSettle + "`). Set it above the operator's " +
 					"reconcile delay.",
-				Validators: []validator.String{settleValidator{}}},
+				Validators: []validator.String{durations.AtLeastZero()}},
 			"triggers": schema.MapAttribute{ElementType: types.StringType, Optional: true,
 				MarkdownDescription: "Arbitrary values (e.g. the custom resource's generation or a hash of its spec): changing them checks again."},
 			"satisfied": schema.BoolAttribute{Computed: true,
@@ -231,19 +231,12 @@ func (r *expectationResource) verify(ctx context.Context, m *expectationModel, t
 
 // check compares want with the live object and names each mismatch's field manager.
 func check(want any, set *appsv1.StatefulSet) ([]expect.Mismatch, error) {
-	cp := set.DeepCopy()
-	cp.APIVersion, cp.Kind = "apps/v1", "StatefulSet"
-	managed := cp.ManagedFields
-	b, err := json.Marshal(cp)
+	live, err := setJSON(set)
 	if err != nil {
 		return nil, err
 	}
-	var live any
-	if err := json.Unmarshal(b, &live); err != nil {
-		return nil, err
-	}
 	ms := expect.Compare(want, live)
-	expect.Owners(ms, managed, live)
+	expect.Owners(ms, set.ManagedFields, live)
 	return ms, nil
 }
 
@@ -334,25 +327,4 @@ func mustParse(s string) time.Duration {
 		return 0
 	}
 	return d
-}
-
-// settleValidator checks a non-negative Go duration.
-type settleValidator struct{}
-
-func (settleValidator) Description(context.Context) string { return "a duration such as 10s or 1m" }
-func (v settleValidator) MarkdownDescription(ctx context.Context) string {
-	return v.Description(ctx)
-}
-
-func (settleValidator) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
-	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
-		return
-	}
-	if d, err := time.ParseDuration(req.ConfigValue.ValueString()); err != nil || d < 0 {
-		resp.Diagnostics.Append(diagnostics.AttributeError(req.Path, "Invalid Duration", diagnostics.Detail{
-			Checked: fmt.Sprintf("The value %q.", req.ConfigValue.ValueString()),
-			Found:   "It is not a Go duration of zero or more.",
-			Do:      "Use a value such as 10s, 1m or 0s.",
-		}))
-	}
 }
