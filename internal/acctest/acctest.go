@@ -48,6 +48,10 @@ const (
 	EnvKeepSandbox = "OLAPGKE_KEEP_SANDBOX"
 	// EnvStartTimeout overrides StartTimeout (a Go duration).
 	EnvStartTimeout = "OLAPGKE_SANDBOX_START_TIMEOUT"
+	// EnvKubernetesVersion is the Kubernetes minor the package's sandbox emulates
+	// (`olapgke-sandbox up --kubernetes-version`; "1.34".."1.37"; default the
+	// sandbox's own, 1.37). `make testacc-matrix` sets it per run.
+	EnvKubernetesVersion = "OLAPGKE_SANDBOX_KUBERNETES_VERSION"
 )
 
 // Timeouts of the harness.
@@ -80,7 +84,8 @@ type Env struct {
 }
 
 var (
-	world string // --config for this package (YAML text or a file path)
+	world        string // --config for this package (YAML text or a file path)
+	fixedVersion string // --kubernetes-version fixed by the package (MainAtVersion)
 
 	startOnce sync.Once
 	started   *sandboxProcess
@@ -96,6 +101,23 @@ func Main(m *testing.M) { os.Exit(run(m)) }
 func MainWithWorld(m *testing.M, worldYAML string) {
 	world = worldYAML
 	os.Exit(run(m))
+}
+
+// MainAtVersion is MainWithWorld for a package whose tests are about one
+// Kubernetes minor (e.g. "1.35"): its sandbox emulates that version whatever
+// OLAPGKE_SANDBOX_KUBERNETES_VERSION says.
+func MainAtVersion(m *testing.M, version, worldYAML string) {
+	world, fixedVersion = worldYAML, version
+	os.Exit(run(m))
+}
+
+// KubernetesVersion is the minor the package's sandbox emulates ("" = the
+// sandbox's default).
+func KubernetesVersion() string {
+	if fixedVersion != "" {
+		return fixedVersion
+	}
+	return os.Getenv(EnvKubernetesVersion)
 }
 
 func run(m *testing.M) int {
@@ -240,6 +262,9 @@ func start(ctx context.Context) (*Env, error) {
 			return nil, err
 		}
 		args = append(args, "--config", cfg)
+	}
+	if v := KubernetesVersion(); v != "" {
+		args = append(args, "--kubernetes-version", v)
 	}
 	p, err := startProcess(bin, dir, args)
 	if err != nil {

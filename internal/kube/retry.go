@@ -10,6 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apimachinery/pkg/version"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/retry"
 )
 
@@ -46,4 +48,17 @@ func List[T any](ctx context.Context, do func(context.Context, metav1.ListOption
 		return err
 	})
 	return out, err
+}
+
+// ServerVersion is the API server's /version (retried like a read). It
+// carries the emulation version when the control plane emulates an older
+// minor.
+func ServerVersion(ctx context.Context, kube kubernetes.Interface) (*version.Info, error) {
+	var info *version.Info
+	err := RetryRead(ctx, func(ctx context.Context) error {
+		var err error
+		info, err = kube.Discovery().ServerVersion()
+		return err
+	})
+	return info, err
 }

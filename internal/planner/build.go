@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/olapgke/terraform-provider-olapgke/internal/k8sfeatures"
 	"github.com/olapgke/terraform-provider-olapgke/internal/stsutil"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -146,6 +147,7 @@ func (b *builder) build() (*Plan, error) {
 		currentRev: b.currentRev,
 	}
 	cfg.maxUnavailable = 1
+	cfg.legacy = !s.Server.Enabled(k8sfeatures.MaxUnavailableStatefulSet)
 	if ru := set.Spec.UpdateStrategy.RollingUpdate; ru != nil && !cfg.onDelete {
 		if ru.Partition != nil {
 			cfg.partition = int(*ru.Partition)
@@ -154,7 +156,7 @@ func (b *builder) build() (*Plan, error) {
 		if err != nil {
 			return nil, fmt.Errorf("planner: spec.updateStrategy.rollingUpdate.maxUnavailable: %w", err)
 		}
-		if v > 1 {
+		if v > 1 && !cfg.legacy {
 			cfg.maxUnavailable = v
 		}
 	}

@@ -15,6 +15,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
+
+	"github.com/olapgke/terraform-provider-olapgke/internal/k8sfeatures"
 )
 
 func twoPools() []corev1.Node {
@@ -146,6 +148,39 @@ func TestBuild(t *testing.T) {
 			},
 			want:           []string{"0 recreate w2 ok", "1 recreate w2 ok", "2 recreate w1 ok", "3 recreate w1 ok"},
 			wantMaxUnavail: 2,
+		},
+		// Kubernetes 1.35 (MaxUnavailableStatefulSet off): the legacy loop, one
+		// Pod at a time from the top; a manifest's maxUnavailable (which the
+		// 1.35 API server would have dropped) changes nothing.
+		"1.35 Parallel image change: one at a time": {
+			world: func(t *testing.T) *world {
+				w := newWorld(t, mkSet(4), twoPools())
+				parallel(w.snap.Live)
+				w.snap.Server = k8sfeatures.Server{Version: k8sfeatures.Version{Major: 1, Minor: 35}}
+				return w.desire(newImage, maxUnavailable(2))
+			},
+			want:           []string{"0 recreate w4 ok", "1 recreate w3 ok", "2 recreate w2 ok", "3 recreate w1 ok"},
+			wantMaxUnavail: 1,
+		},
+		"1.37 with the gate observed off: one at a time": {
+			world: func(t *testing.T) *world {
+				w := newWorld(t, mkSet(4), twoPools())
+				parallel(w.snap.Live)
+				w.snap.Server = k8sfeatures.Server{Version: k8sfeatures.Version{Major: 1, Minor: 37}, Off: []string{"MaxUnavailableStatefulSet"}}
+				return w.desire(newImage, maxUnavailable(2))
+			},
+			want:           []string{"0 recreate w4 ok", "1 recreate w3 ok", "2 recreate w2 ok", "3 recreate w1 ok"},
+			wantMaxUnavail: 1,
+		},
+		"1.36 Parallel pool move: only the highest deleted, it stays Pending": {
+			world: func(t *testing.T) *world {
+				w := newWorld(t, mkSet(3), twoPools())
+				parallel(w.snap.Live)
+				w.snap.Server = k8sfeatures.Server{Version: k8sfeatures.Version{Major: 1, Minor: 36}}
+				return w.desire(toPoolB, maxUnavailable(2))
+			},
+			want:      []string{"0 recreate w3 NO blocked", "1 recreate w2 NO blocked", "2 recreate w1 NO"},
+			wantStall: []int32{2}, wantStallWave: 1, wantMaxUnavail: 1,
 		},
 		"ordinals.start 5": {
 			world: func(t *testing.T) *world {

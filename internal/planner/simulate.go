@@ -15,8 +15,11 @@ type simConfig struct {
 	onDelete        bool
 	partition       int // replica index (ordinal - start), as the controller compares it
 	maxUnavailable  int
-	updateRev       string
-	currentRev      string
+	// legacy: MaxUnavailableStatefulSet is off (Kubernetes 1.34-1.36 by
+	// default): the controller's rolling update is its one-Pod-at-a-time loop.
+	legacy     bool
+	updateRev  string
+	currentRev string
 	// canReady says whether a Pod of ordinal o at revision rev, created now,
 	// ever becomes Running and Ready; existingCanReady the same for a Pod
 	// that exists and is not Ready today.
@@ -39,7 +42,8 @@ type simResult struct {
 
 // simulate replays the StatefulSet controller of Kubernetes 1.37
 // (pkg/controller/statefulset stateful_set_control.go updateStatefulSet and
-// updateStatefulSetAfterInvariantEstablished, MaxUnavailableStatefulSet on)
+// updateStatefulSetAfterInvariantEstablished with MaxUnavailableStatefulSet
+// on; its legacy loop with the gate off, as 1.34-1.36 run by default)
 // on abstract Pod states. Each instant the controller syncs until it has
 // nothing more to do; then time passes: terminating Pods disappear and Pods
 // that can become Ready do. It stops when time changes nothing. The
@@ -139,6 +143,24 @@ func simulate(cfg simConfig, initial map[int]*simPod, optimistic bool) simResult
 			}
 		}
 		if cfg.onDelete {
+			return acted
+		}
+		if cfg.legacy {
+			// The loop updateStatefulSet runs when MaxUnavailableStatefulSet
+			// is off (stateful_set_control.go, after the gate check): from the
+			// highest replica down to the partition, delete the first Pod not
+			// at the update revision, or stop at the first unavailable one.
+			for k := re - 1; k >= rs+cfg.partition; k-- {
+				p := &pods[k]
+				if p.rev != cfg.updateRev && !p.terminating {
+					p.terminating = true
+					touch(k + base)
+					return true
+				}
+				if unavailable(p) {
+					return acted
+				}
+			}
 			return acted
 		}
 		// rolling update (updateStatefulSetAfterInvariantEstablished)

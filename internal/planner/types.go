@@ -8,6 +8,7 @@
 package planner
 
 import (
+	"github.com/olapgke/terraform-provider-olapgke/internal/k8sfeatures"
 	"github.com/olapgke/terraform-provider-olapgke/internal/schedsim"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -47,6 +48,10 @@ type Snapshot struct {
 	// to the next (the migration executor looks at the cluster many times); a memo only, it
 	// never changes a verdict.
 	PodCache *PodCache
+	// Server is the control plane's effective Kubernetes version and the feature
+	// gates observed off; the rollout is simulated as that version's
+	// StatefulSet controller runs it (zero: Kubernetes 1.37).
+	Server k8sfeatures.Server
 	// Immutable is set by the caller when the API server's dry run rejected
 	// an in-place update of Live (immutable fields).
 	Immutable *ImmutableChange

@@ -15,17 +15,26 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/olapgke/terraform-provider-olapgke/internal/k8sfeatures"
 	olapkube "github.com/olapgke/terraform-provider-olapgke/internal/kube"
 	"github.com/olapgke/terraform-provider-olapgke/internal/planner"
 )
 
-// Read lists the live StatefulSet namespace/name, every Pod (the set's are
+// Read gets the server's version and lists the live StatefulSet namespace/name, every Pod (the set's are
 // those its selector matches in its namespace), its ControllerRevisions (by
 // selector), PVCs in the namespace, every PV, Node, StorageClass,
 // CSIStorageCapacity, CSIDriver and CSINode, and the namespace's PDBs. desired is
 // the dry-run-defaulted object (nil on destroy); it is stored as is.
 func Read(ctx context.Context, kube kubernetes.Interface, desired *appsv1.StatefulSet, namespace, name string) (*planner.Snapshot, error) {
 	s := &planner.Snapshot{Desired: desired}
+
+	// The Kubernetes version decides which StatefulSet controller the
+	// planner simulates (k8sfeatures). One GET, not a LIST.
+	info, err := olapkube.ServerVersion(ctx, kube)
+	if err != nil {
+		return nil, fmt.Errorf("reading the API server's version: %w", err)
+	}
+	s.Server.Version = k8sfeatures.FromInfo(info)
 
 	sets, err := list(ctx, kube.AppsV1().StatefulSets(namespace).List, metav1.ListOptions{
 		FieldSelector: fields.OneTermEqualSelector("metadata.name", name).String(),

@@ -145,7 +145,7 @@ func (r *statefulSetResource) write(ctx context.Context, plan, prior *resourceMo
 		finish()
 		return
 	}
-	if diffs := userFieldDiffs(m.Obj, storedJSON); len(diffs) > 0 {
+	if diffs := withoutGatedDiffs(userFieldDiffs(m.Obj, storedJSON), droppedGated(m.Obj, storedJSON)); len(diffs) > 0 {
 		lines := make([]string, 0, len(diffs))
 		for _, d := range diffs {
 			lines = append(lines, "- "+d.String())
@@ -292,6 +292,11 @@ func (r *statefulSetResource) Read(ctx context.Context, req resource.ReadRequest
 		resp.Diagnostics.Append(diagnostics.ProviderBug("Stored StatefulSet Unreadable", "Encoding the live StatefulSet.", err))
 		return
 	}
+	snap, err := snapshot.Read(ctx, kube, live, ns, name)
+	if err != nil {
+		resp.Diagnostics.Append(diagnostics.Error("StatefulSet Read Failed", kubeError(fmt.Sprintf("Listing the Pods, PVCs and PVs of StatefulSet %s/%s.", ns, name), err)))
+		return
+	}
 	if state.Manifest.IsNull() || state.Manifest.IsUnderlyingValueNull() {
 		man, err := importedManifest(live)
 		if err == nil {
@@ -308,6 +313,8 @@ func (r *statefulSetResource) Read(ctx context.Context, req resource.ReadRequest
 			return
 		}
 		// Drift: every field the manifest sets takes the live value, so the plan shows the difference.
+		// Gated fields the server drops (its feature gate off) are not drift.
+		liveJSON = withGatedKept(prior, liveJSON, snap.Server)
 		merged := mergeLive(prior, liveJSON)
 		if len(userFieldDiffs(prior, liveJSON)) > 0 {
 			tv, err := state.Manifest.ToTerraformValue(ctx)
@@ -335,11 +342,6 @@ func (r *statefulSetResource) Read(ctx context.Context, req resource.ReadRequest
 		state.Timeouts.Object = types.ObjectNull(state.Timeouts.AttributeTypes(ctx))
 	}
 	state.UpdateRevision = types.StringValue(live.Status.UpdateRevision)
-	snap, err := snapshot.Read(ctx, kube, live, ns, name)
-	if err != nil {
-		resp.Diagnostics.Append(diagnostics.Error("StatefulSet Read Failed", kubeError(fmt.Sprintf("Listing the Pods, PVCs and PVs of StatefulSet %s/%s.", ns, name), err)))
-		return
-	}
 	ro, d := rolloutValue(planner.Rollout(live, snap.Pods))
 	resp.Diagnostics.Append(d...)
 	state.Rollout = ro
@@ -487,6 +489,7 @@ func (r *statefulSetResource) recreate(ctx context.Context, kube kubernetes.Inte
 		return notRecreated
 	}
 	snap.Immutable = imm
+	observeGated(m, desired, snap)
 	p, err := planner.Build(*snap)
 	if err != nil || p.Replace == nil || p.Replace.Mode != planner.RecreateOrphan {
 		return notRecreated

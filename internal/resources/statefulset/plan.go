@@ -192,6 +192,9 @@ func predict(ctx context.Context, kube kubernetes.Interface, m *manifest, fm str
 		return nil
 	}
 	snap.Immutable = imm
+	if dropped := observeGated(m, desired, snap); len(dropped) > 0 {
+		diags.Append(gatedWarning(m, snap.Server, dropped))
+	}
 	if replace {
 		snap.Live, snap.Pods, snap.Revisions = nil, nil, nil
 	}

@@ -21,7 +21,7 @@ type apiServer struct {
 // newAPIServer configures kube-apiserver through its options API, the way
 // cmd/kube-apiserver/app/testing/testserver.go does, not its cobra command
 // (which installs a process-wide signal handler).
-func newAPIServer(ctx context.Context, etcdURL string, p *pki) (*apiServer, error) {
+func newAPIServer(ctx context.Context, etcdURL string, p *pki, extra []string) (*apiServer, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("listen for the API server: %w", err)
@@ -50,6 +50,7 @@ func newAPIServer(ctx context.Context, etcdURL string, p *pki) (*apiServer, erro
 		"--allow-privileged=true",
 		"--profiling=false",
 	}
+	args = append(args, extra...)
 	if err := fs.Parse(args); err != nil {
 		l.Close()
 		return nil, fmt.Errorf("kube-apiserver flags: %w", err)

@@ -16,6 +16,8 @@ import (
 // disruption (PDB status), pod-garbage-collector (Pods bound to deleted
 // nodes) and clusterrole-aggregation (admin/edit/view roles) make the sandbox
 // behave like a real cluster for later scenarios at little cost.
+// taint-eviction evicts Pods that do not tolerate a node's NoExecute taints,
+// as on GKE (a NoExecute taint on a Local-SSD pool evicts its historicals).
 // daemonset is left out on purpose: the TopoLVM install's lvmd DaemonSet
 // would get one simulated Pod per node (500 Pods in a 500-node world, which
 // doubled start-up time here) and nothing in the sandbox needs their Pods.
@@ -31,9 +33,10 @@ var Controllers = []string{
 	"disruption-controller",
 	"pod-garbage-collector-controller",
 	"clusterrole-aggregation-controller",
+	"taint-eviction-controller",
 }
 
-func newControllerManager(ctx context.Context, kubeconfig string, controllers []string) (func(context.Context) error, error) {
+func newControllerManager(ctx context.Context, kubeconfig string, controllers []string, extra []string) (func(context.Context) error, error) {
 	s, err := options.NewKubeControllerManagerOptions()
 	if err != nil {
 		return nil, err
@@ -60,6 +63,7 @@ func newControllerManager(ctx context.Context, kubeconfig string, controllers []
 		"--kube-api-qps=2000",
 		"--kube-api-burst=4000",
 	}
+	args = append(args, extra...)
 	if err := fs.Parse(args); err != nil {
 		return nil, fmt.Errorf("kube-controller-manager flags: %w", err)
 	}

@@ -35,6 +35,11 @@ type Options struct {
 	EtcdLogFile string
 	// StartTimeout bounds how long Start waits for the API server (default 60s).
 	StartTimeout time.Duration
+	// KubernetesVersion is the minor ("1.34".."1.37") the components
+	// emulate (component-base compatibility versions: each component's
+	// --emulated-version, with that version's feature-gate defaults and
+	// API enablement). Empty: the binary's own version (BinaryMinor).
+	KubernetesVersion string
 }
 
 // ControlPlane is a running control plane.
@@ -97,7 +102,11 @@ func Start(ctx context.Context, o Options) (_ *ControlPlane, err error) {
 	}
 	cp.etcd = e
 
-	api, err := newAPIServer(runCtx, etcdURL, p)
+	versionArgs, err := emulationArgs(o.KubernetesVersion)
+	if err != nil {
+		return nil, err
+	}
+	api, err := newAPIServer(runCtx, etcdURL, p, versionArgs)
 	if err != nil {
 		return nil, err
 	}
@@ -130,12 +139,12 @@ func Start(ctx context.Context, o Options) (_ *ControlPlane, err error) {
 		return nil, err
 	}
 
-	kcm, err := newControllerManager(runCtx, cp.Kubeconfig, o.Controllers)
+	kcm, err := newControllerManager(runCtx, cp.Kubeconfig, o.Controllers, versionArgs)
 	if err != nil {
 		return nil, err
 	}
 	cp.run("kube-controller-manager", runCtx, kcm)
-	sched, err := newScheduler(runCtx, cp.Kubeconfig)
+	sched, err := newScheduler(runCtx, cp.Kubeconfig, versionArgs)
 	if err != nil {
 		return nil, err
 	}

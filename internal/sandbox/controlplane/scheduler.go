@@ -9,7 +9,7 @@ import (
 	"k8s.io/kubernetes/cmd/kube-scheduler/app/options"
 )
 
-func newScheduler(ctx context.Context, kubeconfig string) (func(context.Context) error, error) {
+func newScheduler(ctx context.Context, kubeconfig string, extra []string) (func(context.Context) error, error) {
 	opts := options.NewOptions()
 	fs := pflag.NewFlagSet("kube-scheduler", pflag.ContinueOnError)
 	for _, f := range opts.Flags.FlagSets {
@@ -22,6 +22,7 @@ func newScheduler(ctx context.Context, kubeconfig string) (func(context.Context)
 		"--kube-api-qps=2000",
 		"--kube-api-burst=4000",
 	}
+	args = append(args, extra...)
 	if err := fs.Parse(args); err != nil {
 		return nil, fmt.Errorf("kube-scheduler flags: %w", err)
 	}

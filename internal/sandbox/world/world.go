@@ -8,11 +8,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"cloud.google.com/go/container/apiv1/containerpb"
 	"sigs.k8s.io/yaml"
 
+	"github.com/olapgke/terraform-provider-olapgke/internal/sandbox/controlplane"
 	"github.com/olapgke/terraform-provider-olapgke/internal/sandbox/topolvm"
 )
 
@@ -22,6 +24,10 @@ import (
 type World struct {
 	// Project is the GCP project of every cluster (default "sandbox").
 	Project string `json:"project,omitempty"`
+	// KubernetesVersion is the minor the control plane emulates: "1.34",
+	// "1.35", "1.36" or "1.37" (default: the binary's, 1.37).
+	// `olapgke-sandbox up --kubernetes-version` overrides it.
+	KubernetesVersion string `json:"kubernetesVersion,omitempty"`
 	// Clusters to seed; the first is the one DIR/env points at.
 	Clusters []Cluster `json:"clusters,omitempty"`
 	// TopoLVM install: lvmd ConfigMap location and device classes.
@@ -33,9 +39,13 @@ type World struct {
 // Cluster is one GKE cluster. All clusters share the sandbox's single API
 // server; their node pools' nodes live side by side in it.
 type Cluster struct {
-	Name     string     `json:"name"`
-	Location string     `json:"location"` // zone (us-central1-a) or region
-	Pools    []NodePool `json:"nodePools,omitempty"`
+	Name     string `json:"name"`
+	Location string `json:"location"` // zone (us-central1-a) or region
+	// ReleaseChannel is the cluster's GKE release channel: UNSPECIFIED (none), RAPID, REGULAR
+	// (default, as for new GKE clusters), STABLE or EXTENDED. Node pools of a cluster on a
+	// channel cannot turn node auto-upgrade off.
+	ReleaseChannel string     `json:"releaseChannel,omitempty"`
+	Pools          []NodePool `json:"nodePools,omitempty"`
 }
 
 // NodePool is a GKE node pool. Unset fields take pool-a's values.
@@ -97,7 +107,12 @@ const (
 	DefaultLocalSSDs   = 2
 	DefaultBootDiskGB  = 100
 	DefaultBootDisk    = "pd-balanced"
+	// DefaultReleaseChannel is GKE's default for new clusters.
+	DefaultReleaseChannel = "REGULAR"
 )
+
+// ReleaseChannels are the values of Cluster.ReleaseChannel (GKE's ReleaseChannel.Channel).
+var ReleaseChannels = []string{"UNSPECIFIED", "RAPID", "REGULAR", "STABLE", "EXTENDED"}
 
 // Default is the world `up` starts without --config: project sandbox,
 // cluster olap in us-central1-a, pool-a with 3 n2-standard-8 nodes, each
@@ -143,6 +158,9 @@ func (w *World) applyDefaults() {
 		if c.Location == "" {
 			c.Location = DefaultLocation
 		}
+		if c.ReleaseChannel == "" {
+			c.ReleaseChannel = DefaultReleaseChannel
+		}
 		for pi := range c.Pools {
 			p := &c.Pools[pi]
 			if p.MachineType == "" {
@@ -186,6 +204,9 @@ func (w *World) applyDefaults() {
 // TopoLVM install validate pools and device classes the way GKE and lvmd do.
 func (w *World) Validate() error {
 	var errs []error
+	if w.KubernetesVersion != "" && !slices.Contains(controlplane.Versions, w.KubernetesVersion) {
+		errs = append(errs, fmt.Errorf("kubernetesVersion %q is not supported: use one of %v", w.KubernetesVersion, controlplane.Versions))
+	}
 	clusters := map[string]bool{}
 	for _, c := range w.Clusters {
 		if c.Name == "" {
@@ -195,6 +216,9 @@ func (w *World) Validate() error {
 			errs = append(errs, fmt.Errorf("cluster %s/%s is listed twice", c.Location, c.Name))
 		}
 		clusters[c.Location+"/"+c.Name] = true
+		if !slices.Contains(ReleaseChannels, c.ReleaseChannel) {
+			errs = append(errs, fmt.Errorf("cluster %s: releaseChannel %q is not one of %v", c.Name, c.ReleaseChannel, ReleaseChannels))
+		}
 		pools := map[string]bool{}
 		for _, p := range c.Pools {
 			if p.Name == "" {

@@ -41,6 +41,7 @@ type upFlags struct {
 	config       string
 	verbosity    int
 	readyTimeout time.Duration
+	kubeVersion  string
 }
 
 func up(args []string) error {
@@ -50,6 +51,7 @@ func up(args []string) error {
 	fs.StringVar(&f.config, "config", "", "world config YAML (default: the default world)")
 	fs.IntVar(&f.verbosity, "v", 0, "log verbosity of DIR/sandbox.log (klog levels; 2 is chatty, 4 is debug)")
 	fs.DurationVar(&f.readyTimeout, "ready-timeout", 5*time.Minute, "how long to wait for the seeded world to become ready")
+	fs.StringVar(&f.kubeVersion, "kubernetes-version", "", fmt.Sprintf("Kubernetes minor the control plane emulates, one of %v (default: the world file's kubernetesVersion, else %s)", controlplane.Versions, controlplane.BinaryMinor()))
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -78,6 +80,13 @@ func up(args []string) error {
 	w := world.Default()
 	if f.config != "" {
 		if w, err = world.Load(f.config); err != nil {
+			return err
+		}
+	}
+
+	if f.kubeVersion != "" {
+		w.KubernetesVersion = f.kubeVersion
+		if err := w.Validate(); err != nil {
 			return err
 		}
 	}
@@ -193,7 +202,7 @@ func startSandbox(sigCtx context.Context, dir string, w *world.World, logFile *o
 	sb := &sandbox{cancel: cancel, errCh: make(chan error, 2)}
 
 	phase := time.Now()
-	cp, err := controlplane.Start(sigCtx, controlplane.Options{Dir: dir})
+	cp, err := controlplane.Start(sigCtx, controlplane.Options{Dir: dir, KubernetesVersion: w.KubernetesVersion})
 	if err != nil {
 		return sb, fmt.Errorf("start control plane: %w", err)
 	}
