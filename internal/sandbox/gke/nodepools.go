@@ -28,7 +28,8 @@ func poolKeyOf(req poolRequest) (poolKey, error) {
 }
 
 // idlePoolLocked is the start of every mutating node pool RPC: a fault injected for rpc, the
-// pool (NotFound), and no operation already running on it (FailedPrecondition, as GKE).
+// pool (NotFound), room in the concurrent operations quota (ResourceExhausted) and no
+// cluster-wide operation nor one on the pool running (FailedPrecondition), as GKE.
 func (s *Server) idlePoolLocked(rpc string, k poolKey) (*cluster, *pool, error) {
 	if err := s.faultLocked(rpc); err != nil {
 		return nil, nil, err
@@ -37,8 +38,8 @@ func (s *Server) idlePoolLocked(rpc string, k poolKey) (*cluster, *pool, error) 
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := busyErrLocked(p); err != nil {
-		return nil, nil, err
+	if err := s.admitPoolOpLocked(c, p); err != nil {
+		return nil, nil, s.refused(rpc, k.String(), err)
 	}
 	return c, p, nil
 }
@@ -126,6 +127,9 @@ func (s *Server) CreateNodePool(_ context.Context, req *containerpb.CreateNodePo
 	}
 	if err := s.admitPool(c, np, false); err != nil {
 		return nil, err
+	}
+	if err := s.admitPoolOpLocked(c, nil); err != nil {
+		return nil, s.refused("CreateNodePool", poolKey{k, np.Name}.String(), err)
 	}
 	pk := poolKey{k, np.Name}
 	p := &pool{key: pk, np: np}
@@ -310,8 +314,11 @@ func (s *Server) SetNodePoolManagement(_ context.Context, req *containerpb.SetNo
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	_, p, err := s.idlePoolLocked("SetNodePoolManagement", k)
+	c, p, err := s.idlePoolLocked("SetNodePoolManagement", k)
 	if err != nil {
+		return nil, err
+	}
+	if err := autoUpgradeErr(c, req.GetManagement()); err != nil {
 		return nil, err
 	}
 	m := proto.Clone(req.GetManagement()).(*containerpb.NodeManagement)

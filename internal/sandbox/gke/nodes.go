@@ -271,9 +271,18 @@ func kubeEffect(e containerpb.NodeTaint_Effect) corev1.TaintEffect {
 // addNode creates one Node object for pool p in zone and records it in the pool. A name
 // collision (AlreadyExists) picks a new suffix, as a new VM would get.
 func (s *Server) addNode(ctx context.Context, p *pool, c *containerpb.Cluster, np *containerpb.NodePool, zone string) (string, error) {
+	return s.addNodeWith(ctx, p, c, np, zone, nil)
+}
+
+// addNodeWith is addNode with mutate (if not nil) applied to the Node before it is created.
+func (s *Server) addNodeWith(ctx context.Context, p *pool, c *containerpb.Cluster, np *containerpb.NodePool, zone string, mutate func(*corev1.Node)) (string, error) {
 	for range 5 {
 		name := nodeName(p.key, zone)
-		_, err := s.o.Kube.CoreV1().Nodes().Create(ctx, s.buildNode(name, zone, c, np), metav1.CreateOptions{})
+		n := s.buildNode(name, zone, c, np)
+		if mutate != nil {
+			mutate(n)
+		}
+		_, err := s.o.Kube.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{})
 		if apierrors.IsAlreadyExists(err) {
 			continue
 		}

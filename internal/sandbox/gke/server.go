@@ -10,8 +10,11 @@
 //   - There is one Kubernetes version (Version); node_version values are accepted but never
 //     trigger an upgrade.
 //   - Node names follow GKE's shape; the truncation lengths are an approximation.
-//   - Mutations are serialised per node pool only (GKE also refuses some concurrent operations
-//     cluster-wide).
+//   - Mutations are serialised per node pool, and refused cluster-wide while a cluster operation
+//     runs (StartClusterOperation); GKE has more incompatible pairs (a node pool creation blocks
+//     some cluster updates) that the emulator does not refuse.
+//   - The concurrent operations quota counts per cluster (Options.ConcurrentOperations, default
+//     DefaultConcurrentOperations); GKE's observed limit is 5 and also counts per project.
 package gke
 
 import (
@@ -40,7 +43,10 @@ import (
 // ClusterSeed is a cluster that exists when the emulator starts, with its node pools.
 type ClusterSeed struct {
 	Project, Location, Name string
-	Pools                   []*containerpb.NodePool
+	// ReleaseChannel is UNSPECIFIED (no channel), RAPID, REGULAR, STABLE or EXTENDED; empty
+	// means REGULAR, GKE's default for new clusters.
+	ReleaseChannel string
+	Pools          []*containerpb.NodePool
 }
 
 // Options configure the emulator.
@@ -66,7 +72,14 @@ type Options struct {
 	// agents do when a VM registers (the sandbox's TopoLVM simulator adds its topology label,
 	// finalizer and capacity annotations). It must not change the node's name.
 	RegisterNode func(*corev1.Node)
+	// ConcurrentOperations is the concurrent operations quota per cluster (default
+	// DefaultConcurrentOperations); SetOperationQuota changes it at run time.
+	ConcurrentOperations int
 }
+
+// DefaultConcurrentOperations is the default quota of concurrent operations per cluster: more
+// than any test starts at once, so only tests that lower it (SetOperationQuota) meet it.
+const DefaultConcurrentOperations = 100
 
 // Version is the Kubernetes version the emulated clusters and node pools report.
 const Version = "1.37.2-gke.1000"
@@ -86,6 +99,7 @@ type Server struct {
 	ops      map[string]*operation // key: project/location/name
 	opOrder  []string
 	faults   map[string][]error // see InjectFault
+	quota    int                // concurrent operations per cluster, see SetOperationQuota
 
 	gmu  sync.Mutex
 	grpc *grpc.Server
@@ -98,6 +112,8 @@ type cluster struct {
 	pb    *containerpb.Cluster
 	pools map[string]*pool
 	order []string // pool creation order
+	// busy is the cluster-wide operation running (UPGRADE_MASTER, UPDATE_CLUSTER), if any.
+	busy *operation
 }
 
 type pool struct {
@@ -111,8 +127,9 @@ type pool struct {
 type nodeRec struct{ Name, Zone string }
 
 type operation struct {
-	pb   *containerpb.Operation
-	verb string // "creating", "deleting", ... for the concurrent-operation message
+	pb      *containerpb.Operation
+	verb    string     // "creating", "deleting", ... for the concurrent-operation message
+	cluster clusterKey // the cluster it runs in: it counts toward that cluster's quota
 }
 
 // New validates the seeds and builds the emulator. Node objects are created by Seed.
@@ -138,9 +155,13 @@ func New(o Options) (*Server, error) {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
+	if o.ConcurrentOperations <= 0 {
+		o.ConcurrentOperations = DefaultConcurrentOperations
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{o: o, log: o.Logger.With("component", "gke"), ctx: ctx, cancel: cancel,
-		clusters: map[clusterKey]*cluster{}, ops: map[string]*operation{}, faults: map[string][]error{}}
+		clusters: map[clusterKey]*cluster{}, ops: map[string]*operation{}, faults: map[string][]error{},
+		quota: o.ConcurrentOperations}
 	for _, cs := range o.Clusters {
 		k := clusterKey{cs.Project, cs.Location, cs.Name}
 		if cs.Project == "" || cs.Location == "" || cs.Name == "" {
@@ -151,7 +172,12 @@ func New(o Options) (*Server, error) {
 			cancel()
 			return nil, fmt.Errorf("gke: cluster %s seeded twice", k)
 		}
-		c := s.newCluster(k)
+		ch, err := releaseChannel(cs.ReleaseChannel)
+		if err != nil {
+			cancel()
+			return nil, fmt.Errorf("gke: cluster seed %s: %w", k, err)
+		}
+		c := s.newCluster(k, ch)
 		s.clusters[k] = c
 		for _, np := range cs.Pools {
 			np = proto.Clone(np).(*containerpb.NodePool)
@@ -167,7 +193,19 @@ func New(o Options) (*Server, error) {
 	return s, nil
 }
 
-func (s *Server) newCluster(k clusterKey) *cluster {
+// releaseChannel parses a seed's release channel; empty is REGULAR.
+func releaseChannel(name string) (containerpb.ReleaseChannel_Channel, error) {
+	if name == "" {
+		return containerpb.ReleaseChannel_REGULAR, nil
+	}
+	v, ok := containerpb.ReleaseChannel_Channel_value[name]
+	if !ok {
+		return 0, fmt.Errorf("release channel %q is not UNSPECIFIED, RAPID, REGULAR, STABLE or EXTENDED", name)
+	}
+	return containerpb.ReleaseChannel_Channel(v), nil
+}
+
+func (s *Server) newCluster(k clusterKey, channel containerpb.ReleaseChannel_Channel) *cluster {
 	locs := []string{k.Location}
 	if !isZone(k.Location) {
 		locs = []string{k.Location + "-a", k.Location + "-b", k.Location + "-c"}
@@ -192,7 +230,7 @@ func (s *Server) newCluster(k clusterKey) *cluster {
 		MonitoringService:     "monitoring.googleapis.com/kubernetes",
 		CreateTime:            time.Now().UTC().Format(time.RFC3339),
 		Id:                    randHex(16),
-		ReleaseChannel:        &containerpb.ReleaseChannel{Channel: containerpb.ReleaseChannel_REGULAR},
+		ReleaseChannel:        &containerpb.ReleaseChannel{Channel: channel},
 	}
 	return &cluster{key: k, pb: pb, pools: map[string]*pool{}}
 }

@@ -24,6 +24,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
@@ -58,6 +59,13 @@ type env struct {
 func start(t *testing.T, mod func(*Options)) *env {
 	t.Helper()
 	kube := fake.NewClientset()
+	// The API server gives every new object a UID; the fake tracker does not.
+	kube.PrependReactor("create", "*", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		if o, ok := a.(k8stesting.CreateAction).GetObject().(metav1.Object); ok && o.GetUID() == "" && a.GetSubresource() == "" {
+			o.SetUID(types.UID(randHex(16)))
+		}
+		return false, nil, nil
+	})
 	o := Options{
 		Kube: kube, Endpoint: "127.0.0.1:6443", CACertPEM: []byte("-----BEGIN CERTIFICATE-----\nX\n-----END CERTIFICATE-----\n"),
 		Clusters:       []ClusterSeed{{Project: project, Location: location, Name: clusterN, Pools: []*containerpb.NodePool{defaultPool()}}},
@@ -701,4 +709,317 @@ func TestUpdateLocationsAddsAndRemovesZones(t *testing.T) {
 	}
 	_, err := e.c.UpdateNodePool(t.Context(), &containerpb.UpdateNodePoolRequest{Name: pn, Locations: []string{"us-east1-b"}})
 	wantCode(t, err, codes.InvalidArgument, "region")
+}
+
+// TestReleaseChannelRequiresAutoUpgrade: a cluster on a release channel refuses node
+// auto-upgrade off, in GKE's words and with INVALID_ARGUMENT, when a pool is created and when its
+// management is set; a cluster without a channel accepts it.
+func TestReleaseChannelRequiresAutoUpgrade(t *testing.T) {
+	e := start(t, func(o *Options) {
+		o.Clusters = append(o.Clusters,
+			ClusterSeed{Project: project, Location: location, Name: "static", ReleaseChannel: "UNSPECIFIED"},
+			ClusterSeed{Project: project, Location: location, Name: "fast", ReleaseChannel: "RAPID"})
+	})
+	ctx := t.Context()
+	off := &containerpb.NodeManagement{AutoUpgrade: false, AutoRepair: true}
+	newPool := func() *containerpb.NodePool {
+		return &containerpb.NodePool{Name: "manual", InitialNodeCount: 1, Management: off,
+			Config: &containerpb.NodeConfig{MachineType: "n2-standard-8"}}
+	}
+	cl, err := e.c.GetCluster(ctx, &containerpb.GetClusterRequest{Name: parent})
+	if err != nil || cl.GetReleaseChannel().GetChannel() != containerpb.ReleaseChannel_REGULAR {
+		t.Fatalf("seeded cluster's release channel: %v %v", cl.GetReleaseChannel(), err)
+	}
+	const want = "Auto_upgrade cannot be false when release_channel REGULAR is set."
+	_, err = e.c.CreateNodePool(ctx, &containerpb.CreateNodePoolRequest{Parent: parent, NodePool: newPool()})
+	wantCode(t, err, codes.InvalidArgument, want)
+	if msg := status.Convert(err).Message(); msg != want {
+		t.Errorf("message %q, want exactly %q", msg, want)
+	}
+	_, err = e.c.SetNodePoolManagement(ctx, &containerpb.SetNodePoolManagementRequest{Name: parent + "/nodePools/pool-a", Management: off})
+	wantCode(t, err, codes.InvalidArgument, want)
+	np, _ := e.c.GetNodePool(ctx, &containerpb.GetNodePoolRequest{Name: parent + "/nodePools/pool-a"})
+	if !np.GetManagement().GetAutoUpgrade() {
+		t.Errorf("refused management was stored: %v", np.GetManagement())
+	}
+	_, err = e.c.CreateNodePool(ctx, &containerpb.CreateNodePoolRequest{Parent: "projects/sandbox/locations/us-central1-a/clusters/fast", NodePool: newPool()})
+	wantCode(t, err, codes.InvalidArgument, "Auto_upgrade cannot be false when release_channel RAPID is set.")
+
+	static := "projects/sandbox/locations/us-central1-a/clusters/static"
+	e.ok(t)(e.c.CreateNodePool(ctx, &containerpb.CreateNodePoolRequest{Parent: static, NodePool: newPool()}))
+	e.ok(t)(e.c.SetNodePoolManagement(ctx, &containerpb.SetNodePoolManagementRequest{Name: static + "/nodePools/manual",
+		Management: &containerpb.NodeManagement{AutoUpgrade: false, AutoRepair: false}}))
+	np, _ = e.c.GetNodePool(ctx, &containerpb.GetNodePoolRequest{Name: static + "/nodePools/manual"})
+	if np.GetManagement().GetAutoUpgrade() || np.GetManagement().GetAutoRepair() {
+		t.Errorf("management on the cluster without a channel: %v", np.GetManagement())
+	}
+
+	_, err = New(Options{Kube: fake.NewClientset(), Clusters: []ClusterSeed{{Project: project, Location: location, Name: "x", ReleaseChannel: "BETA"}}})
+	if err == nil || !strings.Contains(err.Error(), `"BETA"`) {
+		t.Errorf("seed with an unknown release channel: %v", err)
+	}
+}
+
+// mutatingPoolRPCs calls every mutating node pool RPC once against pool-a (CreateNodePool: a
+// new pool) and returns their errors by name.
+func (e *env) mutatingPoolRPCs(t *testing.T) map[string]error {
+	t.Helper()
+	ctx := t.Context()
+	pn := parent + "/nodePools/pool-a"
+	errs := map[string]error{}
+	_, errs["CreateNodePool"] = e.c.CreateNodePool(ctx, &containerpb.CreateNodePoolRequest{Parent: parent,
+		NodePool: &containerpb.NodePool{Name: "pool-x", Config: &containerpb.NodeConfig{MachineType: "n2-standard-8"}}})
+	_, errs["DeleteNodePool"] = e.c.DeleteNodePool(ctx, &containerpb.DeleteNodePoolRequest{Name: pn})
+	_, errs["SetNodePoolSize"] = e.c.SetNodePoolSize(ctx, &containerpb.SetNodePoolSizeRequest{Name: pn, NodeCount: 4})
+	_, errs["SetNodePoolAutoscaling"] = e.c.SetNodePoolAutoscaling(ctx, &containerpb.SetNodePoolAutoscalingRequest{Name: pn,
+		Autoscaling: &containerpb.NodePoolAutoscaling{Enabled: true, MinNodeCount: 1, MaxNodeCount: 5}})
+	_, errs["SetNodePoolManagement"] = e.c.SetNodePoolManagement(ctx, &containerpb.SetNodePoolManagementRequest{Name: pn,
+		Management: &containerpb.NodeManagement{AutoUpgrade: true, AutoRepair: true}})
+	_, errs["UpdateNodePool"] = e.c.UpdateNodePool(ctx, &containerpb.UpdateNodePoolRequest{Name: pn,
+		Labels: &containerpb.NodeLabels{Labels: map[string]string{"a": "b"}}})
+	return errs
+}
+
+// TestClusterOperationBlocksNodePoolRPCs: while a cluster-wide operation runs, every mutating
+// node pool RPC fails with FAILED_PRECONDITION in GKE's words; the operation is listed, the
+// cluster is RECONCILING, and once it is done the RPCs go through.
+func TestClusterOperationBlocksNodePoolRPCs(t *testing.T) {
+	e := start(t, nil)
+	ctx := t.Context()
+	_, err := e.s.StartClusterOperation(project, location, clusterN, containerpb.Operation_SET_LABELS, time.Second)
+	wantCode(t, err, codes.InvalidArgument, "UPGRADE_MASTER or UPDATE_CLUSTER")
+	_, err = e.s.StartClusterOperation(project, location, "nope", containerpb.Operation_UPGRADE_MASTER, time.Second)
+	wantCode(t, err, codes.NotFound, "clusters/nope")
+
+	op, err := e.s.StartClusterOperation(project, location, clusterN, containerpb.Operation_UPGRADE_MASTER, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "Operation " + op.Name + " is currently upgrading cluster olap. Please wait and try again once it is done."
+	for rpc, err := range e.mutatingPoolRPCs(t) {
+		if status.Code(err) != codes.FailedPrecondition || status.Convert(err).Message() != want {
+			t.Errorf("%s during UPGRADE_MASTER: %v, want FailedPrecondition %q", rpc, err, want)
+		}
+	}
+	_, err = e.s.StartClusterOperation(project, location, clusterN, containerpb.Operation_UPDATE_CLUSTER, time.Second)
+	wantCode(t, err, codes.FailedPrecondition, want)
+	cl, _ := e.c.GetCluster(ctx, &containerpb.GetClusterRequest{Name: parent})
+	if cl.GetStatus() != containerpb.Cluster_RECONCILING {
+		t.Errorf("cluster status during the upgrade: %v", cl.GetStatus())
+	}
+	ops, err := e.c.ListOperations(ctx, &containerpb.ListOperationsRequest{Parent: "projects/sandbox/locations/" + location})
+	if err != nil || len(ops.Operations) != 1 || ops.Operations[0].OperationType != containerpb.Operation_UPGRADE_MASTER ||
+		!strings.HasSuffix(ops.Operations[0].TargetLink, parent) {
+		t.Fatalf("ListOperations: %v %v", ops, err)
+	}
+
+	done, err := e.s.AwaitOperation(ctx, op)
+	if err != nil || done.Status != containerpb.Operation_DONE || done.Error != nil {
+		t.Fatalf("cluster operation: %v %v", done, err)
+	}
+	cl, _ = e.c.GetCluster(ctx, &containerpb.GetClusterRequest{Name: parent})
+	if cl.GetStatus() != containerpb.Cluster_RUNNING {
+		t.Errorf("cluster status after the upgrade: %v", cl.GetStatus())
+	}
+	e.ok(t)(e.c.UpdateNodePool(ctx, &containerpb.UpdateNodePoolRequest{Name: parent + "/nodePools/pool-a",
+		Labels: &containerpb.NodeLabels{Labels: map[string]string{"a": "b"}}}))
+
+	// An operation on a pool keeps a cluster-wide one from starting.
+	op, err = e.c.SetNodePoolSize(ctx, &containerpb.SetNodePoolSizeRequest{Name: parent + "/nodePools/pool-a", NodeCount: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = e.s.StartClusterOperation(project, location, clusterN, containerpb.Operation_UPDATE_CLUSTER, time.Second)
+	wantCode(t, err, codes.FailedPrecondition, "Operation "+op.Name+" is currently resizing node pool pool-a.")
+	e.wait(t, op)
+}
+
+// TestConcurrentOperationsQuota: with the quota used up, mutating node pool RPCs and cluster
+// operations fail with RESOURCE_EXHAUSTED in GKE's words, before the busy checks.
+func TestConcurrentOperationsQuota(t *testing.T) {
+	e := start(t, func(o *Options) { o.OperationDelay = 200 * time.Millisecond })
+	ctx := t.Context()
+	if _, err := e.s.SetOperationQuota(-1); status.Code(err) != codes.InvalidArgument {
+		t.Fatalf("negative quota: %v", err)
+	}
+	if n, err := e.s.SetOperationQuota(1); err != nil || n != 1 {
+		t.Fatalf("SetOperationQuota(1) = %d, %v", n, err)
+	}
+	op, err := e.s.StartClusterOperation(project, location, clusterN, containerpb.Operation_UPDATE_CLUSTER, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `Too many operations: cluster "olap" hits the concurrent operations quota 1, please try again later.`
+	for rpc, err := range e.mutatingPoolRPCs(t) {
+		if status.Code(err) != codes.ResourceExhausted || status.Convert(err).Message() != want {
+			t.Errorf("%s at the quota: %v, want ResourceExhausted %q", rpc, err, want)
+		}
+	}
+	_, err = e.s.StartClusterOperation(project, location, clusterN, containerpb.Operation_UPGRADE_MASTER, time.Second)
+	wantCode(t, err, codes.ResourceExhausted, want)
+	// With room in the quota, the cluster operation is what refuses.
+	if _, err := e.s.SetOperationQuota(2); err != nil {
+		t.Fatal(err)
+	}
+	_, err = e.c.SetNodePoolSize(ctx, &containerpb.SetNodePoolSizeRequest{Name: parent + "/nodePools/pool-a", NodeCount: 4})
+	wantCode(t, err, codes.FailedPrecondition, "is currently updating cluster olap")
+	if _, err := e.s.AwaitOperation(ctx, op); err != nil {
+		t.Fatal(err)
+	}
+
+	// Node pool operations count too: one running on pool-a takes the only slot.
+	if _, err := e.s.SetOperationQuota(1); err != nil {
+		t.Fatal(err)
+	}
+	op, err = e.c.SetNodePoolSize(ctx, &containerpb.SetNodePoolSizeRequest{Name: parent + "/nodePools/pool-a", NodeCount: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = e.c.CreateNodePool(ctx, &containerpb.CreateNodePoolRequest{Parent: parent,
+		NodePool: &containerpb.NodePool{Name: "pool-b", Config: &containerpb.NodeConfig{MachineType: "n2-standard-8"}}})
+	wantCode(t, err, codes.ResourceExhausted, "concurrent operations quota 1")
+	e.wait(t, op)
+	if n, err := e.s.SetOperationQuota(0); err != nil || n != DefaultConcurrentOperations {
+		t.Fatalf("SetOperationQuota(0) = %d, %v; want the default %d", n, err, DefaultConcurrentOperations)
+	}
+	e.ok(t)(e.c.CreateNodePool(ctx, &containerpb.CreateNodePoolRequest{Parent: parent,
+		NodePool: &containerpb.NodePool{Name: "pool-b", Config: &containerpb.NodeConfig{MachineType: "n2-standard-8"}}}))
+}
+
+// autoRepairOps lists the cluster's AUTO_REPAIR_NODES operations.
+func (e *env) autoRepairOps(t *testing.T) []*containerpb.Operation {
+	t.Helper()
+	ops, err := e.c.ListOperations(t.Context(), &containerpb.ListOperationsRequest{Parent: "projects/sandbox/locations/-"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []*containerpb.Operation
+	for _, op := range ops.Operations {
+		if op.OperationType == containerpb.Operation_AUTO_REPAIR_NODES {
+			out = append(out, op)
+		}
+	}
+	return out
+}
+
+// TestRecreateNodeNewName: GKE replaces the node by a new one (new name and UID) in the same
+// pool and zone, in an AUTO_REPAIR_NODES operation on the pool.
+func TestRecreateNodeNewName(t *testing.T) {
+	e := start(t, nil)
+	ctx := t.Context()
+	before := e.poolNodes(t, "pool-a")
+	old := before[0]
+	_, err := e.s.RecreateNode("gke-nope", RecreateNewName)
+	wantCode(t, err, codes.NotFound, "gke-nope")
+	_, err = e.s.RecreateNode(old.Name, "reboot")
+	wantCode(t, err, codes.InvalidArgument, "new-name")
+
+	op, err := e.s.RecreateNode(old.Name, RecreateNewName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The repair holds the pool like any operation on it.
+	_, err = e.c.SetNodePoolSize(ctx, &containerpb.SetNodePoolSizeRequest{Name: parent + "/nodePools/pool-a", NodeCount: 3})
+	wantCode(t, err, codes.FailedPrecondition, "is currently repairing node pool pool-a")
+	done, err := e.s.AwaitOperation(ctx, op)
+	if err != nil || done.Error != nil {
+		t.Fatalf("repair: %v %v", done, err)
+	}
+	after := e.poolNodes(t, "pool-a")
+	if len(after) != 3 {
+		t.Fatalf("pool-a has %v after the repair", names(after))
+	}
+	var fresh *corev1.Node
+	for i, n := range after {
+		if n.Name == old.Name || n.UID == old.UID {
+			t.Fatalf("node %s still there", old.Name)
+		}
+		if !slices.Contains(names(before), n.Name) {
+			fresh = &after[i]
+		}
+	}
+	if fresh == nil || fresh.Labels["topology.kubernetes.io/zone"] != old.Labels["topology.kubernetes.io/zone"] || !nodeNameRE.MatchString(fresh.Name) {
+		t.Fatalf("replacement %v", fresh)
+	}
+	if _, err := time.Parse(time.RFC3339, fresh.Annotations[AnnotationRecreatedAt]); err != nil {
+		t.Errorf("replacement's %s: %v", AnnotationRecreatedAt, err)
+	}
+	repairs := e.autoRepairOps(t)
+	if len(repairs) != 1 || repairs[0].Status != containerpb.Operation_DONE || !strings.HasSuffix(repairs[0].TargetLink, parent+"/nodePools/pool-a") ||
+		!strings.Contains(repairs[0].Detail, old.Name+" as "+fresh.Name) {
+		t.Errorf("AUTO_REPAIR_NODES operations: %v", repairs)
+	}
+}
+
+// TestRecreateNodeSameName: GKE recreates the VM under the same name: the Node object (UID) is
+// kept, drained, and comes back with a new boot ID and instance ID, schedulable again.
+func TestRecreateNodeSameName(t *testing.T) {
+	e := start(t, nil)
+	ctx := t.Context()
+	old := e.poolNodes(t, "pool-a")[0]
+	if old.UID == "" || old.Status.NodeInfo.BootID == "" {
+		t.Fatalf("seeded node without UID or boot ID: %q %q", old.UID, old.Status.NodeInfo.BootID)
+	}
+	// Stand-in for the eviction subresource (the fake clientset has none).
+	e.kube.PrependReactor("create", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		if a.GetSubresource() != "eviction" {
+			return false, nil, nil
+		}
+		ev := a.(k8stesting.CreateAction).GetObject().(*policyv1.Eviction)
+		return true, nil, e.kube.Tracker().Delete(corev1.SchemeGroupVersion.WithResource("pods"), ev.Namespace, ev.Name)
+	})
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "hist-0", Namespace: "default"}, Spec: corev1.PodSpec{NodeName: old.Name}}
+	if _, err := e.kube.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// A cluster-wide operation holds the repair back.
+	cop, err := e.s.StartClusterOperation(project, location, clusterN, containerpb.Operation_UPGRADE_MASTER, 200*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = e.s.RecreateNode(old.Name, RecreateSameName)
+	wantCode(t, err, codes.FailedPrecondition, "is currently upgrading cluster olap")
+	if _, err := e.s.AwaitOperation(ctx, cop); err != nil {
+		t.Fatal(err)
+	}
+
+	op, err := e.s.RecreateNode(old.Name, RecreateSameName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done, err := e.s.AwaitOperation(ctx, op)
+	if err != nil || done.Error != nil || done.OperationType != containerpb.Operation_AUTO_REPAIR_NODES {
+		t.Fatalf("repair: %v %v", done, err)
+	}
+	n, err := e.kube.CoreV1().Nodes().Get(ctx, old.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n.UID != old.UID {
+		t.Errorf("UID %s -> %s: the Node object must be kept", old.UID, n.UID)
+	}
+	if b := n.Status.NodeInfo.BootID; b == "" || b == old.Status.NodeInfo.BootID {
+		t.Errorf("boot ID %q -> %q: must change", old.Status.NodeInfo.BootID, b)
+	}
+	if id := n.Annotations["container.googleapis.com/instance_id"]; id == "" || id == old.Annotations["container.googleapis.com/instance_id"] {
+		t.Errorf("instance ID %q -> %q: a recreated VM is a new instance", old.Annotations["container.googleapis.com/instance_id"], id)
+	}
+	if _, err := time.Parse(time.RFC3339, n.Annotations[AnnotationRecreatedAt]); err != nil {
+		t.Errorf("%s: %v", AnnotationRecreatedAt, err)
+	}
+	if n.Spec.Unschedulable || n.Labels[LabelNodePool] != "pool-a" {
+		t.Errorf("node after the repair: unschedulable %v, labels %v", n.Spec.Unschedulable, n.Labels)
+	}
+	if _, err := e.kube.CoreV1().Pods("default").Get(ctx, "hist-0", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("pod on the repaired node: %v, want it drained", err)
+	}
+	if got := names(e.poolNodes(t, "pool-a")); len(got) != 3 || !slices.Contains(got, old.Name) {
+		t.Errorf("pool-a after the repair: %v", got)
+	}
+	if !strings.Contains(done.Detail, old.Status.NodeInfo.BootID+" -> "+n.Status.NodeInfo.BootID) {
+		t.Errorf("detail %q", done.Detail)
+	}
+	if len(e.autoRepairOps(t)) != 1 {
+		t.Errorf("want one AUTO_REPAIR_NODES operation listed")
+	}
 }

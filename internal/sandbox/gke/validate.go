@@ -90,6 +90,9 @@ func (s *Server) admitPool(c *cluster, np *containerpb.NodePool, seed bool) erro
 	if np.Management == nil {
 		np.Management = &containerpb.NodeManagement{AutoUpgrade: true, AutoRepair: true}
 	}
+	if err := autoUpgradeErr(c, np.Management); err != nil {
+		return err
+	}
 	if np.MaxPodsConstraint == nil || np.MaxPodsConstraint.MaxPodsPerNode == 0 {
 		np.MaxPodsConstraint = &containerpb.MaxPodsConstraint{MaxPodsPerNode: 110}
 	}
@@ -249,6 +252,21 @@ func validateConfig(cfg *containerpb.NodeConfig) error {
 		}
 	}
 	return nil
+}
+
+// autoUpgradeErr refuses node auto-upgrade off in a cluster enrolled in a release channel
+// (CreateNodePool, SetNodePoolManagement; UpdateNodePoolRequest carries no management), in GKE's
+// words: "googleapi: Error 400: Auto_upgrade cannot be false when release_channel REGULAR is set.,
+// badRequest" (nkoson/gke-tutorial#8, terraform-google-modules/terraform-google-kubernetes-engine
+// #682; RAPID in Percona-Lab/jenkins-pipelines#471). GKE's release channel documentation: node
+// auto-upgrade cannot be disabled when using release channels. Clusters without a channel
+// (UNSPECIFIED) accept it. m must not be nil.
+func autoUpgradeErr(c *cluster, m *containerpb.NodeManagement) error {
+	ch := c.pb.GetReleaseChannel().GetChannel()
+	if ch == containerpb.ReleaseChannel_UNSPECIFIED || m.GetAutoUpgrade() {
+		return nil
+	}
+	return invalid("Auto_upgrade cannot be false when release_channel %s is set.", ch)
 }
 
 func checkAutoscaling(a *containerpb.NodePoolAutoscaling) error {

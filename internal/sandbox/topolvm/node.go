@@ -26,6 +26,7 @@ import (
 func (s *simulator) syncNode(ctx context.Context, name string) error {
 	node, err := s.nodes.Get(name)
 	if apierrors.IsNotFound(err) {
+		s.forgetBoot(name)
 		return s.deleteNodeCapacities(ctx, name)
 	}
 	if err != nil {
@@ -36,6 +37,9 @@ func (s *simulator) syncNode(ctx context.Context, name string) error {
 			return s.finalizeNode(ctx, node)
 		}
 		return nil
+	}
+	if err := s.noticeBoot(ctx, node); err != nil {
+		return err
 	}
 	vg, size := nodeVolumeGroup(node)
 	classes, vols := s.snapshot(name)

@@ -39,6 +39,16 @@ func (s *simulator) expand(ctx context.Context, pvc *corev1.PersistentVolumeClai
 	if !isTopoLVMPV(pv) || pv.Annotations[AnnProvisionedBy] != DriverName {
 		return nil
 	}
+	s.mu.Lock()
+	lost := s.lostLocked(pv)
+	s.mu.Unlock()
+	if lost {
+		// lvmd has no such LV to grow (TopoLVM's node plugin cannot finish the resize); the
+		// PVC keeps its size. The event is the sandbox's own wording.
+		s.recorder.Eventf(pvc, corev1.EventTypeWarning, "VolumeResizeFailed",
+			"sandbox: the logical volume of PV %s was lost with node %s's volume group (its VM was recreated); not resized", pv.Name, pinnedNode(pv))
+		return nil
+	}
 	if sc, err := s.scs.Get(*pvc.Spec.StorageClassName); err != nil || sc.AllowVolumeExpansion == nil || !*sc.AllowVolumeExpansion {
 		return nil // the API server refuses the PVC edit without allowVolumeExpansion
 	}

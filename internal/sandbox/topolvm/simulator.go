@@ -83,6 +83,10 @@ type simulator struct {
 	// createdCaps remembers CSIStorageCapacity objects created but maybe not yet in the
 	// informer cache, by node/storageclass, so a quick re-sync does not create a duplicate.
 	createdCaps map[string]*storagev1.CSIStorageCapacity
+	// bootIDs is each node's boot ID as last seen; lvLost maps PVs whose logical volume went
+	// with their node's volume group to that node (see noticeBoot).
+	bootIDs map[string]string
+	lvLost  map[string]string
 }
 
 // Run simulates TopoLVM and external-provisioner for topolvm.io until ctx is done. It returns nil
@@ -130,6 +134,8 @@ func Run(ctx context.Context, o Options) error {
 		ledger:      map[string]volume{},
 		lvGone:      map[string]bool{},
 		createdCaps: map[string]*storagev1.CSIStorageCapacity{},
+		bootIDs:     map[string]string{},
+		lvLost:      map[string]string{},
 	}
 	defer s.queue.ShutDown()
 
@@ -245,8 +251,11 @@ func (s *simulator) nodeHandler() cache.ResourceEventHandler {
 			}
 			// Status-only updates (heartbeats) change nothing the simulator reads; resyncs
 			// (same resourceVersion) and metadata changes are worth a sync.
+			// A new boot ID (a VM recreated under the same name) is the one status change
+			// that matters: its volume group is empty.
 			if o.ResourceVersion != n.ResourceVersion && maps.Equal(o.Labels, n.Labels) && maps.Equal(o.Annotations, n.Annotations) &&
-				slices.Equal(o.Finalizers, n.Finalizers) && o.DeletionTimestamp.Equal(n.DeletionTimestamp) {
+				slices.Equal(o.Finalizers, n.Finalizers) && o.DeletionTimestamp.Equal(n.DeletionTimestamp) &&
+				o.Status.NodeInfo.BootID == n.Status.NodeInfo.BootID {
 				return
 			}
 			s.queue.Add(key{kind: kindNode, name: n.Name})
@@ -285,7 +294,7 @@ func (s *simulator) pvHandler() cache.ResourceEventHandler {
 			s.mu.Lock()
 			old, had := s.ledger[pv.Name]
 			changed := false
-			if !s.lvGone[pv.Name] && (!had || old != v) {
+			if !s.lvGone[pv.Name] && !s.lostLocked(pv) && (!had || old != v) {
 				s.ledger[pv.Name] = v
 				changed = true
 			}
@@ -311,6 +320,7 @@ func (s *simulator) pvHandler() cache.ResourceEventHandler {
 			v, had := s.ledger[pv.Name]
 			delete(s.ledger, pv.Name)
 			delete(s.lvGone, pv.Name)
+			delete(s.lvLost, pv.Name)
 			s.mu.Unlock()
 			if had {
 				s.queue.Add(key{kind: kindNode, name: v.node})

@@ -832,3 +832,61 @@ func TestRegisteredNodeNeedsNoPatch(t *testing.T) {
 		}
 	}
 }
+
+// TestRebootedNodeLosesItsVolumes: a new boot ID on a known node (its VM recreated under the same
+// name, as GKE's auto-repair can do) means an empty volume group: the node's space is free again
+// and its PVs, still pinned to it, are marked lost; other nodes keep theirs.
+func TestRebootedNodeLosesItsVolumes(t *testing.T) {
+	t.Parallel()
+	n1 := ssdNode("n1", 2)
+	n1.Status.NodeInfo.BootID = "boot-1"
+	n2 := ssdNode("n2", 2)
+	n2.Status.NodeInfo.BootID = "boot-n2"
+	h := startSim(t, nil, n1, n2)
+	h.create(pvc("a", DefaultStorageClassName, "n1", "100Gi"))
+	h.create(pvc("b", DefaultStorageClassName, "n2", "10Gi"))
+	h.waitPV("pvc-uid-a")
+	h.waitPV("pvc-uid-b")
+	h.waitNodeCapacity("n1", "ssd", 640*gib)
+
+	setBoot := func(boot string) {
+		t.Helper()
+		n, err := h.kube.CoreV1().Nodes().Get(h.ctx, "n1", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n.Status.NodeInfo.BootID = boot
+		if _, err := h.kube.CoreV1().Nodes().UpdateStatus(h.ctx, n, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	setBoot("boot-2")
+	h.waitNodeCapacity("n1", "ssd", 740*gib)
+	h.waitCSISC("n1", DefaultStorageClassName, 740*gib)
+	h.eventually("PV on n1 marked lost", func() string {
+		pv, err := h.getPV("pvc-uid-a")
+		if err != nil {
+			return err.Error()
+		}
+		if _, err := time.Parse(time.RFC3339, pv.Annotations[AnnLogicalVolumeLost]); err != nil || pinnedNode(pv) != "n1" {
+			return fmt.Sprintf("annotations %v, pinned to %q", pv.Annotations, pinnedNode(pv))
+		}
+		return ""
+	})
+	if pv, err := h.getPV("pvc-uid-b"); err != nil || pv.Annotations[AnnLogicalVolumeLost] != "" {
+		t.Errorf("PV on n2: %v, annotations %v", err, pv.GetAnnotations())
+	}
+	h.waitNodeCapacity("n2", "ssd", 730*gib)
+	// The freed space is really free: 700 GiB fit where 100 GiB were taken before.
+	h.create(pvc("c", DefaultStorageClassName, "n1", "700Gi"))
+	h.waitPV("pvc-uid-c")
+	h.waitNodeCapacity("n1", "ssd", 40*gib)
+	// A later status write with the same boot ID loses nothing more.
+	setBoot("boot-2")
+	h.create(pvc("d", DefaultStorageClassName, "n1", "10Gi"))
+	h.waitPV("pvc-uid-d")
+	h.waitNodeCapacity("n1", "ssd", 30*gib)
+	if pv, err := h.getPV("pvc-uid-c"); err != nil || pv.Annotations[AnnLogicalVolumeLost] != "" {
+		t.Errorf("PV provisioned after the reboot: %v, annotations %v", err, pv.GetAnnotations())
+	}
+}

@@ -13,7 +13,7 @@ func TestDefault(t *testing.T) {
 		t.Fatalf("default world: project %q, %d clusters", w.Project, len(w.Clusters))
 	}
 	c := w.Clusters[0]
-	if c.Name != "olap" || c.Location != "us-central1-a" || len(c.Pools) != 1 {
+	if c.Name != "olap" || c.Location != "us-central1-a" || c.ReleaseChannel != "REGULAR" || len(c.Pools) != 1 {
 		t.Fatalf("default cluster: %+v", c)
 	}
 	np, err := c.Pools[0].NodePoolProto()
@@ -81,6 +81,15 @@ func TestParse(t *testing.T) {
 				}
 			},
 		},
+		"cluster without release channel": {
+			yaml: "clusters:\n- name: static\n  releaseChannel: UNSPECIFIED\n- name: olap\n",
+			check: func(t *testing.T, w *World) {
+				if got := []string{w.Clusters[0].ReleaseChannel, w.Clusters[1].ReleaseChannel}; got[0] != "UNSPECIFIED" || got[1] != "REGULAR" {
+					t.Errorf("release channels %v, want [UNSPECIFIED REGULAR]", got)
+				}
+			},
+		},
+		"bad release channel":         {yaml: "clusters:\n- name: c\n  releaseChannel: BETA\n", wantErr: `releaseChannel "BETA" is not one of`},
 		"unknown field":               {yaml: "clusterz: []\n", wantErr: "unknown field"},
 		"duplicate pool":              {yaml: "clusters:\n- name: c\n  nodePools:\n  - name: p\n  - name: p\n", wantErr: "listed twice"},
 		"bad taint effect":            {yaml: "clusters:\n- name: c\n  nodePools:\n  - name: p\n    taints: [{key: a, effect: Sometimes}]\n", wantErr: "effect"},
