@@ -175,11 +175,12 @@ func setupLogging(w io.Writer, verbosity int) *slog.Logger {
 }
 
 type sandbox struct {
-	cp      *controlplane.ControlPlane
-	gke     *gke.Server
-	gkeAddr string
-	cancel  context.CancelFunc
-	errCh   chan error
+	cp         *controlplane.ControlPlane
+	gke        *gke.Server
+	gkeAddr    string
+	controlURL string // the control endpoint for tests (control.go)
+	cancel     context.CancelFunc
+	errCh      chan error
 }
 
 func (sb *sandbox) shutdown() {
@@ -236,7 +237,7 @@ func startSandbox(sigCtx context.Context, dir string, w *world.World, logFile *o
 
 	var seeds []gke.ClusterSeed
 	for _, c := range w.Clusters {
-		seed := gke.ClusterSeed{Project: w.Project, Location: c.Location, Name: c.Name}
+		seed := gke.ClusterSeed{Project: w.Project, Location: c.Location, Name: c.Name, ReleaseChannel: c.ReleaseChannel}
 		for _, p := range c.Pools {
 			np, err := p.NodePoolProto()
 			if err != nil {
@@ -272,6 +273,9 @@ func startSandbox(sigCtx context.Context, dir string, w *world.World, logFile *o
 			sb.errCh <- fmt.Errorf("GKE API emulator stopped: %v", err)
 		}
 	}()
+	if sb.controlURL, err = startControl(runCtx, srv); err != nil {
+		return sb, err
+	}
 	klog.InfoS("KWOK, TopoLVM and GKE emulator started", "elapsed", time.Since(phase).String(), "cpu", cpuTime().String())
 	phase = time.Now()
 	if err := srv.Seed(sigCtx); err != nil {
@@ -422,7 +426,8 @@ OLAPGKE_LOCATION=%s
 OLAPGKE_CLUSTER=%s
 GOOGLE_OAUTH_ACCESS_TOKEN=%s
 KUBECONFIG=%s
-`, sb.gkeAddr, w.Project, c.Location, c.Name, sb.cp.Token, kubeconfig)
+OLAPGKE_SANDBOX_CONTROL=%s
+`, sb.gkeAddr, w.Project, c.Location, c.Name, sb.cp.Token, kubeconfig, sb.controlURL)
 	if err := writeFileAtomic(filepath.Join(dir, "env"), []byte(env), 0o600); err != nil {
 		return err
 	}

@@ -1,0 +1,144 @@
+package main
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"cloud.google.com/go/container/apiv1/containerpb"
+	"google.golang.org/protobuf/encoding/protojson"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/olapgke/terraform-provider-olapgke/internal/sandbox/gke"
+)
+
+func startControlTest(t *testing.T) (*fake.Clientset, *httptest.Server) {
+	t.Helper()
+	kube := fake.NewClientset()
+	srv, err := gke.New(gke.Options{
+		Kube: kube, OperationDelay: time.Millisecond, PollInterval: 5 * time.Millisecond,
+		Clusters: []gke.ClusterSeed{{Project: "sandbox", Location: "us-central1-a", Name: "olap", Pools: []*containerpb.NodePool{
+			{Name: "pool-a", InitialNodeCount: 1, Config: &containerpb.NodeConfig{MachineType: "n2-standard-8"}},
+		}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Seed(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Stop)
+	hs := httptest.NewServer(controlHandler(srv))
+	t.Cleanup(hs.Close)
+	return kube, hs
+}
+
+type controlAnswer struct {
+	code  int
+	body  string
+	error struct {
+		Code    int    `json:"code"`
+		Status  string `json:"status"`
+		Message string `json:"message"`
+	}
+}
+
+func post(t *testing.T, url, body string) controlAnswer {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := controlAnswer{code: resp.StatusCode, body: string(b)}
+	var e struct {
+		Error *struct {
+			Code    int    `json:"code"`
+			Status  string `json:"status"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if json.Unmarshal([]byte(a.body), &e) == nil && e.Error != nil {
+		a.error.Code, a.error.Status, a.error.Message = e.Error.Code, e.Error.Status, e.Error.Message
+	}
+	return a
+}
+
+func TestControlEndpoint(t *testing.T) {
+	_, hs := startControlTest(t)
+
+	a := post(t, hs.URL+"/v1/quota", `{"concurrentOperations": 1}`)
+	if a.code != http.StatusOK || !strings.Contains(a.body, `"concurrentOperations":1`) {
+		t.Fatalf("quota: %d %s", a.code, a.body)
+	}
+	a = post(t, hs.URL+"/v1/clusters/sandbox/us-central1-a/olap:operation", `{"type": "UPGRADE_MASTER", "seconds": 0.3}`)
+	var op containerpb.Operation
+	if a.code != http.StatusOK || protojson.Unmarshal([]byte(a.body), &op) != nil || op.GetOperationType() != containerpb.Operation_UPGRADE_MASTER {
+		t.Fatalf("cluster operation: %d %s", a.code, a.body)
+	}
+	// The quota of 1 is held by the upgrade: Google's 429 with GKE's message.
+	a = post(t, hs.URL+"/v1/clusters/sandbox/us-central1-a/olap:operation", `{"type": "UPDATE_CLUSTER", "seconds": 1}`)
+	if a.code != http.StatusTooManyRequests || a.error.Status != "RESOURCE_EXHAUSTED" || !strings.Contains(a.error.Message, "concurrent operations quota 1") {
+		t.Fatalf("second operation at quota 1: %d %s", a.code, a.body)
+	}
+	a = post(t, hs.URL+"/v1/quota", `{"concurrentOperations": 0}`)
+	if a.code != http.StatusOK || !strings.Contains(a.body, `"concurrentOperations":100`) {
+		t.Fatalf("quota reset: %d %s", a.code, a.body)
+	}
+	a = post(t, hs.URL+"/v1/clusters/sandbox/us-central1-a/olap:operation", `{"type": "UPDATE_CLUSTER", "seconds": 1}`)
+	if a.code != http.StatusBadRequest || a.error.Status != "FAILED_PRECONDITION" || !strings.Contains(a.error.Message, "is currently upgrading cluster olap") {
+		t.Fatalf("second operation while upgrading: %d %s", a.code, a.body)
+	}
+
+	for name, tc := range map[string]struct {
+		path, body string
+		code       int
+		status     string
+	}{
+		"bad mode":       {"/v1/nodes/gke-x:recreate", `{"mode": "reboot"}`, http.StatusBadRequest, "INVALID_ARGUMENT"},
+		"unknown node":   {"/v1/nodes/gke-x:recreate", `{"mode": "new-name"}`, http.StatusNotFound, "NOT_FOUND"},
+		"unknown field":  {"/v1/quota", `{"operations": 1}`, http.StatusBadRequest, "INVALID_ARGUMENT"},
+		"unknown type":   {"/v1/clusters/sandbox/us-central1-a/olap:operation", `{"type": "UPGRADE", "seconds": 1}`, http.StatusBadRequest, "INVALID_ARGUMENT"},
+		"no duration":    {"/v1/clusters/sandbox/us-central1-a/olap:operation", `{"type": "UPGRADE_MASTER"}`, http.StatusBadRequest, "INVALID_ARGUMENT"},
+		"short path":     {"/v1/clusters/olap:operation", `{}`, http.StatusNotFound, "NOT_FOUND"},
+		"unknown call":   {"/v1/nodes/gke-x:reboot", `{}`, http.StatusNotFound, "NOT_FOUND"},
+		"unknown prefix": {"/v2/quota", `{}`, http.StatusNotFound, "NOT_FOUND"},
+	} {
+		a := post(t, hs.URL+tc.path, tc.body)
+		if a.code != tc.code || a.error.Status != tc.status || a.error.Code != tc.code {
+			t.Errorf("%s: %d %s, want %d %s", name, a.code, a.body, tc.code, tc.status)
+		}
+	}
+}
+
+func TestControlRecreateWaitsForTheOperation(t *testing.T) {
+	kube, hs := startControlTest(t)
+	nodes, err := kube.CoreV1().Nodes().List(t.Context(), metav1.ListOptions{})
+	if err != nil || len(nodes.Items) != 1 {
+		t.Fatalf("nodes: %v %v", nodes, err)
+	}
+	n := nodes.Items[0]
+	a := post(t, hs.URL+"/v1/nodes/"+n.Name+":recreate", `{"mode": "same-name"}`)
+	var op containerpb.Operation
+	if a.code != http.StatusOK || protojson.Unmarshal([]byte(a.body), &op) != nil ||
+		op.GetStatus() != containerpb.Operation_DONE || op.GetOperationType() != containerpb.Operation_AUTO_REPAIR_NODES || op.GetError() != nil {
+		t.Fatalf("recreate: %d %s", a.code, a.body)
+	}
+	after, err := kube.CoreV1().Nodes().Get(t.Context(), n.Name, metav1.GetOptions{})
+	if err != nil || after.Status.NodeInfo.BootID == n.Status.NodeInfo.BootID || after.Annotations[gke.AnnotationRecreatedAt] == "" {
+		t.Fatalf("node after the answer (the endpoint answers once the recreation is done): %v %v", after, err)
+	}
+}
