@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"regexp"
 	"strings"
 	"time"
 
@@ -27,16 +29,21 @@ type Options struct {
 	Insecure bool
 	// TokenSource authenticates requests (see TokenSource). Ignored when Insecure.
 	TokenSource oauth2.TokenSource
-	// PollInterval is how often GetOperation is polled while waiting; default 2s.
+	// PollInterval is how often GetOperation is polled while waiting, and the first wait before
+	// a call GKE refused as busy is made again; default 2s.
 	PollInterval time.Duration
+	// BusyBackoffCap is the longest wait between two tries of a call GKE refused as busy (the
+	// wait doubles from PollInterval); default 10s, terraform-plugin-sdk's retry cap.
+	BusyBackoffCap time.Duration
 	// UserAgent is appended to the client's user agent.
 	UserAgent string
 }
 
 // Client implements API over the GKE ClusterManager gRPC client.
 type Client struct {
-	cm   *container.ClusterManagerClient
-	poll time.Duration
+	cm      *container.ClusterManagerClient
+	poll    time.Duration
+	busyCap time.Duration
 }
 
 var _ API = (*Client)(nil)
@@ -65,7 +72,11 @@ func New(ctx context.Context, o Options) (*Client, error) {
 	if poll <= 0 {
 		poll = 2 * time.Second
 	}
-	return &Client{cm: cm, poll: poll}, nil
+	busyCap := o.BusyBackoffCap
+	if busyCap <= 0 {
+		busyCap = 10 * time.Second
+	}
+	return &Client{cm: cm, poll: poll, busyCap: max(busyCap, poll)}, nil
 }
 
 // Close closes the connection.
@@ -155,13 +166,25 @@ func (c *Client) DeleteNodePool(ctx context.Context, ref ClusterRef, pool string
 	return c.finish(ctx, ref, "deleting node pool "+name, op, err)
 }
 
-// whenIdle runs a mutating call, retrying every PollInterval while GKE refuses it because
-// another operation is running on the cluster ("Cluster is running incompatible operation"),
-// which GKE reports as FAILED_PRECONDITION. Other errors return at once.
+// whenIdle runs a mutating call and, while GKE refuses it because the cluster is busy (see
+// isBusy), calls again with exponential backoff: the first wait is PollInterval, each next one
+// doubles (10% jitter) up to BusyBackoffCap, until ctx ends (the resource's timeout). The google
+// provider waits these refusals out the same way: retryWhileIncompatibleOperation
+// (hashicorp/terraform-provider-google, google/services/container/resource_container_node_pool.go)
+// retries FAILED_PRECONDITION and 429 with terraform-plugin-sdk's retry.Retry, whose wait doubles
+// from 500ms up to 10s (helper/retry StateChangeConf). Unlike it, only GKE's texts for an
+// operation in progress and for the concurrent operations quota are retried: another
+// FAILED_PRECONDITION or RESOURCE_EXHAUSTED (a regional quota) does not go away by waiting, and
+// GKE mutations are not retried blindly (DESIGN.md). Other errors return at once.
 func (c *Client) whenIdle(ctx context.Context, call func() (*containerpb.Operation, error)) (*containerpb.Operation, error) {
 	var op *containerpb.Operation
 	var callErr, busyErr error
-	err := wait.PollUntilContextCancel(ctx, c.poll, true, func(ctx context.Context) (bool, error) {
+	tries, start := 0, time.Now()
+	// wait.ExponentialBackoffWithContext would stop at the cap (Backoff.Step ends the steps
+	// there); the delay function keeps waiting the capped time until ctx ends.
+	backoff := wait.Backoff{Duration: c.poll, Factor: 2, Jitter: 0.1, Steps: math.MaxInt32, Cap: c.busyCap}
+	err := backoff.DelayFunc().Until(ctx, true, true, func(ctx context.Context) (bool, error) {
+		tries++
 		op, callErr = call()
 		switch {
 		case callErr != nil && isBusy(callErr):
@@ -174,16 +197,45 @@ func (c *Client) whenIdle(ctx context.Context, call func() (*containerpb.Operati
 	})
 	if err != nil {
 		if busyErr != nil {
-			return nil, fmt.Errorf("%w (the cluster was still busy: %w)", err, busyErr)
+			return nil, fmt.Errorf("%w after %d tries in %s while GKE refused the call as busy; its last answer: %w",
+				err, tries, time.Since(start).Round(time.Second), busyErr)
 		}
 		return nil, err
 	}
 	return op, callErr
 }
 
+// busyTexts are GKE's words for "another operation is running" (FAILED_PRECONDITION):
+//   - "Cluster is running incompatible operation operation-1718024305921-fd4f65ea-...."
+//     (rancher/gke-operator#509);
+//   - "Operation operation-1596064640049-1b03e177 is currently upgrading cluster C. Please wait
+//     and try again once it is done." (hashicorp/terraform-provider-google#3650, #1643), "... is
+//     currently deleting a node pool for cluster C. ..." (#10366), "... is currently creating a
+//     node pool for cluster C. ..." (prometheus/test-infra#84), "... is currently operating on
+//     cluster C" (GoogleCloudPlatform/kubernetes-engine-samples#119); the sandbox's emulator
+//     says "... is currently resizing node pool P. Please wait ...".
+var busyTexts = regexp.MustCompile(`(?i)incompatible operation|^operation \S+ is currently `)
+
+// quotaTexts are GKE's words at the concurrent operations quota (RESOURCE_EXHAUSTED, HTTP 429):
+// "Too many operations: cluster "C" hits the concurrent operations quota 5, please try again
+// later." (hashicorp/terraform-provider-google#15579, #15205).
+var quotaTexts = regexp.MustCompile(`(?i)concurrent operations quota|^too many operations`)
+
+// isBusy reports whether GKE refused a call only because other operations run: on the cluster
+// or pool (FAILED_PRECONDITION), or as many as the concurrent operations quota allows
+// (RESOURCE_EXHAUSTED).
 func isBusy(err error) bool {
 	st, ok := status.FromError(err)
-	return ok && st.Code() == codes.FailedPrecondition && strings.Contains(strings.ToLower(st.Message()), "incompatible operation")
+	if !ok {
+		return false
+	}
+	switch st.Code() {
+	case codes.FailedPrecondition:
+		return busyTexts.MatchString(st.Message())
+	case codes.ResourceExhausted:
+		return quotaTexts.MatchString(st.Message())
+	}
+	return false
 }
 
 func (c *Client) finish(ctx context.Context, ref ClusterRef, what string, op *containerpb.Operation, err error) error {

@@ -22,8 +22,10 @@ type fakeGKE struct {
 	containerpb.UnimplementedClusterManagerServer
 
 	mu        sync.Mutex
-	busy      int // SetNodePoolSize calls refused as busy before one is accepted
+	busy      int   // SetNodePoolSize calls refused as busy before one is accepted
+	refusal   error // how they are refused (default: GKE's "incompatible operation")
 	sizeCalls int
+	sizeAt    []time.Time // when each SetNodePoolSize call arrived
 	onRefuse  func(n int) // called after the n-th busy refusal
 	onPoll    func(n int) // called after the n-th GetOperation
 	pollsLeft map[string]int
@@ -59,11 +61,15 @@ func (f *fakeGKE) CreateNodePool(_ context.Context, r *containerpb.CreateNodePoo
 func (f *fakeGKE) SetNodePoolSize(_ context.Context, r *containerpb.SetNodePoolSizeRequest) (*containerpb.Operation, error) {
 	f.mu.Lock()
 	f.sizeCalls++
-	refuse, n, hook := f.sizeCalls <= f.busy, f.sizeCalls, f.onRefuse
+	f.sizeAt = append(f.sizeAt, time.Now())
+	refuse, n, hook, refusal := f.sizeCalls <= f.busy, f.sizeCalls, f.onRefuse, f.refusal
 	f.mu.Unlock()
 	if refuse {
 		if hook != nil {
 			hook(n)
+		}
+		if refusal != nil {
+			return nil, refusal
 		}
 		return nil, grpcstatus.Errorf(codes.FailedPrecondition, "Cluster is running incompatible operation operation-123.")
 	}
@@ -98,6 +104,13 @@ func (f *fakeGKE) GetOperation(_ context.Context, r *containerpb.GetOperationReq
 
 func startFake(t *testing.T) (*fakeGKE, *Client) {
 	t.Helper()
+	return startFakeWith(t, Options{})
+}
+
+// startFakeWith serves a fake GKE and returns a client made with o (endpoint, insecure and a 5ms
+// poll interval filled in unless set).
+func startFakeWith(t *testing.T, o Options) (*fakeGKE, *Client) {
+	t.Helper()
 	f := &fakeGKE{pollsLeft: map[string]int{}, opErr: map[string]*status.Status{}}
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -108,7 +121,11 @@ func startFake(t *testing.T) (*fakeGKE, *Client) {
 	go func() { _ = srv.Serve(lis) }()
 	t.Cleanup(srv.Stop)
 
-	c, err := New(t.Context(), Options{Endpoint: lis.Addr().String(), Insecure: true, PollInterval: 5 * time.Millisecond})
+	o.Endpoint, o.Insecure = lis.Addr().String(), true
+	if o.PollInterval == 0 {
+		o.PollInterval = 5 * time.Millisecond
+	}
+	c, err := New(t.Context(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,5 +260,98 @@ func TestMutationRetriedWhileClusterBusy(t *testing.T) {
 	err = c.SetNodePoolSize(ctx, ref, "pool-a", 3)
 	if err == nil || !strings.Contains(err.Error(), "incompatible operation") {
 		t.Fatalf("error = %v, want the busy message", err)
+	}
+}
+
+// TestMutationWaitsOutBusyAnswers: every GKE answer that means "another operation is running"
+// (on the cluster or pool, FAILED_PRECONDITION) or "the concurrent operations quota is used up"
+// (RESOURCE_EXHAUSTED) is waited out, with waits that double from the poll interval; the same
+// codes for other causes are not.
+func TestMutationWaitsOutBusyAnswers(t *testing.T) {
+	retried := map[string]error{
+		"incompatible operation": grpcstatus.Error(codes.FailedPrecondition, "Cluster is running incompatible operation operation-1718024305921-fd4f65ea-7da5-4d36-a166-f619a83fb205."),
+		"cluster upgrade":        grpcstatus.Error(codes.FailedPrecondition, "Operation operation-1596064640049-1b03e177 is currently upgrading cluster c. Please wait and try again once it is done."),
+		"node pool deletion":     grpcstatus.Error(codes.FailedPrecondition, "Operation operation-1 is currently deleting a node pool for cluster c. Please wait and try again once it is done."),
+		"emulator pool resize":   grpcstatus.Error(codes.FailedPrecondition, "Operation operation-1796145843413-4d8c7537 is currently resizing node pool pool-a. Please wait and try again once it is done."),
+		"concurrent ops quota":   grpcstatus.Error(codes.ResourceExhausted, `Too many operations: cluster "c" hits the concurrent operations quota 5, please try again later.`),
+	}
+	for name, refusal := range retried {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			f, c := startFake(t)
+			f.busy, f.refusal = 3, refusal
+			if err := c.SetNodePoolSize(t.Context(), ref, "pool-a", 3); err != nil {
+				t.Fatal(err)
+			}
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			if f.sizeCalls != 4 {
+				t.Fatalf("SetNodePoolSize called %d times, want 4 (3 refused)", f.sizeCalls)
+			}
+			// Timers never fire early: the i-th wait is at least PollInterval * 2^i.
+			for i := 1; i < len(f.sizeAt); i++ {
+				if gap, least := f.sizeAt[i].Sub(f.sizeAt[i-1]), 5*time.Millisecond<<(i-1); gap < least {
+					t.Errorf("wait %d was %s, want at least %s (exponential backoff)", i, gap, least)
+				}
+			}
+		})
+	}
+	notRetried := map[string]error{
+		"regional quota":     grpcstatus.Error(codes.ResourceExhausted, `Insufficient regional quota to satisfy request: resource "SSD_TOTAL_GB": request requires '750.0' and is short '350.0'.`),
+		"other precondition": grpcstatus.Error(codes.FailedPrecondition, "Node pool pool-a is not in a state that allows this change."),
+		"invalid argument":   grpcstatus.Error(codes.InvalidArgument, "Auto_upgrade cannot be false when release_channel REGULAR is set."),
+	}
+	for name, refusal := range notRetried {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			f, c := startFake(t)
+			f.busy, f.refusal = 3, refusal
+			err := c.SetNodePoolSize(t.Context(), ref, "pool-a", 3)
+			if st, _ := grpcstatus.FromError(err); st.Code() != grpcstatus.Code(refusal) || !strings.Contains(err.Error(), grpcstatus.Convert(refusal).Message()) {
+				t.Fatalf("error = %v, want GKE's answer %v", err, refusal)
+			}
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			if f.sizeCalls != 1 {
+				t.Fatalf("SetNodePoolSize called %d times, want 1 (not retried)", f.sizeCalls)
+			}
+		})
+	}
+}
+
+// TestBusyBackoffIsCapped: the waits stop doubling at BusyBackoffCap. Ten refusals take about
+// 5ms + 9 x 10ms capped; uncapped they would take 5ms x (2^10 - 1), over five seconds.
+func TestBusyBackoffIsCapped(t *testing.T) {
+	f, c := startFakeWith(t, Options{BusyBackoffCap: 10 * time.Millisecond})
+	f.busy = 10
+	start := time.Now()
+	if err := c.SetNodePoolSize(t.Context(), ref, "pool-a", 3); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > 2500*time.Millisecond || f.sizeCalls != 11 {
+		t.Fatalf("%d calls in %s, want 11 well under 2.5s (capped waits)", f.sizeCalls, d)
+	}
+}
+
+// TestBusyUntilTheDeadline: a cluster that stays busy past the caller's deadline (the resource's
+// timeout) ends the wait with the deadline and GKE's last answer, code included.
+func TestBusyUntilTheDeadline(t *testing.T) {
+	f, c := startFake(t)
+	quota := `Too many operations: cluster "c" hits the concurrent operations quota 1, please try again later.`
+	f.busy, f.refusal = 1<<30, grpcstatus.Error(codes.ResourceExhausted, quota)
+	ctx, cancel := context.WithTimeout(t.Context(), 150*time.Millisecond)
+	defer cancel()
+	err := c.SetNodePoolSize(ctx, ref, "pool-a", 3)
+	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), quota) {
+		t.Fatalf("error = %v, want the deadline and GKE's last answer", err)
+	}
+	var st interface{ GRPCStatus() *grpcstatus.Status }
+	if !errors.As(err, &st) || st.GRPCStatus().Code() != codes.ResourceExhausted {
+		t.Fatalf("error %v does not carry GKE's code ResourceExhausted", err)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.sizeCalls < 2 {
+		t.Fatalf("SetNodePoolSize called %d times before the deadline, want retries", f.sizeCalls)
 	}
 }
