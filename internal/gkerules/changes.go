@@ -33,7 +33,8 @@ func (e Effect) String() string {
 // (https://cloud.google.com/kubernetes-engine/docs/concepts/node-pool-upgrade-strategies); node
 // system configuration (kubelet_config) is also applied by recreating nodes
 // (https://cloud.google.com/kubernetes-engine/docs/how-to/node-system-config). Labels, taints and
-// resource labels are updated on the existing nodes.
+// resource labels are updated on the existing nodes; a NoExecute taint added that way still
+// evicts the Pods that do not tolerate it (NoExecuteTaintsAdded, LossEvict).
 var attributeEffects = map[string]Effect{
 	"name":                              Replace,
 	"project":                           Replace,
@@ -53,7 +54,7 @@ var attributeEffects = map[string]Effect{
 	"node_count":                        InPlace, // a decrease deletes nodes GKE picks: see LossShrink
 	"autoscaling":                       InPlace,
 	"labels":                            InPlace,
-	"taints":                            InPlace,
+	"taints":                            InPlace, // an added NoExecute taint evicts Pods: see LossEvict
 	"resource_labels":                   InPlace,
 	"management":                        InPlace,
 	"upgrade_settings":                  InPlace,

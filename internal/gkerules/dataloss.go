@@ -23,6 +23,10 @@ const (
 	LossShrink    LossKind = "shrink"          // fewer nodes; GKE picks which ones go
 	LossZones     LossKind = "zone-removal"    // node_locations lose zones; their nodes go
 	LossAutoscale LossKind = "autoscale-limit" // autoscaling max below the current size
+	// LossEvict: taints add or change a NoExecute taint on every node; Pods that do not tolerate
+	// it are evicted and, their PVs pinned to the node, stay Pending (see taints.go). The nodes
+	// and their data stay.
+	LossEvict LossKind = "noexecute-taint"
 )
 
 // GuardInput is the cluster state the data-loss guard looks at.
@@ -37,6 +41,9 @@ type GuardInput struct {
 	PVCs         []corev1.PersistentVolumeClaim
 	Pods         []corev1.Pod
 	StatefulSets []appsv1.StatefulSet
+	// NoExecuteTaints are the taints a LossEvict change adds to every node
+	// (NoExecuteTaintsAdded). Only volumes whose Pods do not tolerate them are at risk.
+	NoExecuteTaints []corev1.Taint
 }
 
 // AtRisk is one volume whose data lives on a node that may go away.
@@ -55,6 +62,9 @@ type AtRisk struct {
 	// for an ordinal outside its range: no Pod uses it and no migration moves
 	// it; only a later scale-up would.
 	ScaledDown bool
+	// Evicted says why the Pod is evicted (LossEvict): the taint it does not tolerate, or
+	// tolerates for tolerationSeconds only.
+	Evicted string
 }
 
 func (a AtRisk) String() string {
@@ -65,7 +75,11 @@ func (a AtRisk) String() string {
 			who = fmt.Sprintf("StatefulSet %s scaled-down ordinal %d (PVC %s retained, no Pod uses it)", a.StatefulSet, a.Ordinal, a.PVC)
 		}
 	}
-	return fmt.Sprintf("%s: PV %s on node %s", who, a.PV, a.Node)
+	s := fmt.Sprintf("%s: PV %s on node %s", who, a.PV, a.Node)
+	if a.Evicted != "" {
+		s += "; " + a.Evicted
+	}
+	return s
 }
 
 // Verdict is the guard's answer.
@@ -122,6 +136,11 @@ func (v Verdict) Ordinals() string {
 // Guard lists the volumes pinned (by PV node affinity, e.g. topology.topolvm.io/node) to nodes
 // that may go away, with the PVCs bound to them and the StatefulSet ordinals owning those PVCs.
 // PVs not bound to an existing, non-terminating PVC hold nothing anyone uses and are skipped.
+//
+// For LossEvict the nodes stay, so a volume is listed only when the Pod that uses it (or, with
+// no Pod at the moment, the Pod its StatefulSet recreates for an ordinal in range) does not
+// tolerate in.NoExecuteTaints (evictedBy); scaled-down ordinals and PVCs no Pod and no
+// StatefulSet uses have nothing to evict.
 func Guard(in GuardInput) Verdict {
 	v := Verdict{Kind: in.Kind, Certain: in.Kind != LossShrink && in.Kind != LossAutoscale, Removed: in.Removed, Nodes: len(in.Nodes)}
 	pvcs := map[string]*corev1.PersistentVolumeClaim{}
@@ -130,6 +149,7 @@ func Guard(in GuardInput) Verdict {
 		pvcs[c.Namespace+"/"+c.Name] = c
 	}
 	users := map[string]string{} // ns/pvc -> ns/pod
+	userPods := map[string]*corev1.Pod{}
 	podOwner := map[string]string{}
 	for i := range in.Pods {
 		p := &in.Pods[i]
@@ -137,6 +157,7 @@ func Guard(in GuardInput) Verdict {
 			if vol.PersistentVolumeClaim != nil {
 				key := p.Namespace + "/" + vol.PersistentVolumeClaim.ClaimName
 				users[key] = p.Namespace + "/" + p.Name
+				userPods[key] = p
 				if ref := ownerStatefulSet(p.OwnerReferences); ref != "" {
 					podOwner[key] = p.Namespace + "/" + ref
 				}
@@ -154,17 +175,39 @@ func Guard(in GuardInput) Verdict {
 			continue
 		}
 		sel := nodeaffinity.NewLazyErrorNodeSelector(pv.Spec.NodeAffinity.Required)
+	nodes:
 		for j := range in.Nodes {
 			n := &in.Nodes[j]
 			if ok, _ := sel.Match(n); !ok {
 				continue
 			}
-			set, ord, scaledDown := statefulSetOrdinal(pvc, in.StatefulSets)
+			owner, ord, scaledDown := statefulSetOrdinal(pvc, in.StatefulSets)
+			set := ""
+			if owner != nil {
+				set = owner.Namespace + "/" + owner.Name
+			}
 			if set == "" && podOwner[key] != "" {
 				set, ord = podOwner[key], int(stsutil.OrdinalOf(users[key]))
 			}
-			v.AtRisk = append(v.AtRisk, AtRisk{Node: n.Name, PV: pv.Name, PVC: key, StatefulSet: set, Ordinal: ord, Pod: users[key],
-				ScaledDown: scaledDown && users[key] == ""})
+			a := AtRisk{Node: n.Name, PV: pv.Name, PVC: key, StatefulSet: set, Ordinal: ord, Pod: users[key],
+				ScaledDown: scaledDown && users[key] == ""}
+			if in.Kind == LossEvict {
+				var tolerations []corev1.Toleration
+				switch {
+				case userPods[key] != nil:
+					tolerations = userPods[key].Spec.Tolerations
+				case owner != nil && !scaledDown:
+					tolerations = owner.Spec.Template.Spec.Tolerations
+				default:
+					break nodes // nothing runs, and nothing is recreated, on this volume
+				}
+				why, evicted := evictedBy(in.NoExecuteTaints, tolerations)
+				if !evicted {
+					break nodes
+				}
+				a.Evicted = why
+			}
+			v.AtRisk = append(v.AtRisk, a)
 			break
 		}
 	}
@@ -184,7 +227,7 @@ func Guard(in GuardInput) Verdict {
 // statefulSetOrdinal finds the StatefulSet whose volumeClaimTemplates produce the PVC's name
 // (<claim>-<set>-<ordinal>, the StatefulSet controller's naming), and whether the ordinal is
 // outside the set's range (a PVC kept after a scale-down).
-func statefulSetOrdinal(pvc *corev1.PersistentVolumeClaim, sets []appsv1.StatefulSet) (string, int, bool) {
+func statefulSetOrdinal(pvc *corev1.PersistentVolumeClaim, sets []appsv1.StatefulSet) (*appsv1.StatefulSet, int, bool) {
 	for i := range sets {
 		s := &sets[i]
 		if s.Namespace != pvc.Namespace {
@@ -192,11 +235,11 @@ func statefulSetOrdinal(pvc *corev1.PersistentVolumeClaim, sets []appsv1.Statefu
 		}
 		for _, t := range s.Spec.VolumeClaimTemplates {
 			if o, ok := stsutil.ClaimOrdinal(pvc.Name, t.Name, s.Name); ok {
-				return s.Namespace + "/" + s.Name, int(o), !stsutil.InRange(s, o)
+				return s, int(o), !stsutil.InRange(s, o)
 			}
 		}
 	}
-	return "", -1, false
+	return nil, -1, false
 }
 
 func ownerStatefulSet(refs []metav1.OwnerReference) string {

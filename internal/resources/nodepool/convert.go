@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 	"google.golang.org/protobuf/types/known/durationpb"
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/olapgke/terraform-provider-olapgke/internal/gkerules"
 )
@@ -110,6 +111,35 @@ func expandTaints(ctx context.Context, l types.List, diags *diag.Diagnostics) []
 			Effect: containerpb.NodeTaint_Effect(containerpb.NodeTaint_Effect_value[t.Effect.ValueString()])})
 	}
 	return out
+}
+
+// kubeTaintEffects maps the schema's GKE spelling (google.container.v1.NodeTaint.Effect) to the
+// effect the Node objects carry.
+var kubeTaintEffects = map[string]corev1.TaintEffect{
+	"NO_SCHEDULE":        corev1.TaintEffectNoSchedule,
+	"PREFER_NO_SCHEDULE": corev1.TaintEffectPreferNoSchedule,
+	"NO_EXECUTE":         corev1.TaintEffectNoExecute,
+}
+
+// kubeTaints is the taints list as the pool's Node objects carry it, and whether every key, value
+// and effect is known.
+func kubeTaints(ctx context.Context, l types.List, diags *diag.Diagnostics) ([]corev1.Taint, bool) {
+	if l.IsUnknown() {
+		return nil, false
+	}
+	if l.IsNull() {
+		return nil, true
+	}
+	var ts []taintModel
+	diags.Append(l.ElementsAs(ctx, &ts, false)...)
+	out := make([]corev1.Taint, 0, len(ts))
+	for _, t := range ts {
+		if t.Key.IsUnknown() || t.Value.IsUnknown() || t.Effect.IsUnknown() {
+			return nil, false
+		}
+		out = append(out, corev1.Taint{Key: t.Key.ValueString(), Value: t.Value.ValueString(), Effect: kubeTaintEffects[t.Effect.ValueString()]})
+	}
+	return out, true
 }
 
 func expandUpgradeSettings(ctx context.Context, o types.Object, diags *diag.Diagnostics) *containerpb.NodePool_UpgradeSettings {

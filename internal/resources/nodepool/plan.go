@@ -62,7 +62,9 @@ func (r *nodePoolResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 	changed, effect := changes(state, &plan)
 	live := r.c != nil && !r.c.Deferred()
 	if !live {
-		resp.Diagnostics.Append(diagnostics.Deferred("node pool data-loss and ephemeral-storage demand checks"))
+		resp.Diagnostics.Append(diagnostics.Deferred("node pool data-loss, ephemeral-storage demand and release-channel checks"))
+	} else {
+		resp.Diagnostics.Append(r.checkReleaseChannel(ctx, &plan)...)
 	}
 	loss := lossOf(ctx, state, &plan, changed, effect)
 	if state != nil && (effect >= gkerules.RecreatesNodes || changed["node_count"] || changed["autoscaling"] || changed["node_locations"]) {
@@ -104,7 +106,7 @@ func (r *nodePoolResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 
 	if loss.kind != "" && cs != nil {
 		in := gkerules.GuardInput{Kind: loss.kind, Nodes: loss.nodes(cs.Nodes), Removed: loss.removed,
-			PVs: cs.PVs, PVCs: cs.PVCs, Pods: cs.Pods, StatefulSets: cs.StatefulSets}
+			PVs: cs.PVs, PVCs: cs.PVCs, Pods: cs.Pods, StatefulSets: cs.StatefulSets, NoExecuteTaints: loss.taints}
 		if v := gkerules.Guard(in); v.Loses() {
 			resp.Diagnostics.Append(dataLossDiag(plan.Name.ValueString(), loss, v, plan.AllowLocalDataLoss.ValueBool()))
 		}
@@ -201,7 +203,8 @@ type loss struct {
 	kind    gkerules.LossKind
 	attrs   []string // attributes causing it
 	removed int
-	zones   []string // removed zones (LossZones)
+	zones   []string       // removed zones (LossZones)
+	taints  []corev1.Taint // NoExecute taints added to every node (LossEvict)
 	detail  string
 }
 
@@ -209,6 +212,8 @@ func (l loss) verb() string {
 	switch l.kind {
 	case gkerules.LossRecreate:
 		return "recreate"
+	case gkerules.LossEvict:
+		return "taint NoExecute"
 	default:
 		return "delete"
 	}
@@ -268,6 +273,17 @@ func lossOf(ctx context.Context, state, plan *model, changed map[string]bool, ef
 				detail: fmt.Sprintf("autoscaling.max_node_count %d is below the current %d nodes per zone, so GKE shrinks the pool", mx, oldCount)}
 		}
 	}
+	// Taints change in place, but a NoExecute taint that arrives evicts the Pods that do not
+	// tolerate it; removing a taint or a NoSchedule / PreferNoSchedule change evicts nothing.
+	if changed["taints"] {
+		before, _ := kubeTaints(ctx, state.Taints, &diags)
+		if after, known := kubeTaints(ctx, plan.Taints, &diags); known {
+			if added := gkerules.NoExecuteTaintsAdded(before, after); len(added) > 0 {
+				return loss{kind: gkerules.LossEvict, attrs: []string{"taints"}, taints: added,
+					detail: "taints add " + gkerules.TaintsString(added) + " to every node, and the taint-eviction controller evicts the Pods that do not tolerate it"}
+			}
+		}
+	}
 	return loss{}
 }
 
@@ -319,15 +335,29 @@ func dataLossDiag(pool string, l loss, v gkerules.Verdict, allowed bool) diag.Di
 		d.Do += " PVCs of scaled-down ordinals (retained by whenScaled: Retain) have no Pod to move: delete them if their data is not needed, " +
 			"or scale the StatefulSet up again and move those ordinals."
 	}
+	summary, allowedSummary, allowedDo := "Local Data Would Be Lost", "Local Data Will Be Lost", "allow_local_data_loss = true, so apply proceeds and this data is lost."
+	if l.kind == gkerules.LossEvict {
+		// The nodes and the data stay; the Pods go and cannot come back while the taint is there.
+		summary, allowedSummary = "Pinned Ordinals Would Be Evicted", "Pinned Ordinals Will Be Evicted"
+		allowedDo = wrap80("allow_local_data_loss = true, so apply proceeds: these Pods are evicted and stay Pending until the taint is removed or their PVCs are deleted (losing the data).")
+		d.Checked = wrap80(fmt.Sprintf("PersistentVolumes pinned by node affinity to the nodes of node pool %s, because %s; the PVCs and StatefulSet ordinals bound to them, and whether their Pods (or, without one, the StatefulSet's pod template) tolerate it.", pool, l.detail))
+		d.Found = wrap80(fmt.Sprintf("These Pods are evicted and cannot come back: their volumes are pinned to these nodes, which they do not tolerate, so they stay Pending (%s):\n%s",
+			v.Ordinals(), strings.Join(lines, "\n")))
+		d.Do = wrap80("Any of:\n" +
+			"  - Tolerate the taint first: add a toleration (effect NoExecute, no tolerationSeconds) to the StatefulSet's pod template and restart these ordinals on their nodes (olapgke_statefulset_migration restarts ordinals whose template changed), then plan again.\n" +
+			"  - Move these ordinals to another node pool first (olapgke_statefulset_migration).\n" +
+			"  - Use effect NO_SCHEDULE, which keeps new Pods off and evicts none.\n" +
+			"  - Set allow_local_data_loss = true to accept the evictions.")
+	}
 	p := path.Root("machine_type")
 	if len(l.attrs) > 0 {
 		p = path.Root(l.attrs[0])
 	}
 	if allowed {
-		d.Do = "allow_local_data_loss = true, so apply proceeds and this data is lost."
-		return diagnostics.AttributeWarning(p, "Local Data Will Be Lost", d)
+		d.Do = allowedDo
+		return diagnostics.AttributeWarning(p, allowedSummary, d)
 	}
-	return diagnostics.AttributeError(p, "Local Data Would Be Lost", d)
+	return diagnostics.AttributeError(p, summary, d)
 }
 
 func deletionProtected(state *model, what string, attrs []string) diag.Diagnostic {

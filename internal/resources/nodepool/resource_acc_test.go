@@ -179,10 +179,11 @@ func TestAccLocalSSDNodePool_Lifecycle(t *testing.T) {
 				},
 				Check: checkNodes(env.Kube, name, 2, nil),
 			},
-			{ // management, upgrade settings and kubelet eviction settings
+			{ // management (both on: the sandbox cluster is on the REGULAR release channel, see
+				// release_channel_acc_test.go), upgrade settings and kubelet eviction settings
 				Config: poolConfig("test", name, `
   autoscaling      = { min_node_count = 1, max_node_count = 3 }
-  management       = { auto_repair = true, auto_upgrade = false }
+  management       = { auto_repair = true, auto_upgrade = true }
   upgrade_settings = {
     strategy   = "BLUE_GREEN"
     blue_green = { batch_node_count = 1, batch_soak_duration = "60s", node_pool_soak_duration = "300s" }
@@ -197,7 +198,7 @@ func TestAccLocalSSDNodePool_Lifecycle(t *testing.T) {
 					plancheck.ExpectKnownValue(res, tfjsonpath.New("ephemeral_storage").AtMapKey("eviction_signal"), knownvalue.StringExact("nodefs.available<15% (soft)")),
 				}},
 				ConfigStateChecks: []statecheck.StateCheck{
-					statecheck.ExpectKnownValue(res, tfjsonpath.New("management").AtMapKey("auto_upgrade"), knownvalue.Bool(false)),
+					statecheck.ExpectKnownValue(res, tfjsonpath.New("management").AtMapKey("auto_upgrade"), knownvalue.Bool(true)),
 					statecheck.ExpectKnownValue(res, tfjsonpath.New("upgrade_settings").AtMapKey("strategy"), knownvalue.StringExact("BLUE_GREEN")),
 					statecheck.ExpectKnownValue(res, tfjsonpath.New("upgrade_settings").AtMapKey("blue_green").AtMapKey("batch_node_count"), knownvalue.Int64Exact(1)),
 					statecheck.ExpectKnownValue(res, tfjsonpath.New("kubelet_config").AtMapKey("eviction_soft").AtMapKey("nodefs.available"), knownvalue.StringExact("15%")),
