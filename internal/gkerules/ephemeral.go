@@ -59,15 +59,18 @@ type Ephemeral struct {
 
 // bootDiskReservedGiB is GKE's ephemeral-storage reservation on a boot-disk-backed node:
 // min(50% of the disk, 6 GiB + 35% of the disk, 100 GiB).
-// Source: plan-node-sizes, "Local ephemeral storage reservation" (cross-checked against the
-// page's own example: 100 GiB disk -> allocatable 47060071478 bytes; this gives 47060071629).
+// Source: https://cloud.google.com/kubernetes-engine/docs/concepts/plan-node-sizes#local_ephemeral_storage_reservation
+// (cross-checked against the page's own example: 100 GiB disk -> capacity 98831908Ki,
+// allocatable 47060071478 bytes; this gives 47060071629). The sizing guide
+// (templates/guides/sizing-local-ssd-and-boot-disks.md.tmpl) states the same arithmetic, and the
+// sandbox's GKE emulator computes it in bytes (internal/sandbox/gke/machines.go ephemeralStorage).
 func bootDiskReservedGiB(disk float64) float64 {
 	return math.Min(math.Min(disk/2, 6+disk*0.35), 100)
 }
 
 // localSSDReservedGiB is GKE's reservation when ephemeral storage is on Local SSDs: 50 GiB with one
-// disk, 75 GiB with two, 100 GiB with three or more. Source: plan-node-sizes, "Local ephemeral
-// storage reservation" (Local SSD table).
+// disk, 75 GiB with two, 100 GiB with three or more; the eviction threshold is 10% of the disks'
+// n x 375 GiB. Source: plan-node-sizes#local_ephemeral_storage_reservation (Local SSD table).
 func localSSDReservedGiB(n int64) float64 {
 	switch {
 	case n <= 1:

@@ -1,6 +1,8 @@
 package gkerules
 
 import (
+	"errors"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -157,10 +159,22 @@ func TestComputeEphemeral(t *testing.T) {
 			want: Ephemeral{Backing: "boot-disk", BootDiskGiB: 100, CapacityGiB: 94.25, ReservedGiB: 41,
 				EvictionThresholdGiB: 18.85, EvictionSignal: "nodefs.available<20% (soft)", AllocatableGiB: 43.83, DemandGiB: 30, HeadroomGiB: 4.4},
 		},
+		// Local SSD backing, GKE's table (plan-node-sizes, "Local ephemeral storage reservation"):
+		// 50 / 75 / 100 GiB reserved for 1 / 2 / 3+ disks, eviction at 10% of n x 375 GiB.
 		"local ssd ephemeral": {
 			in: EphemeralInput{BootDiskGiB: 100, EphemeralLocalSSDs: 2, DemandGiB: 60},
 			want: Ephemeral{Backing: "local-ssd", BootDiskGiB: 100, CapacityGiB: 750, ReservedGiB: 75,
 				EvictionThresholdGiB: 75, EvictionSignal: "nodefs.available<10%", AllocatableGiB: 600, DemandGiB: 60, HeadroomGiB: 540},
+		},
+		"one ephemeral local ssd": {
+			in: EphemeralInput{BootDiskGiB: 10, EphemeralLocalSSDs: 1},
+			want: Ephemeral{Backing: "local-ssd", BootDiskGiB: 10, CapacityGiB: 375, ReservedGiB: 50,
+				EvictionThresholdGiB: 37.5, EvictionSignal: "nodefs.available<10%", AllocatableGiB: 287.5, HeadroomGiB: 287.5},
+		},
+		"three ephemeral local ssds": {
+			in: EphemeralInput{BootDiskGiB: 100, EphemeralLocalSSDs: 3},
+			want: Ephemeral{Backing: "local-ssd", BootDiskGiB: 100, CapacityGiB: 1125, ReservedGiB: 100,
+				EvictionThresholdGiB: 112.5, EvictionSignal: "nodefs.available<10%", AllocatableGiB: 912.5, HeadroomGiB: 912.5},
 		},
 	}
 	for name, tc := range tests {
@@ -173,12 +187,19 @@ func TestComputeEphemeral(t *testing.T) {
 	}
 }
 
-// The GKE documentation's example: a 100 GiB boot disk reports allocatable 47060071478 bytes.
+// The GKE documentation's example (plan-node-sizes, "Check allocatable resources on a node"): a
+// 100 GiB boot disk reports ephemeral-storage capacity 98831908Ki and allocatable 47060071478
+// bytes. Within the 0.01 GiB the figures are rounded to.
 func TestComputeEphemeralMatchesGKEExample(t *testing.T) {
 	t.Parallel()
-	got := ComputeEphemeral(EphemeralInput{BootDiskGiB: 100}).AllocatableGiB * (1 << 30)
-	if d := got - 47060071478; d > 0.01*(1<<30) || d < -0.01*(1<<30) {
-		t.Errorf("allocatable = %.0f bytes, GKE documents 47060071478", got)
+	e := ComputeEphemeral(EphemeralInput{BootDiskGiB: 100})
+	for name, tc := range map[string]struct{ got, want float64 }{
+		"capacity":    {e.CapacityGiB * (1 << 30), 98831908 * 1024},
+		"allocatable": {e.AllocatableGiB * (1 << 30), 47060071478},
+	} {
+		if d := tc.got - tc.want; d > 0.005*(1<<30) || d < -0.005*(1<<30) {
+			t.Errorf("%s = %.0f bytes, GKE documents %.0f", name, tc.got, tc.want)
+		}
 	}
 }
 
@@ -373,5 +394,139 @@ func TestPoolDemand(t *testing.T) {
 	if d := PoolDemand("pool-new", map[string]string{"role": "olap"}, nil,
 		[]corev1.Pod{pod("p", "", map[string]string{NodePoolLabel: "pool-new"}, 12)}, 3); d.Pods != 1 || d.PerNodeGiB != 4 {
 		t.Errorf("new pool: %+v, want 1 pod, 4 GiB per node", d)
+	}
+}
+
+func TestReleaseChannelRules(t *testing.T) {
+	t.Parallel()
+	for channel, enrolled := range map[string]bool{"REGULAR": true, "RAPID": true, "STABLE": true, "EXTENDED": true, "UNSPECIFIED": false, "": false} {
+		if got := InReleaseChannel(channel); got != enrolled {
+			t.Errorf("InReleaseChannel(%q) = %v, want %v", channel, got, enrolled)
+		}
+		for setting, rule := range map[string]func(string) error{"auto_upgrade": AutoUpgradeAllowed, "auto_repair": AutoRepairAllowed} {
+			err := rule(channel)
+			if (err != nil) != enrolled {
+				t.Errorf("%s on channel %q: err = %v, want an error: %v", setting, channel, err, enrolled)
+				continue
+			}
+			var rce *ReleaseChannelError
+			if enrolled && (!errors.As(err, &rce) || rce.Channel != channel || rce.Setting != setting) {
+				t.Errorf("%s on channel %q: %#v", setting, channel, err)
+			}
+		}
+	}
+}
+
+func TestNoExecuteTaintsAdded(t *testing.T) {
+	t.Parallel()
+	ne := func(k, v string) corev1.Taint {
+		return corev1.Taint{Key: k, Value: v, Effect: corev1.TaintEffectNoExecute}
+	}
+	ns := func(k, v string) corev1.Taint {
+		return corev1.Taint{Key: k, Value: v, Effect: corev1.TaintEffectNoSchedule}
+	}
+	tests := map[string]struct {
+		before, after, want []corev1.Taint
+	}{
+		"added":                       {after: []corev1.Taint{ne("dedicated", "olap")}, want: []corev1.Taint{ne("dedicated", "olap")}},
+		"value changed":               {before: []corev1.Taint{ne("dedicated", "a")}, after: []corev1.Taint{ne("dedicated", "b")}, want: []corev1.Taint{ne("dedicated", "b")}},
+		"effect became NoExecute":     {before: []corev1.Taint{ns("dedicated", "olap")}, after: []corev1.Taint{ne("dedicated", "olap")}, want: []corev1.Taint{ne("dedicated", "olap")}},
+		"unchanged":                   {before: []corev1.Taint{ne("dedicated", "olap")}, after: []corev1.Taint{ne("dedicated", "olap"), ns("x", "")}},
+		"removed":                     {before: []corev1.Taint{ne("dedicated", "olap")}},
+		"NoSchedule added":            {after: []corev1.Taint{ns("dedicated", "olap")}},
+		"PreferNoSchedule added":      {after: []corev1.Taint{{Key: "k", Effect: corev1.TaintEffectPreferNoSchedule}}},
+		"NoExecute became NoSchedule": {before: []corev1.Taint{ne("dedicated", "olap")}, after: []corev1.Taint{ns("dedicated", "olap")}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			if diff := cmp.Diff(tc.want, NoExecuteTaintsAdded(tc.before, tc.after)); diff != "" {
+				t.Errorf("NoExecuteTaintsAdded (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// A NoExecute taint added to the pool evicts the Pods that do not tolerate it; those whose PVs
+// are pinned to the pool's nodes are named, the others stay off the verdict.
+func TestGuardNoExecuteTaint(t *testing.T) {
+	t.Parallel()
+	taint := corev1.Taint{Key: "dedicated", Value: "olap", Effect: corev1.TaintEffectNoExecute}
+	nodes := []corev1.Node{{ObjectMeta: metav1.ObjectMeta{Name: "n0", Labels: map[string]string{"topology.topolvm.io/node": "n0"}}}}
+	pv := func(name, claim string) corev1.PersistentVolume {
+		return corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: corev1.PersistentVolumeSpec{
+			ClaimRef: &corev1.ObjectReference{Namespace: "olap", Name: claim},
+			NodeAffinity: &corev1.VolumeNodeAffinity{Required: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
+				MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "topology.topolvm.io/node", Operator: corev1.NodeSelectorOpIn, Values: []string{"n0"}}},
+			}}}},
+		}}
+	}
+	pvc := func(name, volume string) corev1.PersistentVolumeClaim {
+		return corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "olap", Name: name}, Spec: corev1.PersistentVolumeClaimSpec{VolumeName: volume}}
+	}
+	yes := true
+	pod := func(ord string, tol ...corev1.Toleration) corev1.Pod {
+		return corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "olap", Name: "hist-" + ord,
+			OwnerReferences: []metav1.OwnerReference{{Kind: "StatefulSet", Name: "hist", Controller: &yes}}},
+			Spec: corev1.PodSpec{NodeName: "n0", Tolerations: tol, Volumes: []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{
+				PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "data-hist-" + ord}}}}}}
+	}
+	secs := func(n int64) *int64 { return &n }
+	exists := corev1.Toleration{Key: "dedicated", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute}
+	set := appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: "olap", Name: "hist"}, Spec: appsv1.StatefulSetSpec{
+		Replicas:             new(int32(6)),
+		VolumeClaimTemplates: []corev1.PersistentVolumeClaim{{ObjectMeta: metav1.ObjectMeta{Name: "data"}}},
+	}}
+	in := GuardInput{Kind: LossEvict, Nodes: nodes, NoExecuteTaints: []corev1.Taint{taint}, StatefulSets: []appsv1.StatefulSet{set}}
+	for i := range 6 {
+		o := strconv.Itoa(i)
+		in.PVs = append(in.PVs, pv("pv-"+o, "data-hist-"+o))
+		in.PVCs = append(in.PVCs, pvc("data-hist-"+o, "pv-"+o))
+	}
+	in.Pods = []corev1.Pod{
+		pod("0"), // no toleration
+		pod("1", exists),
+		pod("2", corev1.Toleration{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "olap"}), // any effect
+		pod("3", corev1.Toleration{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "other", Effect: corev1.TaintEffectNoExecute}),
+		pod("4", corev1.Toleration{Key: "dedicated", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: secs(300)}),
+		// ordinal 5 has no Pod right now: the StatefulSet's template (no toleration) decides.
+	}
+	v := Guard(in)
+	var got []string
+	for _, a := range v.AtRisk {
+		got = append(got, a.String())
+	}
+	want := []string{
+		"StatefulSet olap/hist ordinal 0 (PVC olap/data-hist-0): PV pv-0 on node n0; its Pod does not tolerate dedicated=olap:NoExecute",
+		"StatefulSet olap/hist ordinal 3 (PVC olap/data-hist-3): PV pv-3 on node n0; its Pod does not tolerate dedicated=olap:NoExecute",
+		"StatefulSet olap/hist ordinal 4 (PVC olap/data-hist-4): PV pv-4 on node n0; its Pod tolerates dedicated=olap:NoExecute for 300s only (tolerationSeconds)",
+		"StatefulSet olap/hist ordinal 5 (PVC olap/data-hist-5): PV pv-5 on node n0; its Pod does not tolerate dedicated=olap:NoExecute",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("AtRisk (-want +got):\n%s", diff)
+	}
+	if !v.Certain || v.Ordinals() != "StatefulSet olap/hist ordinal(s) 0, 3, 4, 5" {
+		t.Errorf("Certain = %v, Ordinals = %q", v.Certain, v.Ordinals())
+	}
+
+	// A template that tolerates the taint covers the ordinal without a Pod; scaled down, it is
+	// not judged at all (nothing runs or is recreated there).
+	tolerant := *set.DeepCopy()
+	tolerant.Spec.Template.Spec.Tolerations = []corev1.Toleration{exists}
+	scaled := *set.DeepCopy()
+	scaled.Spec.Replicas = new(int32(5))
+	for name, s := range map[string]appsv1.StatefulSet{"tolerant template": tolerant, "scaled down": scaled} {
+		in2 := in
+		in2.StatefulSets = []appsv1.StatefulSet{s}
+		if got := Guard(in2).Ordinals(); got != "StatefulSet olap/hist ordinal(s) 0, 3, 4" {
+			t.Errorf("%s: Ordinals = %q", name, got)
+		}
+	}
+
+	// The same change with every Pod tolerating it forever: nothing at risk.
+	in.Pods, in.StatefulSets = []corev1.Pod{pod("0", exists)}, nil
+	in.PVs, in.PVCs = in.PVs[:1], in.PVCs[:1]
+	if v := Guard(in); v.Loses() {
+		t.Errorf("tolerated taint: AtRisk = %v", v.AtRisk)
 	}
 }

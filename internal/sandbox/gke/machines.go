@@ -192,22 +192,51 @@ func memoryReservedBytes(mem int64) int64 {
 	return int64(r) + evict
 }
 
-// ephemeralAllocatable is the ephemeral-storage allocatable GKE leaves on a boot-disk-backed
-// node whose node filesystem has capacity fsBytes on a boot disk of diskBytes:
+// The node's ephemeral storage follows the arithmetic olapgke's sizing guide states
+// (templates/guides/sizing-local-ssd-and-boot-disks.md.tmpl) with the same semantics as the
+// provider's gkerules.ComputeEphemeral, in bytes. Source: GKE's node sizing page, "Local ephemeral
+// storage reservation"
+// (https://cloud.google.com/kubernetes-engine/docs/concepts/plan-node-sizes#local_ephemeral_storage_reservation):
 //
-//	allocatable = capacity - 10% of capacity (kubelet hard eviction nodefs.available<10%)
-//	                       - min(50% of disk, 6 GiB + 35% of disk, 100 GiB)  (system reservation)
+//	                boot disk backing                       Local SSD backing (n disks)
+//	capacity        boot disk - OS partitions (6025692Ki)   n x 375 GiB
+//	reserved        min(50% disk, 6 GiB + 35% disk, 100 GiB) 50 GiB (n=1), 75 GiB (n=2), 100 GiB (n>=3)
+//	allocatable     capacity - reserved - 10% of capacity (kubelet hard eviction nodefs.available<10%)
 //
-// Source: https://cloud.google.com/kubernetes-engine/docs/concepts/plan-node-sizes ("Local
-// ephemeral storage reservation"). Cross-checked against that page's own example: a 100 GiB
-// boot disk whose filesystem shows capacity 98831908Ki reports allocatable 47060071478, and
-// this formula gives 47060071629 (within 151 bytes of rounding).
-//
-// For nodes that put ephemeral storage on Local SSD the same page uses a different table; the
-// emulator applies this formula to that capacity too and says so here.
+// The OS partitions are derived from the page's own example (a 100 GiB boot disk shows capacity
+// 98831908Ki: 104857600Ki - 98831908Ki = 6025692Ki); with it this gives allocatable 47060071629
+// where the page shows 47060071478 (151 bytes of rounding).
+const bootDiskOSOverheadBytes int64 = 6025692 << 10
+
+// ephemeralStorage is a node's ephemeral-storage capacity and allocatable, for a boot disk of
+// diskBytes and ephemeralSSDs Local SSDs backing ephemeral storage (0: the boot disk backs it).
+func ephemeralStorage(diskBytes int64, ephemeralSSDs int32) (capacity, allocatable int64) {
+	var reserved int64
+	if ephemeralSSDs > 0 {
+		capacity = int64(ephemeralSSDs) * localSSDBytes
+		switch {
+		case ephemeralSSDs == 1:
+			reserved = 50 * gib
+		case ephemeralSSDs == 2:
+			reserved = 75 * gib
+		default:
+			reserved = 100 * gib
+		}
+	} else {
+		capacity = max(diskBytes-bootDiskOSOverheadBytes, 0)
+		reserved = min(diskBytes/2, 6*gib+diskBytes*35/100, 100*gib)
+	}
+	return capacity, max(capacity-reserved-capacity/10, 0)
+}
+
+// ephemeralAllocatable is the allocatable nodes.go reports today, from the filesystem it reports
+// as capacity (fsBytes: the boot disk itself, or the Local SSDs backing ephemeral storage) and the
+// boot disk: capacity - 10% of capacity - min(50% disk, 6 GiB + 35% disk, 100 GiB). It departs
+// from the guide (ephemeralStorage) twice: the boot disk's OS partitions are not taken off the
+// capacity, and Local SSD backing gets the boot disk's reservation instead of 50/75/100 GiB.
+// nodes.go should report ephemeralStorage's capacity and allocatable instead.
 func ephemeralAllocatable(fsBytes, diskBytes int64) int64 {
 	evict := fsBytes / 10
 	sys := min(diskBytes/2, 6*gib+diskBytes*35/100, 100*gib)
-	a := fsBytes - evict - sys
-	return max(a, 0)
+	return max(fsBytes-evict-sys, 0)
 }

@@ -80,13 +80,48 @@ func TestReservations(t *testing.T) {
 	if got := memoryReservedBytes(512 << 20); got != 355<<20 {
 		t.Errorf("memory reserved below 1 GiB: %d", got)
 	}
-	// The page's example: 100 GiB boot disk, filesystem capacity 98831908Ki, allocatable 47060071478.
-	if got := ephemeralAllocatable(98831908*1024, 100*gib); got < 47060071478-1024 || got > 47060071478+1024 {
-		t.Errorf("ephemeral allocatable %d, want ~47060071478", got)
+	// What nodes.go reports today (see ephemeralAllocatable): 100 GiB disk as capacity.
+	if got := ephemeralAllocatable(100*gib, 100*gib); got != 49*gib {
+		t.Errorf("ephemeral allocatable of a 100 GiB disk: %d", got)
 	}
-	// Small disks: 20 GiB -> eviction 2 GiB + min(10, 6+7, 100) = 12 GiB reserved.
 	if got := ephemeralAllocatable(20*gib, 20*gib); got != 8*gib {
 		t.Errorf("20 GiB disk: %d", got)
+	}
+}
+
+// The node's ephemeral storage follows the sizing guide's arithmetic (the provider's
+// gkerules.ComputeEphemeral), checked against GKE's node sizing page ("Local ephemeral storage
+// reservation").
+func TestEphemeralStorage(t *testing.T) {
+	t.Parallel()
+	tests := map[string]struct {
+		disk                  int64
+		ssds                  int32
+		capacity, allocatable int64
+	}{
+		// The page's own example: a 100 GiB boot disk shows capacity 98831908Ki and allocatable
+		// 47060071478; the guide's arithmetic gives that capacity exactly and allocatable 151
+		// bytes more (capacity - min(50, 6 + 35, 100) GiB - 10% of capacity).
+		"100 GiB boot disk (page example)": {disk: 100 * gib, capacity: 98831908 << 10, allocatable: 47060071629},
+		// 20 GiB: half the disk (10 GiB) is reserved; the provider plans allocatable 2.83 GiB.
+		"20 GiB boot disk": {disk: 20 * gib, capacity: 15304527872, allocatable: 3036656845},
+		// 500 GiB: the reservation stops at 100 GiB; the provider plans 344.83 GiB.
+		"500 GiB boot disk": {disk: 500 * gib, capacity: 530700603392, allocatable: 370256360653},
+		// Local SSD backing, the page's table: 50 / 75 / 100 GiB reserved for 1 / 2 / 3+ disks,
+		// eviction threshold 10% of n x 375 GiB; the boot disk plays no part.
+		"1 ephemeral Local SSD":  {disk: 100 * gib, ssds: 1, capacity: 375 * gib, allocatable: 287*gib + gib/2},
+		"2 ephemeral Local SSDs": {disk: 10 * gib, ssds: 2, capacity: 750 * gib, allocatable: 600 * gib},
+		"4 ephemeral Local SSDs": {disk: 100 * gib, ssds: 4, capacity: 1500 * gib, allocatable: 1250 * gib},
+		"tiny boot disk":         {disk: 1 * gib, capacity: 0, allocatable: 0},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			c, a := ephemeralStorage(tc.disk, tc.ssds)
+			if c != tc.capacity || a != tc.allocatable {
+				t.Errorf("ephemeralStorage(%d, %d) = %d, %d; want %d, %d", tc.disk, tc.ssds, c, a, tc.capacity, tc.allocatable)
+			}
+		})
 	}
 }
 
