@@ -1,0 +1,106 @@
+package acctest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// EnvControl is the DIR/env key of the sandbox's control endpoint (base URL, loopback HTTP).
+const EnvControl = "OLAPGKE_SANDBOX_CONTROL"
+
+// Recreation modes of RecreateNode.
+const (
+	// RecreateNewName: GKE deletes the node and creates a new one (new name, new UID) in the
+	// same pool and zone.
+	RecreateNewName = "new-name"
+	// RecreateSameName: GKE recreates the VM under the same name; the Node object (UID) stays,
+	// its boot ID changes, its Local SSDs (TopoLVM volume group) come back empty.
+	RecreateSameName = "same-name"
+)
+
+// RecreateNode makes the sandbox's GKE recreate a node's VM as its node auto-repair does (an
+// AUTO_REPAIR_NODES operation on the node's pool; the node is drained first) and returns once the
+// operation is done. mode is RecreateNewName or RecreateSameName.
+func (e *Env) RecreateNode(ctx context.Context, name, mode string) error {
+	var op controlOperation
+	if err := e.control(ctx, "/v1/nodes/"+name+":recreate", map[string]any{"mode": mode}, &op); err != nil {
+		return err
+	}
+	if op.Error != nil {
+		return fmt.Errorf("sandbox: recreating node %s: operation %s failed: %s", name, op.Name, op.Error.Message)
+	}
+	return nil
+}
+
+// StartClusterOperation starts a cluster-wide GKE operation of type typ (UPGRADE_MASTER or
+// UPDATE_CLUSTER) that holds the cluster for d: meanwhile GKE refuses every mutating node pool
+// call on it (FAILED_PRECONDITION, "Operation ... is currently upgrading cluster ..."). It
+// returns once the operation started.
+func (e *Env) StartClusterOperation(ctx context.Context, project, location, cluster, typ string, d time.Duration) error {
+	return e.control(ctx, "/v1/clusters/"+project+"/"+location+"/"+cluster+":operation",
+		map[string]any{"type": typ, "seconds": d.Seconds()}, &controlOperation{})
+}
+
+// SetOperationQuota sets the sandbox GKE's concurrent operations quota per cluster (GKE answers
+// RESOURCE_EXHAUSTED "Too many operations: ..." when it is used up); 0 restores the default.
+func (e *Env) SetOperationQuota(ctx context.Context, n int) error {
+	return e.control(ctx, "/v1/quota", map[string]any{"concurrentOperations": n}, &struct{}{})
+}
+
+// controlOperation is what the control endpoint answers: the GKE Operation (REST JSON).
+type controlOperation struct {
+	Name   string `json:"name"`
+	Status string `json:"status"`
+	Error  *struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// control POSTs body as JSON to the sandbox's control endpoint and decodes the answer into out.
+func (e *Env) control(ctx context.Context, path string, body, out any) error {
+	base := e.Vars[EnvControl]
+	if base == "" {
+		return fmt.Errorf("sandbox: %s is not in %s/env (a sandbox binary older than its control endpoint?)", EnvControl, e.Dir)
+	}
+	b, err := json.Marshal(body)
+	if err != nil {
+		return err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimSuffix(base, "/")+path, bytes.NewReader(b))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("sandbox control %s: %w", path, err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return fmt.Errorf("sandbox control %s: %w", path, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		var ge struct {
+			Error struct {
+				Status  string `json:"status"`
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		if json.Unmarshal(data, &ge) == nil && ge.Error.Message != "" {
+			return fmt.Errorf("sandbox control %s: %s %s: %s", path, resp.Status, ge.Error.Status, ge.Error.Message)
+		}
+		return fmt.Errorf("sandbox control %s: %s: %s", path, resp.Status, data)
+	}
+	if err := json.Unmarshal(data, out); err != nil {
+		return fmt.Errorf("sandbox control %s: answer %q: %w", path, data, err)
+	}
+	return nil
+}
