@@ -44,7 +44,10 @@ func (r *statefulSetResource) Create(ctx context.Context, req resource.CreateReq
 	resp.Diagnostics.Append(d...)
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	r.write(ctx, &plan, nil, &resp.Diagnostics, func(m *resourceModel) { resp.Diagnostics.Append(resp.State.Set(ctx, m)...) })
+	r.write(ctx, &plan, nil, &resp.Diagnostics, func(m *resourceModel, snap *planner.Snapshot) {
+		resp.Diagnostics.Append(resp.State.Set(ctx, m)...)
+		recordNodes(ctx, nil, resp.Private, snap, &resp.Diagnostics)
+	})
 }
 
 func (r *statefulSetResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
@@ -58,13 +61,16 @@ func (r *statefulSetResource) Update(ctx context.Context, req resource.UpdateReq
 	resp.Diagnostics.Append(d...)
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	r.write(ctx, &plan, &prior, &resp.Diagnostics, func(m *resourceModel) { resp.Diagnostics.Append(resp.State.Set(ctx, m)...) })
+	r.write(ctx, &plan, &prior, &resp.Diagnostics, func(m *resourceModel, snap *planner.Snapshot) {
+		resp.Diagnostics.Append(resp.State.Set(ctx, m)...)
+		recordNodes(ctx, req.Private, resp.Private, snap, &resp.Diagnostics)
+	})
 }
 
 // write applies the manifest (server-side apply), the Service and PDB, verifies what the API
 // server stored, waits for the rollout and saves the state. The state is saved even when a later
 // step fails, since the object was written.
-func (r *statefulSetResource) write(ctx context.Context, plan, prior *resourceModel, diags *diag.Diagnostics, save func(*resourceModel)) {
+func (r *statefulSetResource) write(ctx context.Context, plan, prior *resourceModel, diags *diag.Diagnostics, save func(*resourceModel, *planner.Snapshot)) {
 	m, err := parseManifest(ctx, plan.Manifest)
 	if err != nil {
 		diags.Append(diagnostics.AttributeError(manifestPath, "Invalid StatefulSet Manifest", diagnostics.Detail{Checked: "The manifest attribute.", Found: err.Error() + "."}))
@@ -112,8 +118,7 @@ func (r *statefulSetResource) write(ctx context.Context, plan, prior *resourceMo
 	}
 	// The state must be saved whatever happens next; finish() makes every computed value known.
 	finish := func() {
-		r.finishState(ctx, kube, plan, stored, diags)
-		save(plan)
+		save(plan, r.finishState(ctx, kube, plan, stored, diags))
 	}
 
 	if plan.ManageService.ValueBool() && m.Set.Spec.ServiceName != "" {
@@ -227,7 +232,7 @@ func rolloutError(m *manifest, err error) diag.Diagnostic {
 }
 
 // finishState sets every computed value that is still unknown from the live object.
-func (r *statefulSetResource) finishState(ctx context.Context, kube kubernetes.Interface, plan *resourceModel, stored *appsv1.StatefulSet, diags *diag.Diagnostics) {
+func (r *statefulSetResource) finishState(ctx context.Context, kube kubernetes.Interface, plan *resourceModel, stored *appsv1.StatefulSet, diags *diag.Diagnostics) *planner.Snapshot {
 	live, err := kube.AppsV1().StatefulSets(stored.Namespace).Get(ctx, stored.Name, metav1.GetOptions{})
 	if err != nil {
 		live = stored
@@ -249,6 +254,7 @@ func (r *statefulSetResource) finishState(ctx context.Context, kube kubernetes.I
 		diags.Append(d...)
 		plan.Ordinals = l
 	}
+	return snap
 }
 
 // liveViews is the current ordinal -> Pod -> node -> PVC -> PV -> pinned node map (the planner
@@ -345,6 +351,9 @@ func (r *statefulSetResource) Read(ctx context.Context, req resource.ReadRequest
 	ro, d := rolloutValue(planner.Rollout(live, snap.Pods))
 	resp.Diagnostics.Append(d...)
 	state.Rollout = ro
+	if lost := recordNodes(ctx, req.Private, resp.Private, snap, &resp.Diagnostics); len(lost) > 0 {
+		resp.Diagnostics.Append(lostDataWarning(live, lost))
+	}
 	if state.Ordinals.IsNull() || state.Ordinals.IsUnknown() {
 		views, err := liveViews(snap)
 		if err != nil {

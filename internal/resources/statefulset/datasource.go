@@ -13,6 +13,7 @@ import (
 
 	"github.com/olapgke/terraform-provider-olapgke/internal/clients"
 	"github.com/olapgke/terraform-provider-olapgke/internal/diagnostics"
+	"github.com/olapgke/terraform-provider-olapgke/internal/planner"
 	"github.com/olapgke/terraform-provider-olapgke/internal/snapshot"
 	"github.com/olapgke/terraform-provider-olapgke/internal/stsutil"
 )
@@ -112,6 +113,11 @@ func (d *ordinalsDataSource) Read(ctx context.Context, req datasource.ReadReques
 	if err != nil {
 		resp.Diagnostics.Append(diagnostics.ProviderBug("Rollout Planner Failed", "Mapping the live ordinals.", err))
 		return
+	}
+	// A data source keeps no record of the nodes, so only the durable facts are judged (the
+	// node gone, or registered after the volume); the resource also sees same-name recreation.
+	if lost := planner.LostLocalData(snap.Live, snap, nil); len(lost) > 0 {
+		resp.Diagnostics.Append(lostDataWarning(snap.Live, lost))
 	}
 	pods := map[string]*corev1.Pod{}
 	for i := range snap.Pods {
