@@ -315,10 +315,14 @@ func assertHappened(t *testing.T, kube kubernetes.Interface, ns string, p *plann
 	if err != nil {
 		t.Fatalf("the controllers did not do what the plan predicted: %v (last: %s)", err, last)
 	}
-	live, err := kube.AppsV1().StatefulSets(ns).Get(context.Background(), "hist", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	// With nothing to recreate (OnDelete) the wait above ends at once: let the controller observe
+	// the new generation before reading its update revision.
+	var live *appsv1.StatefulSet
+	pollUntil(t, "the controller observed the new generation", func(ctx context.Context) (bool, error) {
+		var err error
+		live, err = kube.AppsV1().StatefulSets(ns).Get(ctx, "hist", metav1.GetOptions{})
+		return err == nil && live.Status.ObservedGeneration >= live.Generation, err
+	})
 	if live.Status.UpdateRevision != p.UpdateRevision {
 		t.Errorf("controller's updateRevision %s, planner's %s", live.Status.UpdateRevision, p.UpdateRevision)
 	}
