@@ -73,8 +73,8 @@ func TestLostLocalData(t *testing.T) {
 			s.Nodes[1].UID, s.Nodes[1].CreationTimestamp = "n1-new", metav1.NewTime(t0.Add(time.Hour))
 		}, want: LossNodeRecreated},
 		"same name, new UID olapgke saw change": {mutate: func(s *Snapshot) { s.Nodes[1].UID = "n1-new" }, seen: seen, want: LossNodeRecreated},
-		"same Node, new boot ID": {mutate: func(s *Snapshot) { s.Nodes[1].Status.NodeInfo.BootID = "n1-boot-2" }, seen: seen, want: LossVMRecreated},
-		"new boot ID unknown without a record": {mutate: func(s *Snapshot) { s.Nodes[1].Status.NodeInfo.BootID = "n1-boot-2" }},
+		"same Node, new boot ID":                {mutate: func(s *Snapshot) { s.Nodes[1].Status.NodeInfo.BootID = "n1-boot-2" }, seen: seen, want: LossVMRecreated},
+		"new boot ID unknown without a record":  {mutate: func(s *Snapshot) { s.Nodes[1].Status.NodeInfo.BootID = "n1-boot-2" }},
 	} {
 		t.Run(name, func(t *testing.T) {
 			set, s := lostWorld(t0)
