@@ -91,6 +91,10 @@ resource "olapgke_local_ssd_node_pool" "this" {
     type    = each.value.boot_disk_type
     size_gb = each.value.boot_disk_size_gb
   }
+  # Both on by default, as GKE requires on a release-channel cluster. An upgrade recreates the
+  # nodes (and their Local SSD data) outside Terraform: a maintenance exclusion with scope "no
+  # minor or node upgrades" on the cluster holds upgrades off, up to the end of support
+  # (https://cloud.google.com/kubernetes-engine/docs/concepts/maintenance-windows-and-exclusions).
   management = {
     auto_repair  = true
     auto_upgrade = each.value.auto_upgrade

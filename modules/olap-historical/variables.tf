@@ -45,7 +45,10 @@ variable "pools" {
       value  = optional(string)
       effect = string
     })), [])
-    auto_upgrade          = optional(bool, false)
+    # Node auto-upgrade, on like GKE's default: a cluster on a release channel (most are)
+    # refuses a pool with it off. To keep GKE from upgrading (recreating) the Local SSD nodes,
+    # use a cluster maintenance exclusion ("no minor or node upgrades") instead.
+    auto_upgrade          = optional(bool, true)
     deletion_protection   = optional(bool)
     allow_local_data_loss = optional(bool, false)
   }))

@@ -17,9 +17,12 @@ resource "olapgke_local_ssd_node_pool" "olap" {
   labels = { role = "olap" }
   taints = [{ key = "dedicated", value = "olap", effect = "NO_SCHEDULE" }]
 
+  # Upgrades recreate the nodes and lose their Local SSD data, but a cluster on a release channel
+  # refuses auto_upgrade = false (so does the plan): hold upgrades off with a cluster maintenance
+  # exclusion ("no minor or node upgrades") instead, and move ordinals to an upgraded pool.
   management = {
     auto_repair  = true
-    auto_upgrade = false # upgrades recreate nodes and lose Local SSD data
+    auto_upgrade = true
   }
   upgrade_settings = {
     strategy        = "SURGE"

@@ -53,6 +53,10 @@ run "defaults_on_pool_a" {
     error_message = "the data-loss guard must be on by default"
   }
   assert {
+    condition     = olapgke_local_ssd_node_pool.this["a"].management.auto_upgrade && olapgke_local_ssd_node_pool.this["a"].management.auto_repair
+    error_message = "node auto-upgrade and auto-repair stay on by default (GKE's default; a release-channel cluster refuses them off)"
+  }
+  assert {
     condition     = !can(olapgke_statefulset.this.manifest.spec.template.spec.tolerations)
     error_message = "pool a has no taints, so the Pods need no tolerations"
   }
