@@ -228,15 +228,3 @@ func ephemeralStorage(diskBytes int64, ephemeralSSDs int32) (capacity, allocatab
 	}
 	return capacity, max(capacity-reserved-capacity/10, 0)
 }
-
-// ephemeralAllocatable is the allocatable nodes.go reports today, from the filesystem it reports
-// as capacity (fsBytes: the boot disk itself, or the Local SSDs backing ephemeral storage) and the
-// boot disk: capacity - 10% of capacity - min(50% disk, 6 GiB + 35% disk, 100 GiB). It departs
-// from the guide (ephemeralStorage) twice: the boot disk's OS partitions are not taken off the
-// capacity, and Local SSD backing gets the boot disk's reservation instead of 50/75/100 GiB.
-// nodes.go should report ephemeralStorage's capacity and allocatable instead.
-func ephemeralAllocatable(fsBytes, diskBytes int64) int64 {
-	evict := fsBytes / 10
-	sys := min(diskBytes/2, 6*gib+diskBytes*35/100, 100*gib)
-	return max(fsBytes-evict-sys, 0)
-}

@@ -80,13 +80,6 @@ func TestReservations(t *testing.T) {
 	if got := memoryReservedBytes(512 << 20); got != 355<<20 {
 		t.Errorf("memory reserved below 1 GiB: %d", got)
 	}
-	// What nodes.go reports today (see ephemeralAllocatable): 100 GiB disk as capacity.
-	if got := ephemeralAllocatable(100*gib, 100*gib); got != 49*gib {
-		t.Errorf("ephemeral allocatable of a 100 GiB disk: %d", got)
-	}
-	if got := ephemeralAllocatable(20*gib, 20*gib); got != 8*gib {
-		t.Errorf("20 GiB disk: %d", got)
-	}
 }
 
 // The node's ephemeral storage follows the sizing guide's arithmetic (the provider's

@@ -120,11 +120,7 @@ func (s *Server) buildNode(name, zone string, c *containerpb.Cluster, np *contai
 	}
 	maps.Copy(labels, cfg.Labels)
 
-	diskBytes := int64(cfg.DiskSizeGb) * gib
-	fsBytes := diskBytes
-	if eph > 0 {
-		fsBytes = int64(eph) * localSSDBytes
-	}
+	fsBytes, ephAllocatable := ephemeralStorage(int64(cfg.DiskSizeGb)*gib, eph)
 	mem := mt.MemoryMB << 20
 	maxPods := np.GetMaxPodsConstraint().GetMaxPodsPerNode()
 	if maxPods == 0 {
@@ -140,7 +136,7 @@ func (s *Server) buildNode(name, zone string, c *containerpb.Cluster, np *contai
 		corev1.ResourceCPU:              *resource.NewMilliQuantity(mt.VCPUs*1000-cpuReservedMilli(mt.VCPUs), resource.DecimalSI),
 		corev1.ResourceMemory:           *resource.NewQuantity(mem-memoryReservedBytes(mem), resource.BinarySI),
 		corev1.ResourcePods:             *resource.NewQuantity(maxPods, resource.DecimalSI),
-		corev1.ResourceEphemeralStorage: *resource.NewQuantity(ephemeralAllocatable(fsBytes, diskBytes), resource.BinarySI),
+		corev1.ResourceEphemeralStorage: *resource.NewQuantity(ephAllocatable, resource.BinarySI),
 	}
 	keys := make([]string, 0, len(cfg.Labels))
 	for k := range cfg.Labels {

@@ -227,12 +227,13 @@ func TestGetClusterAndSeededNodes(t *testing.T) {
 	if got := n.Status.Capacity.Pods().Value(); got != 110 {
 		t.Errorf("pods %d", got)
 	}
-	if got := n.Status.Capacity.StorageEphemeral().Value(); got != 100<<30 {
+	// The sizing guide's arithmetic (ephemeralStorage), as GKE's node sizing page shows a 100 GiB
+	// boot disk: capacity 98831908Ki, allocatable 47060071478 (this gives 151 bytes more).
+	if got := n.Status.Capacity.StorageEphemeral().Value(); got != 98831908<<10 {
 		t.Errorf("ephemeral capacity %d", got)
 	}
-	// 100 GiB - 10 GiB (eviction) - min(50 GiB, 6 GiB + 35 GiB, 100 GiB) = 49 GiB
-	if got := n.Status.Allocatable.StorageEphemeral().Value(); got != 49<<30 {
-		t.Errorf("ephemeral allocatable %d, want %d", got, int64(49<<30))
+	if got := n.Status.Allocatable.StorageEphemeral().Value(); got != 47060071629 {
+		t.Errorf("ephemeral allocatable %d, want 47060071629", got)
 	}
 
 	// Registered the way a kubelet registers: Ready, with its own InternalIP.
@@ -464,10 +465,13 @@ func TestAutoscalingClampsAndManagement(t *testing.T) {
 		Autoscaling: &containerpb.NodePoolAutoscaling{Enabled: true, MinNodeCount: 1, MaxNodeCount: 2, TotalMaxNodeCount: 3}})
 	wantCode(t, err, codes.InvalidArgument, "cannot be combined")
 
+	_, err = e.c.SetNodePoolManagement(ctx, &containerpb.SetNodePoolManagementRequest{Name: pn,
+		Management: &containerpb.NodeManagement{AutoRepair: false, AutoUpgrade: true}})
+	wantCode(t, err, codes.InvalidArgument, "Auto_repair cannot be false when release_channel REGULAR is set.")
 	e.ok(t)(e.c.SetNodePoolManagement(ctx, &containerpb.SetNodePoolManagementRequest{Name: pn,
-		Management: &containerpb.NodeManagement{AutoRepair: false, AutoUpgrade: true}}))
+		Management: &containerpb.NodeManagement{AutoRepair: true, AutoUpgrade: true}}))
 	np, _ := e.c.GetNodePool(ctx, &containerpb.GetNodePoolRequest{Name: pn})
-	if np.Management.AutoRepair || !np.Management.AutoUpgrade || np.Autoscaling.GetMaxNodeCount() != 6 {
+	if !np.Management.AutoRepair || !np.Management.AutoUpgrade || np.Autoscaling.GetMaxNodeCount() != 6 {
 		t.Errorf("management %v autoscaling %v", np.Management, np.Autoscaling)
 	}
 }
@@ -491,7 +495,7 @@ func TestUpdateRecreatesNodesOnMachineChange(t *testing.T) {
 			t.Errorf("node %s survived a machine type change", n.Name)
 		}
 		if !nodeNameRE.MatchString(n.Name) || n.Labels["node.kubernetes.io/instance-type"] != "n2-standard-16" ||
-			n.Status.Capacity.StorageEphemeral().Value() != 200<<30 || n.Annotations[AnnotationSSDCount] != "2" {
+			n.Status.Capacity.StorageEphemeral().Value() != 200<<30-6025692<<10 || n.Annotations[AnnotationSSDCount] != "2" {
 			t.Errorf("node %s: labels %v capacity %v", n.Name, n.Labels, n.Status.Capacity)
 		}
 	}

@@ -260,11 +260,19 @@ func validateConfig(cfg *containerpb.NodeConfig) error {
 // badRequest" (nkoson/gke-tutorial#8, terraform-google-modules/terraform-google-kubernetes-engine
 // #682; RAPID in Percona-Lab/jenkins-pipelines#471). GKE's release channel documentation: node
 // auto-upgrade cannot be disabled when using release channels. Clusters without a channel
-// (UNSPECIFIED) accept it. m must not be nil.
+// (UNSPECIFIED) accept it. The same documentation ("Node auto-upgrade and auto-repair are enabled
+// and cannot be disabled when using release channels", quoted in #682) covers auto-repair; its
+// refusal is worded by analogy ("Auto_upgrade and auto_repair cannot be false ..." is also quoted
+// when both are off). m must not be nil.
 func autoUpgradeErr(c *cluster, m *containerpb.NodeManagement) error {
 	ch := c.pb.GetReleaseChannel().GetChannel()
-	if ch == containerpb.ReleaseChannel_UNSPECIFIED || m.GetAutoUpgrade() {
+	switch {
+	case ch == containerpb.ReleaseChannel_UNSPECIFIED || m.GetAutoUpgrade() && m.GetAutoRepair():
 		return nil
+	case !m.GetAutoUpgrade() && !m.GetAutoRepair():
+		return invalid("Auto_upgrade and auto_repair cannot be false when release_channel %s is set.", ch)
+	case !m.GetAutoRepair():
+		return invalid("Auto_repair cannot be false when release_channel %s is set.", ch)
 	}
 	return invalid("Auto_upgrade cannot be false when release_channel %s is set.", ch)
 }
