@@ -11,6 +11,7 @@ import (
 	"math"
 	"net"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"runtime/debug"
@@ -42,6 +43,8 @@ type upFlags struct {
 	verbosity    int
 	readyTimeout time.Duration
 	kubeVersion  string
+	topolvm      string // "sim" (the simulator goroutine) or "real" (olapgke-topolvm subprocess)
+	topolvmBin   string
 }
 
 func up(args []string) error {
@@ -52,8 +55,16 @@ func up(args []string) error {
 	fs.IntVar(&f.verbosity, "v", 0, "log verbosity of DIR/sandbox.log (klog levels; 2 is chatty, 4 is debug)")
 	fs.DurationVar(&f.readyTimeout, "ready-timeout", 5*time.Minute, "how long to wait for the seeded world to become ready")
 	fs.StringVar(&f.kubeVersion, "kubernetes-version", "", fmt.Sprintf("Kubernetes minor the control plane emulates, one of %v (default: the world file's kubernetesVersion, else %s)", controlplane.Versions, controlplane.BinaryMinor()))
+	fs.StringVar(&f.topolvm, "topolvm", "sim", `TopoLVM: "sim" (the sandbox's simulator) or "real" (TopoLVM's and external-provisioner's own code, the olapgke-topolvm binary; experimental)`)
+	fs.StringVar(&f.topolvmBin, "topolvm-bin", os.Getenv("OLAPGKE_TOPOLVM_BIN"), "path of olapgke-topolvm for --topolvm real (default $OLAPGKE_TOPOLVM_BIN; make topolvm-bin)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	switch {
+	case f.topolvm != "sim" && f.topolvm != "real":
+		return fmt.Errorf("up: --topolvm must be sim or real, not %q", f.topolvm)
+	case f.topolvm == "real" && f.topolvmBin == "":
+		return errors.New("up: --topolvm real needs --topolvm-bin or OLAPGKE_TOPOLVM_BIN (make topolvm-bin)")
 	}
 	if f.stateDir == "" {
 		return errors.New("up: --state-dir is required")
@@ -228,12 +239,21 @@ func startSandbox(sigCtx context.Context, dir string, w *world.World, logFile *o
 		return sb, err
 	}
 	registrar := topolvm.NewRegistrar(w.TopoLVM.DeviceClasses)
-	go func() {
-		err := topolvm.Run(runCtx, topolvm.Options{Kube: cp.Kube, Namespace: w.TopoLVM.Namespace, ConfigMapName: w.TopoLVM.ConfigMapName, Key: w.TopoLVM.Key, Registrar: registrar})
-		if runCtx.Err() == nil {
-			sb.errCh <- fmt.Errorf("topolvm simulator stopped: %v", err)
+	registerNode := registrar.RegisterNode
+	if f.topolvm == "real" {
+		// TopoLVM's own node code labels and annotates the nodes: the emulator leaves them bare.
+		registerNode = nil
+		if err := startRealTopoLVM(runCtx, dir, cp, w, logFile, f, sb.errCh); err != nil {
+			return sb, err
 		}
-	}()
+	} else {
+		go func() {
+			err := topolvm.Run(runCtx, topolvm.Options{Kube: cp.Kube, Namespace: w.TopoLVM.Namespace, ConfigMapName: w.TopoLVM.ConfigMapName, Key: w.TopoLVM.Key, Registrar: registrar})
+			if runCtx.Err() == nil {
+				sb.errCh <- fmt.Errorf("topolvm simulator stopped: %v", err)
+			}
+		}()
+	}
 
 	var seeds []gke.ClusterSeed
 	for _, c := range w.Clusters {
@@ -256,7 +276,7 @@ func startSandbox(sigCtx context.Context, dir string, w *world.World, logFile *o
 	srv, err := gke.New(gke.Options{
 		Kube: cp.Kube, Endpoint: cp.Endpoint, CACertPEM: cp.CACertPEM,
 		Clusters: seeds, VolumeGroup: vg, Logger: slogger,
-		RegisterNode: registrar.RegisterNode,
+		RegisterNode: registerNode,
 	})
 	if err != nil {
 		return sb, err
@@ -483,4 +503,33 @@ func cpuTime() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Round(time.Millisecond)
+}
+
+// startRealTopoLVM starts olapgke-topolvm (module internal/sandbox/topolvmreal: TopoLVM's and
+// external-provisioner's own code) as a subprocess against the control plane, with its own
+// copy of the admin kubeconfig (DIR/kubeconfig is written only once the world is ready). It
+// stops with runCtx (SIGTERM, then SIGKILL after 10 s); an exit before that is reported on
+// errCh. Its log goes to DIR/sandbox.log.
+func startRealTopoLVM(runCtx context.Context, dir string, cp *controlplane.ControlPlane, w *world.World, logFile *os.File, f upFlags, errCh chan<- error) error {
+	kubeconfig := filepath.Join(dir, "topolvm.kubeconfig")
+	if err := cp.WriteKubeconfig(kubeconfig); err != nil {
+		return err
+	}
+	cmd := exec.CommandContext(runCtx, f.topolvmBin, "--kubeconfig", kubeconfig,
+		"--namespace", w.TopoLVM.Namespace, "--configmap", w.TopoLVM.ConfigMapName, "--key", w.TopoLVM.Key,
+		"--v", strconv.Itoa(f.verbosity))
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.WaitDelay = 10 * time.Second
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start %s: %w", f.topolvmBin, err)
+	}
+	klog.InfoS("real TopoLVM started", "bin", f.topolvmBin, "pid", cmd.Process.Pid)
+	go func() {
+		err := cmd.Wait()
+		if runCtx.Err() == nil {
+			errCh <- fmt.Errorf("olapgke-topolvm exited: %v", err)
+		}
+	}()
+	return nil
 }

@@ -85,6 +85,24 @@ func (vg *volumeGroup) virtual(pool string) uint64 {
 	return n
 }
 
+// LVM is a node's disks as LVM sees them: its volume groups, thin pools and logical volumes. It
+// outlives an lvmd (a restarted lvmd finds the volumes it created) and goes with the node.
+type LVM struct {
+	mu        sync.Mutex
+	vgs       map[string]*volumeGroup
+	nextMinor uint32
+}
+
+// NewLVM is a node whose volume groups exist (created by the node's set-up, as on GKE by a
+// DaemonSet or a startup script) and are empty.
+func NewLVM(vgs ...VolumeGroup) *LVM {
+	l := &LVM{vgs: map[string]*volumeGroup{}}
+	for _, vg := range vgs {
+		l.vgs[vg.Name] = &volumeGroup{size: vg.Size, lvs: map[string]*logicalVolume{}, pools: map[string]*thinPool{}}
+	}
+	return l
+}
+
 // Server is one node's lvmd. It implements proto.VGServiceServer and proto.LVServiceServer.
 type Server struct {
 	proto.UnimplementedVGServiceServer
@@ -93,9 +111,10 @@ type Server struct {
 	classes []*lvmdtypes.DeviceClass
 	options map[string][]string // lvcreate-option-classes by name
 
-	mu        sync.Mutex
+	lvm *LVM
+	// mu is lvm.mu: one lock for the disks and this lvmd's watchers.
+	mu        *sync.Mutex
 	vgs       map[string]*volumeGroup
-	nextMinor uint32
 	watchers  map[int]chan struct{}
 	nextWatch int
 }
@@ -104,25 +123,26 @@ type Server struct {
 // lvmd exits at start then (and its container restarts).
 var ErrVolumeGroupMissing = errors.New("volume group not found")
 
-// New starts an lvmd over the node's volume groups with lvmd.yaml's device classes and
-// lvcreate-option classes. It fails, as lvmd does at start, when the classes are invalid or name
-// a volume group the node does not have.
-func New(classes []*lvmdtypes.DeviceClass, optionClasses []*lvmdtypes.LvcreateOptionClass, vgs []VolumeGroup) (*Server, error) {
+// New starts an lvmd over the node's disks with lvmd.yaml's device classes and lvcreate-option
+// classes. It fails, as lvmd does at start, when the classes are invalid or name a volume group
+// the node does not have. A thin class's pool is created when missing (see the package comment).
+func New(classes []*lvmdtypes.DeviceClass, optionClasses []*lvmdtypes.LvcreateOptionClass, lvm *LVM) (*Server, error) {
 	if err := validate(classes); err != nil {
 		return nil, err
 	}
 	s := &Server{
 		classes:  classes,
 		options:  map[string][]string{},
-		vgs:      map[string]*volumeGroup{},
+		lvm:      lvm,
+		mu:       &lvm.mu,
+		vgs:      lvm.vgs,
 		watchers: map[int]chan struct{}{},
 	}
 	for _, oc := range optionClasses {
 		s.options[oc.Name] = oc.Options
 	}
-	for _, vg := range vgs {
-		s.vgs[vg.Name] = &volumeGroup{size: vg.Size, lvs: map[string]*logicalVolume{}, pools: map[string]*thinPool{}}
-	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	for _, dc := range classes {
 		vg, ok := s.vgs[dc.VolumeGroup]
 		if !ok {
@@ -241,8 +261,8 @@ func (s *Server) CreateLV(_ context.Context, req *proto.CreateLVRequest) (*proto
 	if free := s.poolFree(dc); free < requested {
 		return nil, status.Errorf(codes.ResourceExhausted, "no enough space left on VG: free=%d, requested=%d", free, requested)
 	}
-	s.nextMinor++
-	lv := &logicalVolume{name: req.GetName(), size: requested, tags: slices.Clone(req.GetTags()), minor: s.nextMinor, pool: poolName(dc)}
+	s.lvm.nextMinor++
+	lv := &logicalVolume{name: req.GetName(), size: requested, tags: slices.Clone(req.GetTags()), minor: s.lvm.nextMinor, pool: poolName(dc)}
 	vg.lvs[lv.name] = lv
 	s.notifyLocked()
 	return &proto.CreateLVResponse{Volume: toProto(dc.VolumeGroup, lv)}, nil

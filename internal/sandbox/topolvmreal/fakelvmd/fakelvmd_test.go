@@ -33,7 +33,7 @@ func mustServer(t *testing.T, doc string, vgs ...VolumeGroup) *Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := New(c.DeviceClasses, c.LvcreateOptionClasses, vgs)
+	s, err := New(c.DeviceClasses, c.LvcreateOptionClasses, NewLVM(vgs...))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +118,28 @@ func TestMissingVolumeGroupFailsAtStart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := New(c.DeviceClasses, nil, []VolumeGroup{{Name: "vg-ssd", Size: gib}}); !errors.Is(err, ErrVolumeGroupMissing) {
+	if _, err := New(c.DeviceClasses, nil, NewLVM(VolumeGroup{Name: "vg-ssd", Size: gib})); !errors.Is(err, ErrVolumeGroupMissing) {
 		t.Fatalf("New = %v, want ErrVolumeGroupMissing", err)
+	}
+}
+
+func TestVolumesOutliveLvmd(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	c, _ := ParseConfig("device-classes: [{name: ssd, volume-group: vg-ssd, default: true}]")
+	lvm := NewLVM(VolumeGroup{Name: "vg-ssd", Size: 375 * gib})
+	first, err := New(c.DeviceClasses, nil, lvm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := first.CreateLV(ctx, &proto.CreateLVRequest{Name: "a", SizeBytes: int64(gib)}); err != nil {
+		t.Fatal(err)
+	}
+	restarted, err := New(c.DeviceClasses, nil, lvm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l, err := restarted.GetLVList(ctx, &proto.GetLVListRequest{}); err != nil || len(l.Volumes) != 1 {
+		t.Fatalf("after restart GetLVList = %v, %v; want the volume created before", l, err)
 	}
 }

@@ -1,0 +1,102 @@
+// Command olapgke-topolvm runs TopoLVM v0.41.0 (controller and, per sandbox node, node service
+// over an in-memory lvmd) and external-provisioner v6.3.0 in one process against the olapgke
+// sandbox's API server. `olapgke-sandbox up --topolvm real` starts it; see
+// internal/sandbox/README.md "Real TopoLVM (experimental)".
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/olapgke/terraform-provider-olapgke/internal/sandbox/topolvmreal"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "olapgke-topolvm:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	kfs := flag.NewFlagSet("klog", flag.ExitOnError)
+	klog.InitFlags(kfs)
+	// Own flag set: controller-runtime registers --kubeconfig on flag.CommandLine.
+	fs := flag.NewFlagSet("olapgke-topolvm", flag.ExitOnError)
+	var (
+		kubeconfig   = fs.String("kubeconfig", os.Getenv("KUBECONFIG"), "kubeconfig of the cluster (the sandbox's admin kubeconfig)")
+		namespace    = fs.String("namespace", "topolvm-system", "TopoLVM's namespace: the lvmd ConfigMap and the CSIStorageCapacity objects")
+		configMap    = fs.String("configmap", "topolvm-lvmd-0", "the lvmd ConfigMap")
+		key          = fs.String("key", "lvmd.yaml", "the lvmd ConfigMap's key")
+		socketDir    = fs.String("socket-dir", "", "directory for the CSI and lvmd unix sockets (default: a new temporary directory)")
+		capacityPoll = fs.Duration("capacity-poll-interval", time.Minute, "external-provisioner's --capacity-poll-interval")
+		timeout      = fs.Duration("timeout", 10*time.Second, "external-provisioner's --timeout (CreateVolume deadline)")
+		verbosity    = fs.String("v", "0", "klog verbosity")
+	)
+	_ = fs.Parse(os.Args[1:])
+	_ = kfs.Set("v", *verbosity)
+	ctrl.SetLogger(klog.NewKlogr())
+	if *kubeconfig == "" {
+		return fmt.Errorf("--kubeconfig is required")
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", *kubeconfig)
+	if err != nil {
+		return err
+	}
+	cfg.QPS, cfg.Burst = 50, 100
+	if *socketDir == "" {
+		// unix socket paths are limited to 108 bytes: keep the directory short.
+		d, err := os.MkdirTemp("", "otl-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(d)
+		*socketDir = d
+	}
+	sigCtx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	ctx := sigCtx
+
+	start := time.Now()
+	if err := topolvmreal.InstallCRD(ctx, cfg); err != nil {
+		return err
+	}
+	klog.InfoS("LogicalVolume CRD established", "elapsed", time.Since(start).String())
+	controllerSock := filepath.Join(*socketDir, "csi-topolvm.sock")
+	g, ctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return wrap("topolvm-controller", topolvmreal.RunController(ctx, cfg, controllerSock)) })
+	g.Go(func() error {
+		return wrap("csi-provisioner", topolvmreal.RunProvisioner(ctx, cfg, topolvmreal.ProvisionerOptions{
+			CSIAddress: "unix://" + controllerSock, Namespace: *namespace,
+			CapacityPollInterval: *capacityPoll, OperationTimeout: *timeout,
+		}))
+	})
+	g.Go(func() error {
+		return wrap("topolvm-node agents", topolvmreal.RunNodes(ctx, cfg, topolvmreal.NodeOptions{
+			Namespace: *namespace, ConfigMapName: *configMap, Key: *key, SocketDir: *socketDir,
+		}))
+	})
+	err = g.Wait()
+	if sigCtx.Err() != nil {
+		return nil // stopped by a signal: components end with context errors or "stopped"
+	}
+	return err
+}
+
+func wrap(what string, err error) error {
+	if err == nil {
+		return fmt.Errorf("%s stopped", what)
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}

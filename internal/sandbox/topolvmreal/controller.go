@@ -1,0 +1,103 @@
+// Package topolvmreal runs TopoLVM v0.41.0's own controller and node code and
+// external-provisioner v6.3.0's controllers in one process against a cluster (the olapgke
+// sandbox), with an in-memory lvmd per node (package fakelvmd) and a small stand-in for what the
+// kubelet does for a CSI node plugin (registration: CSINode and the node's topology label).
+package topolvmreal
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/container-storage-interface/spec/lib/go/csi"
+	"github.com/topolvm/topolvm"
+	topolvmlegacyv1 "github.com/topolvm/topolvm/api/legacy/v1"
+	topolvmv1 "github.com/topolvm/topolvm/api/v1"
+	tlvcontroller "github.com/topolvm/topolvm/pkg/controller"
+	"github.com/topolvm/topolvm/pkg/driver"
+	"github.com/topolvm/topolvm/pkg/runners"
+	"google.golang.org/grpc"
+	storagev1 "k8s.io/api/storage/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+)
+
+var scheme = runtime.NewScheme()
+
+func init() {
+	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
+	utilruntime.Must(topolvmv1.AddToScheme(scheme))
+	utilruntime.Must(topolvmlegacyv1.AddToScheme(scheme))
+}
+
+// newManager is a controller-runtime manager as TopoLVM's commands build one, without leader
+// election, metrics or health endpoints. Controller names repeat across the per-node managers of
+// one process (each runs TopoLVM's "logicalvolume" controller): name validation is off.
+func newManager(cfg *rest.Config) (ctrl.Manager, error) {
+	return ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                 scheme,
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		LeaderElection:         false,
+		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
+	})
+}
+
+// csiDriverReady is the identity service's readiness, as topolvm-controller's checker: the
+// CSIDriver object exists.
+func csiDriverReady(r client.Reader) func() (bool, error) {
+	return func() (bool, error) {
+		var drv storagev1.CSIDriver
+		if err := r.Get(context.Background(), types.NamespacedName{Name: topolvm.GetPluginName()}, &drv); err != nil {
+			return false, err
+		}
+		return true, nil
+	}
+}
+
+// RunController runs what topolvm-controller runs (cmd/topolvm-controller/app/run.go), minus
+// the Pod mutating webhook (TopoLVM's scheduler-extender mode; capacity tracking replaces it):
+// the node finalizer and PVC reconcilers and the CSI identity and controller services on the unix
+// socket csiSocket. It returns when ctx ends or a component fails.
+func RunController(ctx context.Context, cfg *rest.Config, csiSocket string) error {
+	mgr, err := newManager(cfg)
+	if err != nil {
+		return err
+	}
+	cl := mgr.GetClient()
+	if err := tlvcontroller.SetupNodeReconciler(mgr, cl, false); err != nil {
+		return fmt.Errorf("node reconciler: %w", err)
+	}
+	if err := tlvcontroller.SetupPersistentVolumeClaimReconciler(mgr, cl, mgr.GetAPIReader()); err != nil {
+		return fmt.Errorf("PVC reconciler: %w", err)
+	}
+	srv := grpc.NewServer()
+	csi.RegisterIdentityServer(srv, driver.NewIdentityServer(csiDriverReady(mgr.GetAPIReader())))
+	cs, err := driver.NewControllerServer(mgr, defaultControllerSettings())
+	if err != nil {
+		return err
+	}
+	csi.RegisterControllerServer(srv, cs)
+	if err := mgr.Add(runners.NewGRPCRunner(srv, csiSocket, false)); err != nil {
+		return err
+	}
+	return mgr.Start(ctx)
+}
+
+// defaultControllerSettings are topolvm-controller's flag defaults (cmd/topolvm-controller/app
+// root.go): the minimum allocation per volume mode and filesystem.
+func defaultControllerSettings() driver.ControllerServerSettings {
+	q := func(s string) driver.Quantity { return driver.Quantity(resource.MustParse(s)) }
+	var st driver.ControllerServerSettings
+	st.Block = q("8Mi")
+	st.Filesystem = map[string]driver.Quantity{"ext4": q("32Mi"), "xfs": q("300Mi"), "btrfs": q("200Mi")}
+	return st
+}

@@ -1,0 +1,59 @@
+package topolvmreal
+
+import (
+	"context"
+	_ "embed"
+	"fmt"
+	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/yaml"
+)
+
+// logicalVolumeCRD is TopoLVM v0.41.0's config/crd/bases/topolvm.io_logicalvolumes.yaml,
+// unchanged (Apache-2.0, github.com/topolvm/topolvm).
+//
+//go:embed crd/topolvm.io_logicalvolumes.yaml
+var logicalVolumeCRD []byte
+
+// InstallCRD creates or updates the LogicalVolume CRD (topolvm.io/v1) and waits until it is
+// established.
+func InstallCRD(ctx context.Context, cfg *rest.Config) error {
+	var want apiextensionsv1.CustomResourceDefinition
+	if err := yaml.Unmarshal(logicalVolumeCRD, &want); err != nil {
+		return fmt.Errorf("embedded LogicalVolume CRD: %w", err)
+	}
+	cs, err := apiextensionsclient.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	crds := cs.ApiextensionsV1().CustomResourceDefinitions()
+	cur, err := crds.Get(ctx, want.Name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		_, err = crds.Create(ctx, &want, metav1.CreateOptions{})
+	case err == nil:
+		want.ResourceVersion = cur.ResourceVersion
+		_, err = crds.Update(ctx, &want, metav1.UpdateOptions{})
+	}
+	if err != nil {
+		return fmt.Errorf("CRD %s: %w", want.Name, err)
+	}
+	return wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		cur, err := crds.Get(ctx, want.Name, metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		for _, c := range cur.Status.Conditions {
+			if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+}
