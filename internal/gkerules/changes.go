@@ -35,6 +35,28 @@ func (e Effect) String() string {
 // (https://cloud.google.com/kubernetes-engine/docs/how-to/node-system-config). Labels, taints and
 // resource labels are updated on the existing nodes; a NoExecute taint added that way still
 // evicts the Pods that do not tolerate it (NoExecuteTaintsAdded, LossEvict).
+//
+// The google_container_node_pool parity fields (issue 21):
+//   - InPlace: tags, resource_manager_tags (UpdateNodePoolRequest.tags / resource_manager_tags:
+//     "replaced", applied to the existing VMs; the google provider updates them in place) and
+//     node_drain_config (UpdateNodePoolRequest.node_drain_config, a setting of GKE's drain, not
+//     of the VMs).
+//   - RecreatesNodes: workload_metadata_config, linux_node_config, gvnic and gcfs_config
+//     (UpdateNodePoolRequest carries each; GKE applies node system configuration, the metadata
+//     server mode, gVNIC and image streaming with the node upgrade strategy, recreating the
+//     nodes: https://cloud.google.com/kubernetes-engine/docs/concepts/managing-clusters, "changes
+//     that recreate nodes", and the node-system-config, workload-identity, gvnic and
+//     image-streaming how-to pages), network_config.enable_private_nodes and
+//     network_config.network_performance_config (UpdateNodePoolRequest.node_network_config;
+//     applied by recreating the nodes) and the boot disk's provisioned IOPS and throughput (part
+//     of boot_disk: UpdateNodePoolRequest.boot_disk "initiates an upgrade operation that migrates
+//     the nodes").
+//   - Replace: fields UpdateNodePoolRequest does not carry - metadata, shielded_instance_config,
+//     reservation_affinity, secondary_boot_disks, data_cache_count (ephemeral storage Local SSD
+//     config), local_ssd_encryption_mode, max_pods_per_node, placement_policy,
+//     network_config.pod_range / create_pod_range - plus queued_provisioning, which the request
+//     carries but GKE documents only at pool creation (the google provider forces new for it,
+//     as for all of the above), and name_prefix (a new name).
 var attributeEffects = map[string]Effect{
 	"name":                              Replace,
 	"project":                           Replace,
@@ -58,9 +80,33 @@ var attributeEffects = map[string]Effect{
 	"resource_labels":                   InPlace,
 	"management":                        InPlace,
 	"upgrade_settings":                  InPlace,
+
+	"name_prefix":                               Replace,
+	"metadata":                                  Replace,
+	"shielded_instance_config":                  Replace,
+	"reservation_affinity":                      Replace,
+	"secondary_boot_disks":                      Replace,
+	"data_cache_count":                          Replace,
+	"local_ssd_encryption_mode":                 Replace,
+	"max_pods_per_node":                         Replace,
+	"placement_policy":                          Replace,
+	"queued_provisioning":                       Replace,
+	"network_config.pod_range":                  Replace,
+	"network_config.create_pod_range":           Replace,
+	"workload_metadata_config":                  RecreatesNodes,
+	"linux_node_config":                         RecreatesNodes,
+	"gvnic":                                     RecreatesNodes,
+	"gcfs_config":                               RecreatesNodes,
+	"network_config.enable_private_nodes":       RecreatesNodes,
+	"network_config.network_performance_config": RecreatesNodes,
+	"tags":                  InPlace,
+	"resource_manager_tags": InPlace,
+	"node_drain_config":     InPlace,
 }
 
-// EffectOf returns the effect of changing one top-level attribute (NoEffect if unknown here).
+// EffectOf returns the effect of changing one top-level attribute, or one field of
+// network_config ("network_config.pod_range"), whose fields take different paths (NoEffect if
+// unknown here).
 func EffectOf(attribute string) Effect { return attributeEffects[attribute] }
 
 // RequiresReplace lists the attributes whose change replaces the pool, sorted.

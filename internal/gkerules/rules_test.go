@@ -229,13 +229,34 @@ func TestEffects(t *testing.T) {
 		"boot disk and size": {changed: []string{"boot_disk", "node_count"}, want: RecreatesNodes},
 		"spot replaces":      {changed: []string{"spot"}, want: Replace},
 		"nothing":            {want: NoEffect},
+		// google_container_node_pool parity fields (issue 21)
+		"tags and drain":       {changed: []string{"tags", "resource_manager_tags", "node_drain_config"}, want: InPlace},
+		"workload identity":    {changed: []string{"tags", "workload_metadata_config"}, want: RecreatesNodes},
+		"sysctls":              {changed: []string{"linux_node_config"}, want: RecreatesNodes},
+		"gvnic":                {changed: []string{"gvnic"}, want: RecreatesNodes},
+		"image streaming":      {changed: []string{"gcfs_config"}, want: RecreatesNodes},
+		"private nodes":        {changed: []string{"network_config.enable_private_nodes"}, want: RecreatesNodes},
+		"bandwidth tier":       {changed: []string{"network_config.network_performance_config"}, want: RecreatesNodes},
+		"pod range":            {changed: []string{"gvnic", "network_config.pod_range"}, want: Replace},
+		"create pod range":     {changed: []string{"network_config.create_pod_range"}, want: Replace},
+		"metadata":             {changed: []string{"metadata"}, want: Replace},
+		"shielded":             {changed: []string{"shielded_instance_config"}, want: Replace},
+		"reservation":          {changed: []string{"reservation_affinity"}, want: Replace},
+		"secondary boot disks": {changed: []string{"secondary_boot_disks"}, want: Replace},
+		"data cache":           {changed: []string{"data_cache_count"}, want: Replace},
+		"local ssd encryption": {changed: []string{"local_ssd_encryption_mode"}, want: Replace},
+		"max pods":             {changed: []string{"max_pods_per_node"}, want: Replace},
+		"placement":            {changed: []string{"placement_policy"}, want: Replace},
+		"queued provisioning":  {changed: []string{"queued_provisioning"}, want: Replace},
+		"name prefix":          {changed: []string{"name_prefix"}, want: Replace},
 	}
 	for name, tc := range tests {
 		if got := Worst(tc.changed); got != tc.want {
 			t.Errorf("%s: Worst = %s, want %s", name, got, tc.want)
 		}
 	}
-	if diff := cmp.Diff([]string{"boot_disk", "image_type", "kubelet_config", "machine_type", "version"}, RecreatingAttributes()); diff != "" {
+	if diff := cmp.Diff([]string{"boot_disk", "gcfs_config", "gvnic", "image_type", "kubelet_config", "linux_node_config", "machine_type",
+		"network_config.enable_private_nodes", "network_config.network_performance_config", "version", "workload_metadata_config"}, RecreatingAttributes()); diff != "" {
 		t.Errorf("RecreatingAttributes (-want +got):\n%s", diff)
 	}
 }

@@ -34,6 +34,9 @@ func expand(ctx context.Context, m *model) (*containerpb.NodePool, diag.Diagnost
 	}
 	if bd := bootDisk(ctx, m, &diags); bd != nil {
 		cfg.DiskType, cfg.DiskSizeGb = bd.Type.ValueString(), int32(bd.SizeGB.ValueInt64())
+		if iops, tput := bd.ProvisionedIops.ValueInt64(), bd.ProvisionedThroughput.ValueInt64(); iops > 0 || tput > 0 {
+			cfg.BootDisk = &containerpb.BootDisk{DiskType: cfg.DiskType, SizeGb: int64(cfg.DiskSizeGb), ProvisionedIops: iops, ProvisionedThroughput: tput}
+		}
 	}
 	raw, eph := m.LocalNVMeSSDCount, m.EphemeralLocalSSDCount.ValueInt64()
 	mt, known := gkerules.LookupMachineType(cfg.MachineType)
@@ -67,6 +70,7 @@ func expand(ctx context.Context, m *model) (*containerpb.NodePool, diag.Diagnost
 		np.Management = &containerpb.NodeManagement{AutoRepair: boolOr(mm.AutoRepair, true), AutoUpgrade: boolOr(mm.AutoUpgrade, true)}
 	}
 	np.UpgradeSettings = expandUpgradeSettings(ctx, m.UpgradeSettings, &diags)
+	expandNodeConfigFields(ctx, m, np, &diags)
 	return np, diags
 }
 
@@ -212,6 +216,7 @@ func expandKubelet(ctx context.Context, o types.Object, diags *diag.Diagnostics)
 		out.EvictionMinimumReclaim = &containerpb.EvictionMinimumReclaim{MemoryAvailable: m["memory.available"], NodefsAvailable: m["nodefs.available"],
 			NodefsInodesFree: m["nodefs.inodesFree"], ImagefsAvailable: m["imagefs.available"], ImagefsInodesFree: m["imagefs.inodesFree"], PidAvailable: m["pid.available"]}
 	}
+	expandKubeletMore(o.Attributes(), out)
 	return out
 }
 
@@ -244,7 +249,8 @@ func flatten(ctx context.Context, np *containerpb.NodePool, m *model, diags *dia
 	if b := cfg.GetBootDisk(); b != nil && b.GetSizeGb() != 0 {
 		size, dtype = b.GetSizeGb(), b.GetDiskType()
 	}
-	m.BootDisk = objectOf(bootDiskAttrTypes, map[string]attr.Value{"type": types.StringValue(dtype), "size_gb": types.Int64Value(size)}, diags)
+	m.BootDisk = objectOf(bootDiskAttrTypes, map[string]attr.Value{"type": types.StringValue(dtype), "size_gb": types.Int64Value(size),
+		"provisioned_iops": types.Int64Value(cfg.GetBootDisk().GetProvisionedIops()), "provisioned_throughput": types.Int64Value(cfg.GetBootDisk().GetProvisionedThroughput())}, diags)
 	if !strings.EqualFold(m.ImageType.ValueString(), cfg.GetImageType()) || m.ImageType.IsUnknown() {
 		m.ImageType = types.StringValue(cfg.GetImageType())
 	}
@@ -263,6 +269,7 @@ func flatten(ctx context.Context, np *containerpb.NodePool, m *model, diags *dia
 	}
 	urls := np.GetInstanceGroupUrls()
 	m.InstanceGroupURLs = listOf(urls, diags)
+	flattenNodeConfigFields(ctx, np, m, diags)
 }
 
 // versionMatches reports whether a configured version (alias or explicit) describes actual:
@@ -377,19 +384,24 @@ func flattenKubelet(ctx context.Context, k *containerpb.NodeKubeletConfig, prior
 	grace := signals(g.GetMemoryAvailable(), g.GetNodefsAvailable(), g.GetNodefsInodesFree(), g.GetImagefsAvailable(), g.GetImagefsInodesFree(), g.GetPidAvailable())
 	reclaim := signals(r.GetMemoryAvailable(), r.GetNodefsAvailable(), r.GetNodefsInodesFree(), r.GetImagefsAvailable(), r.GetImagefsInodesFree(), r.GetPidAvailable())
 	maxGrace := int64(k.GetEvictionMaxPodGracePeriodSeconds())
-	if len(soft) == 0 && len(grace) == 0 && len(reclaim) == 0 && maxGrace == 0 && prior.IsNull() {
+	more, none := flattenKubeletMore(k, attrsOf(prior), diags)
+	if len(soft) == 0 && len(grace) == 0 && len(reclaim) == 0 && maxGrace == 0 && none && !known(prior) {
 		return types.ObjectNull(kubeletConfigAttrTypes)
 	}
 	mg := types.Int64Null()
 	if maxGrace != 0 || !pk.EvictionMaxPodGracePeriodSeconds.IsNull() {
 		mg = types.Int64Value(maxGrace)
 	}
-	return objectOf(kubeletConfigAttrTypes, map[string]attr.Value{
+	vals := map[string]attr.Value{
 		"eviction_soft":                         mapOrNull(soft, pk.EvictionSoft, nil, diags),
 		"eviction_soft_grace_period":            mapOrNull(grace, pk.EvictionSoftGracePeriod, nil, diags),
 		"eviction_minimum_reclaim":              mapOrNull(reclaim, pk.EvictionMinimumReclaim, nil, diags),
 		"eviction_max_pod_grace_period_seconds": mg,
-	}, diags)
+	}
+	for k, v := range more {
+		vals[k] = v
+	}
+	return objectOf(kubeletConfigAttrTypes, vals, diags)
 }
 
 // --- small conversion helpers ---

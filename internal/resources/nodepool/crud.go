@@ -55,6 +55,9 @@ func (r *nodePoolResource) Create(ctx context.Context, req resource.CreateReques
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	api := r.api(ctx, &resp.Diagnostics)
+	if plan.Name.IsUnknown() || plan.Name.IsNull() {
+		plan.Name = types.StringValue(nameFromPrefix(plan.NamePrefix.ValueString(), time.Now()))
+	}
 	np, d := expand(ctx, &plan)
 	resp.Diagnostics.Append(d...)
 	if api == nil || resp.Diagnostics.HasError() {
@@ -184,6 +187,41 @@ func (r *nodePoolResource) Update(ctx context.Context, req resource.UpdateReques
 			}
 		})
 	}
+	if changed["tags"] {
+		add("tags", func(u *containerpb.UpdateNodePoolRequest) { u.Tags = &containerpb.NetworkTags{Tags: cfg.GetTags()} })
+	}
+	if changed["resource_manager_tags"] {
+		add("resource_manager_tags", func(u *containerpb.UpdateNodePoolRequest) {
+			u.ResourceManagerTags = &containerpb.ResourceManagerTags{Tags: cfg.GetResourceManagerTags().GetTags()}
+		})
+	}
+	if changed["node_drain_config"] && want.NodeDrainConfig != nil {
+		add("node_drain_config", func(u *containerpb.UpdateNodePoolRequest) { u.NodeDrainConfig = want.NodeDrainConfig })
+	}
+	// VM-recreating node system changes: one request each, as the google provider sends them.
+	if changed["workload_metadata_config"] && cfg.GetWorkloadMetadataConfig() != nil {
+		add("workload_metadata_config", func(u *containerpb.UpdateNodePoolRequest) { u.WorkloadMetadataConfig = cfg.GetWorkloadMetadataConfig() })
+	}
+	if changed["linux_node_config"] {
+		add("linux_node_config", func(u *containerpb.UpdateNodePoolRequest) {
+			u.LinuxNodeConfig = cfg.GetLinuxNodeConfig()
+			if u.LinuxNodeConfig == nil {
+				u.LinuxNodeConfig = &containerpb.LinuxNodeConfig{}
+			}
+		})
+	}
+	if changed["gvnic"] && cfg.GetGvnic() != nil {
+		add("gvnic", func(u *containerpb.UpdateNodePoolRequest) { u.Gvnic = cfg.GetGvnic() })
+	}
+	if changed["gcfs_config"] && cfg.GetGcfsConfig() != nil {
+		add("gcfs_config", func(u *containerpb.UpdateNodePoolRequest) { u.GcfsConfig = cfg.GetGcfsConfig() })
+	}
+	if (changed["network_config.enable_private_nodes"] || changed["network_config.network_performance_config"]) && want.NetworkConfig != nil {
+		add("network_config", func(u *containerpb.UpdateNodePoolRequest) {
+			u.NodeNetworkConfig = &containerpb.NodeNetworkConfig{EnablePrivateNodes: want.NetworkConfig.EnablePrivateNodes,
+				NetworkPerformanceConfig: want.NetworkConfig.NetworkPerformanceConfig}
+		})
+	}
 	if changed["machine_type"] || changed["boot_disk"] {
 		add("machine_type/boot_disk", func(u *containerpb.UpdateNodePoolRequest) {
 			if changed["machine_type"] {
@@ -191,6 +229,9 @@ func (r *nodePoolResource) Update(ctx context.Context, req resource.UpdateReques
 			}
 			if changed["boot_disk"] {
 				u.DiskType, u.DiskSizeGb = cfg.GetDiskType(), int64(cfg.GetDiskSizeGb())
+				if b := cfg.GetBootDisk(); b != nil {
+					u.DiskType, u.DiskSizeGb, u.BootDisk = "", 0, b
+				}
 			}
 		})
 	}
@@ -274,6 +315,7 @@ func (r *nodePoolResource) Delete(ctx context.Context, req resource.DeleteReques
 // ephemeral_storage is kept (it is a plan-time computation, not something GKE reports).
 func (r *nodePoolResource) store(ctx context.Context, got *containerpb.NodePool, m *model, out *tfsdk.State, diags *diag.Diagnostics) {
 	flatten(ctx, got, m, diags)
+	r.readActivity(ctx, got, m, diags)
 	m.Nodes = types.ListValueMust(types.StringType, nil)
 	if r.c != nil && !r.c.Deferred() {
 		kc, err := r.c.Kube(ctx)

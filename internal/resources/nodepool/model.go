@@ -39,6 +39,28 @@ type model struct {
 	LocalSSDGiBPerNode     types.Int64    `tfsdk:"local_ssd_gib_per_node"`
 	EphemeralStorage       types.Object   `tfsdk:"ephemeral_storage"`
 	Timeouts               timeouts.Value `tfsdk:"timeouts"`
+
+	// nodeconfig.go
+	NamePrefix             types.String `tfsdk:"name_prefix"`
+	WorkloadMetadataConfig types.Object `tfsdk:"workload_metadata_config"`
+	LinuxNodeConfig        types.Object `tfsdk:"linux_node_config"`
+	NodeDrainConfig        types.Object `tfsdk:"node_drain_config"`
+	ReservationAffinity    types.Object `tfsdk:"reservation_affinity"`
+	Gvnic                  types.Object `tfsdk:"gvnic"`
+	GcfsConfig             types.Object `tfsdk:"gcfs_config"`
+	NetworkConfig          types.Object `tfsdk:"network_config"`
+	SecondaryBootDisks     types.List   `tfsdk:"secondary_boot_disks"`
+	DataCacheCount         types.Int64  `tfsdk:"data_cache_count"`
+	LocalSSDEncryptionMode types.String `tfsdk:"local_ssd_encryption_mode"`
+	ShieldedInstanceConfig types.Object `tfsdk:"shielded_instance_config"`
+	Tags                   types.List   `tfsdk:"tags"`
+	Metadata               types.Map    `tfsdk:"metadata"`
+	ResourceManagerTags    types.Map    `tfsdk:"resource_manager_tags"`
+	MaxPodsPerNode         types.Int64  `tfsdk:"max_pods_per_node"`
+	PlacementPolicy        types.Object `tfsdk:"placement_policy"`
+	QueuedProvisioning     types.Object `tfsdk:"queued_provisioning"`
+	Operations             types.List   `tfsdk:"operations"`
+	PendingUpgrade         types.String `tfsdk:"pending_upgrade"`
 }
 
 type autoscalingModel struct {
@@ -52,11 +74,14 @@ var autoscalingAttrTypes = map[string]attr.Type{
 }
 
 type bootDiskModel struct {
-	Type   types.String `tfsdk:"type"`
-	SizeGB types.Int64  `tfsdk:"size_gb"`
+	Type                  types.String `tfsdk:"type"`
+	SizeGB                types.Int64  `tfsdk:"size_gb"`
+	ProvisionedIops       types.Int64  `tfsdk:"provisioned_iops"`
+	ProvisionedThroughput types.Int64  `tfsdk:"provisioned_throughput"`
 }
 
-var bootDiskAttrTypes = map[string]attr.Type{"type": types.StringType, "size_gb": types.Int64Type}
+var bootDiskAttrTypes = map[string]attr.Type{"type": types.StringType, "size_gb": types.Int64Type,
+	"provisioned_iops": types.Int64Type, "provisioned_throughput": types.Int64Type}
 
 type taintModel struct {
 	Key    types.String `tfsdk:"key"`
@@ -98,10 +123,22 @@ var upgradeSettingsAttrTypes = map[string]attr.Type{
 }
 
 type kubeletConfigModel struct {
-	EvictionSoft                     types.Map   `tfsdk:"eviction_soft"`
-	EvictionSoftGracePeriod          types.Map   `tfsdk:"eviction_soft_grace_period"`
-	EvictionMinimumReclaim           types.Map   `tfsdk:"eviction_minimum_reclaim"`
-	EvictionMaxPodGracePeriodSeconds types.Int64 `tfsdk:"eviction_max_pod_grace_period_seconds"`
+	EvictionSoft                     types.Map    `tfsdk:"eviction_soft"`
+	EvictionSoftGracePeriod          types.Map    `tfsdk:"eviction_soft_grace_period"`
+	EvictionMinimumReclaim           types.Map    `tfsdk:"eviction_minimum_reclaim"`
+	EvictionMaxPodGracePeriodSeconds types.Int64  `tfsdk:"eviction_max_pod_grace_period_seconds"`
+	CPUManagerPolicy                 types.String `tfsdk:"cpu_manager_policy"`
+	CPUCfsQuota                      types.Bool   `tfsdk:"cpu_cfs_quota"`
+	CPUCfsQuotaPeriod                types.String `tfsdk:"cpu_cfs_quota_period"`
+	PodPidsLimit                     types.Int64  `tfsdk:"pod_pids_limit"`
+	ImageGCHighThresholdPercent      types.Int64  `tfsdk:"image_gc_high_threshold_percent"`
+	ImageGCLowThresholdPercent       types.Int64  `tfsdk:"image_gc_low_threshold_percent"`
+	ImageMinimumGCAge                types.String `tfsdk:"image_minimum_gc_age"`
+	ImageMaximumGCAge                types.String `tfsdk:"image_maximum_gc_age"`
+	ContainerLogMaxSize              types.String `tfsdk:"container_log_max_size"`
+	ContainerLogMaxFiles             types.Int64  `tfsdk:"container_log_max_files"`
+	TopologyManager                  types.Object `tfsdk:"topology_manager"`
+	MemoryManager                    types.Object `tfsdk:"memory_manager"`
 }
 
 var kubeletConfigAttrTypes = map[string]attr.Type{
@@ -109,6 +146,18 @@ var kubeletConfigAttrTypes = map[string]attr.Type{
 	"eviction_soft_grace_period":            types.MapType{ElemType: types.StringType},
 	"eviction_minimum_reclaim":              types.MapType{ElemType: types.StringType},
 	"eviction_max_pod_grace_period_seconds": types.Int64Type,
+	"cpu_manager_policy":                    types.StringType,
+	"cpu_cfs_quota":                         types.BoolType,
+	"cpu_cfs_quota_period":                  types.StringType,
+	"pod_pids_limit":                        types.Int64Type,
+	"image_gc_high_threshold_percent":       types.Int64Type,
+	"image_gc_low_threshold_percent":        types.Int64Type,
+	"image_minimum_gc_age":                  types.StringType,
+	"image_maximum_gc_age":                  types.StringType,
+	"container_log_max_size":                types.StringType,
+	"container_log_max_files":               types.Int64Type,
+	"topology_manager":                      types.ObjectType{AttrTypes: topologyAttrTypes},
+	"memory_manager":                        types.ObjectType{AttrTypes: memoryManagerTypes},
 }
 
 type ephemeralModel struct {

@@ -66,6 +66,13 @@ func (r *nodePoolResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 	} else {
 		resp.Diagnostics.Append(r.checkReleaseChannel(ctx, &plan)...)
 	}
+	if live && state != nil && len(changed) > 0 && !plan.Name.IsUnknown() {
+		if api, err := r.c.GKE(ctx); err == nil {
+			if ops, err := r.activeOperations(ctx, api, plan.ref(), plan.Name.ValueString()); err == nil && len(ops) > 0 {
+				resp.Diagnostics.Append(operationInProgress(plan.Name.ValueString(), ops, plan.ref().Name()))
+			}
+		}
+	}
 	loss := lossOf(ctx, state, &plan, changed, effect)
 	if state != nil && (effect >= gkerules.RecreatesNodes || changed["node_count"] || changed["autoscaling"] || changed["node_locations"]) {
 		plan.Nodes = types.ListUnknown(types.StringType)
@@ -173,6 +180,35 @@ func changes(state, plan *model) (map[string]bool, gkerules.Effect) {
 	diff("spot", state.Spot, plan.Spot)
 	diff("service_account", state.ServiceAccount, plan.ServiceAccount)
 	diff("oauth_scopes", state.OAuthScopes, plan.OAuthScopes)
+	diff("name_prefix", state.NamePrefix, plan.NamePrefix)
+	diff("workload_metadata_config", state.WorkloadMetadataConfig, plan.WorkloadMetadataConfig)
+	diff("linux_node_config", state.LinuxNodeConfig, plan.LinuxNodeConfig)
+	diff("node_drain_config", state.NodeDrainConfig, plan.NodeDrainConfig)
+	diff("reservation_affinity", state.ReservationAffinity, plan.ReservationAffinity)
+	diff("gvnic", state.Gvnic, plan.Gvnic)
+	diff("gcfs_config", state.GcfsConfig, plan.GcfsConfig)
+	diff("secondary_boot_disks", state.SecondaryBootDisks, plan.SecondaryBootDisks)
+	diff("data_cache_count", state.DataCacheCount, plan.DataCacheCount)
+	diff("local_ssd_encryption_mode", state.LocalSSDEncryptionMode, plan.LocalSSDEncryptionMode)
+	diff("shielded_instance_config", state.ShieldedInstanceConfig, plan.ShieldedInstanceConfig)
+	diff("tags", state.Tags, plan.Tags)
+	diff("metadata", state.Metadata, plan.Metadata)
+	diff("resource_manager_tags", state.ResourceManagerTags, plan.ResourceManagerTags)
+	diff("max_pods_per_node", state.MaxPodsPerNode, plan.MaxPodsPerNode)
+	diff("placement_policy", state.PlacementPolicy, plan.PlacementPolicy)
+	diff("queued_provisioning", state.QueuedProvisioning, plan.QueuedProvisioning)
+	// network_config's fields take different update paths (gkerules: network_config.*).
+	if sa, pa := attrsOf(state.NetworkConfig), attrsOf(plan.NetworkConfig); !plan.NetworkConfig.IsUnknown() {
+		for _, f := range []string{"pod_range", "enable_private_nodes", "network_performance_config"} {
+			if pv := pa[f]; pv != nil && !pv.IsUnknown() && (sa[f] == nil || !sa[f].Equal(pv)) && (!pv.IsNull() || sa[f] != nil) {
+				c["network_config."+f] = true
+			}
+		}
+		// create_pod_range is not reported by GKE: a value recorded after an import is no change.
+		if sv, pv := sa["create_pod_range"], pa["create_pod_range"]; known(sv) && pv != nil && !sv.Equal(pv) {
+			c["network_config.create_pod_range"] = true
+		}
+	}
 	if !plan.BootDisk.IsUnknown() {
 		diff("boot_disk", state.BootDisk, plan.BootDisk)
 	}

@@ -41,21 +41,22 @@ func (r *nodePoolResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 	recreate := func(s string) string {
 		return s + " Changing it updates the pool by recreating every VM (GKE upgrade operation): Local SSD data on the nodes is lost, so the data-loss guard applies."
 	}
+	inPlace := func(s string) string { return s + " Updated in place." }
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "A GKE node pool whose Local SSDs are raw block devices (for TopoLVM), with plan-time checks that GKE and the " +
 			"Google provider do not make: Local SSD counts per machine type, the node's ephemeral-storage arithmetic (boot disk, " +
 			"GKE reservation, kubelet eviction threshold, allocatable, expected demand, headroom) with a DiskPressure warning, and " +
 			"a data-loss guard that refuses changes deleting or recreating nodes while StatefulSet ordinals keep TopoLVM volumes on them.",
-		Attributes: map[string]schema.Attribute{
+		Attributes: merge(map[string]schema.Attribute{
 			"id": schema.StringAttribute{
 				Computed:            true,
 				MarkdownDescription: "`projects/P/locations/L/clusters/C/nodePools/N`.",
 				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
 			},
 			"name": schema.StringAttribute{
-				Required:            true,
-				MarkdownDescription: replace("Node pool name: 1-" + fmt.Sprint(gkerules.MaxNodePoolNameLen) + " lowercase letters, digits and hyphens, starting with a letter."),
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
+				Optional: true, Computed: true,
+				MarkdownDescription: replace("Node pool name: 1-" + fmt.Sprint(gkerules.MaxNodePoolNameLen) + " lowercase letters, digits and hyphens, starting with a letter. Exactly one of `name` and `name_prefix` is required."),
+				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown(), stringplanmodifier.RequiresReplace()},
 			},
 			"project":  providerDefaulted("GCP project; defaults to the provider's `project`."),
 			"location": providerDefaulted("Cluster location (region or zone); defaults to the provider's `location`."),
@@ -119,6 +120,14 @@ func (r *nodePoolResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 						MarkdownDescription: fmt.Sprintf("Size in GiB (GKE default %d, minimum %d).", gkerules.DefaultBootDiskGiB, gkerules.MinBootDiskGiB),
 						PlanModifiers:       []planmodifier.Int64{keepPriorInt64{}},
 						Validators:          []validator.Int64{int64validator.AtLeast(gkerules.MinBootDiskGiB)}},
+					"provisioned_iops": schema.Int64Attribute{Optional: true, Computed: true,
+						MarkdownDescription: "Provisioned IOPS of a `hyperdisk-balanced` boot disk (`node_config.boot_disk.provisioned_iops`).",
+						PlanModifiers:       []planmodifier.Int64{keepPriorInt64{}},
+						Validators:          []validator.Int64{int64validator.AtLeast(0)}},
+					"provisioned_throughput": schema.Int64Attribute{Optional: true, Computed: true,
+						MarkdownDescription: "Provisioned throughput in MiB/s of a `hyperdisk-balanced` boot disk (`node_config.boot_disk.provisioned_throughput`).",
+						PlanModifiers:       []planmodifier.Int64{keepPriorInt64{}},
+						Validators:          []validator.Int64{int64validator.AtLeast(0)}},
 				},
 			},
 			"image_type": schema.StringAttribute{
@@ -198,7 +207,7 @@ func (r *nodePoolResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 				Optional: true,
 				MarkdownDescription: recreate("Kubelet eviction settings GKE accepts (soft thresholds, their grace periods, minimum reclaim, max Pod grace period). " +
 					"Keys: `" + strings.Join(evictionSignals, "`, `") + "`. A soft `nodefs.available` above the hard 10% counts in `ephemeral_storage`."),
-				Attributes: map[string]schema.Attribute{
+				Attributes: merge(map[string]schema.Attribute{
 					"eviction_soft": schema.MapAttribute{ElementType: types.StringType, Optional: true,
 						MarkdownDescription: "Soft eviction thresholds, e.g. `{ \"nodefs.available\" = \"15%\" }` (memory.available takes a quantity such as `200Mi`).",
 						Validators:          []validator.Map{mapvalidator.KeysAre(stringvalidator.OneOf(evictionSignals...))}},
@@ -211,7 +220,7 @@ func (r *nodePoolResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 					"eviction_max_pod_grace_period_seconds": schema.Int64Attribute{Optional: true,
 						MarkdownDescription: "Maximum Pod termination grace period for soft evictions.",
 						Validators:          []validator.Int64{int64validator.Between(0, 300)}},
-				},
+				}, kubeletAttributes()),
 			},
 			"version": schema.StringAttribute{
 				Optional: true, Computed: true,
@@ -265,8 +274,15 @@ func (r *nodePoolResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 				},
 			},
 			"timeouts": timeouts.Attributes(ctx, timeouts.Opts{Create: true, Read: true, Update: true, Delete: true}),
-		},
+		}, nodeConfigAttributes(replace, recreate, inPlace)),
 	}
+}
+
+func merge(a, b map[string]schema.Attribute) map[string]schema.Attribute {
+	for k, v := range b {
+		a[k] = v
+	}
+	return a
 }
 
 func providerDefaulted(desc string) schema.StringAttribute {

@@ -15,6 +15,7 @@ import (
 func (r *nodePoolResource) ConfigValidators(context.Context) []resource.ConfigValidator {
 	return []resource.ConfigValidator{
 		resourcevalidator.ExactlyOneOf(path.MatchRoot("node_count"), path.MatchRoot("autoscaling")),
+		resourcevalidator.ExactlyOneOf(path.MatchRoot("name"), path.MatchRoot("name_prefix")),
 	}
 }
 
@@ -36,6 +37,7 @@ func (r *nodePoolResource) ValidateConfig(ctx context.Context, req resource.Vali
 			}))
 		}
 	}
+	resp.Diagnostics.Append(validateNodeConfigFields(&m)...)
 	if m.MachineType.IsUnknown() || m.MachineType.IsNull() {
 		return
 	}

@@ -329,8 +329,11 @@ func (s *Server) SetNodePoolManagement(_ context.Context, req *containerpb.SetNo
 	return s.startOpLocked(k, p, containerpb.Operation_SET_NODE_POOL_MANAGEMENT, "updating management of", work, nil), nil
 }
 
-// UpdateNodePool applies an update. Labels, taints, tags and resource labels change in place;
-// machine type, disk type, disk size and image type changes recreate every node (new names),
+// UpdateNodePool applies an update. Labels, taints, tags, resource labels, resource manager tags
+// and the node drain config change in place; machine type, boot disk (type, size, provisioned
+// IOPS and throughput), image type, kubelet and Linux node config, workload metadata mode, gVNIC,
+// image streaming (gcfs) and node network (private nodes, bandwidth tier) changes recreate every
+// node (new names),
 // one at a time per the upgrade strategy (SURGE with max_surge >= 1: new node first; otherwise
 // old node first; BLUE_GREEN: all new nodes, then all old ones); location changes add or remove
 // the nodes of the zones concerned. Fields the request cannot carry (Local SSD counts, spot,
@@ -368,6 +371,7 @@ func (s *Server) UpdateNodePool(_ context.Context, req *containerpb.UpdateNodePo
 		cfg.DiskSizeGb = int32(v)
 		recreate = append(recreate, "disk_size_gb")
 	}
+	iops, tput := cfg.GetBootDisk().GetProvisionedIops(), cfg.GetBootDisk().GetProvisionedThroughput()
 	if b := req.GetBootDisk(); b != nil {
 		if b.DiskType != "" && b.DiskType != cfg.DiskType {
 			cfg.DiskType = b.DiskType
@@ -380,8 +384,12 @@ func (s *Server) UpdateNodePool(_ context.Context, req *containerpb.UpdateNodePo
 			cfg.DiskSizeGb = int32(b.SizeGb)
 			recreate = append(recreate, "boot_disk.size_gb")
 		}
+		if b.ProvisionedIops != iops || b.ProvisionedThroughput != tput {
+			iops, tput = b.ProvisionedIops, b.ProvisionedThroughput
+			recreate = append(recreate, "boot_disk.provisioned_iops/throughput")
+		}
 	}
-	cfg.BootDisk = &containerpb.BootDisk{DiskType: cfg.DiskType, SizeGb: int64(cfg.DiskSizeGb)}
+	cfg.BootDisk = &containerpb.BootDisk{DiskType: cfg.DiskType, SizeGb: int64(cfg.DiskSizeGb), ProvisionedIops: iops, ProvisionedThroughput: tput}
 	if v := strings.ToUpper(req.GetImageType()); v != "" && v != cfg.ImageType {
 		cfg.ImageType = v
 		recreate = append(recreate, "image_type")
@@ -406,20 +414,52 @@ func (s *Server) UpdateNodePool(_ context.Context, req *containerpb.UpdateNodePo
 	if req.GetTags() != nil {
 		cfg.Tags = req.GetTags().GetTags()
 	}
-	if req.GetKubeletConfig() != nil {
-		cfg.KubeletConfig = req.GetKubeletConfig()
+	if req.GetResourceManagerTags() != nil {
+		cfg.ResourceManagerTags = proto.Clone(req.GetResourceManagerTags()).(*containerpb.ResourceManagerTags)
 	}
-	if req.GetLinuxNodeConfig() != nil {
-		cfg.LinuxNodeConfig = req.GetLinuxNodeConfig()
+	if req.GetNodeDrainConfig() != nil {
+		np.NodeDrainConfig = proto.Clone(req.GetNodeDrainConfig()).(*containerpb.NodePool_NodeDrainConfig)
 	}
-	if req.GetWorkloadMetadataConfig() != nil {
-		cfg.WorkloadMetadataConfig = req.GetWorkloadMetadataConfig()
+	// Node system configuration, the metadata server mode, gVNIC, image streaming and the node
+	// network settings are applied by recreating the nodes, as GKE does with the pool's upgrade
+	// strategy.
+	system := func(field string, changed bool) {
+		if changed {
+			recreate = append(recreate, field)
+		}
 	}
-	if req.GetGvnic() != nil {
-		cfg.Gvnic = req.GetGvnic()
+	if k := req.GetKubeletConfig(); k != nil {
+		system("kubelet_config", !proto.Equal(k, cfg.KubeletConfig))
+		cfg.KubeletConfig = k
 	}
-	if req.GetGcfsConfig() != nil {
-		cfg.GcfsConfig = req.GetGcfsConfig()
+	if l := req.GetLinuxNodeConfig(); l != nil {
+		system("linux_node_config", !proto.Equal(l, cfg.LinuxNodeConfig))
+		cfg.LinuxNodeConfig = l
+	}
+	if w := req.GetWorkloadMetadataConfig(); w != nil {
+		system("workload_metadata_config", w.GetMode() != cfg.GetWorkloadMetadataConfig().GetMode())
+		cfg.WorkloadMetadataConfig = w
+	}
+	if g := req.GetGvnic(); g != nil {
+		system("gvnic", g.GetEnabled() != cfg.GetGvnic().GetEnabled())
+		cfg.Gvnic = g
+	}
+	if g := req.GetGcfsConfig(); g != nil {
+		system("gcfs_config", g.GetEnabled() != cfg.GetGcfsConfig().GetEnabled())
+		cfg.GcfsConfig = g
+	}
+	if n := req.GetNodeNetworkConfig(); n != nil {
+		if np.NetworkConfig == nil {
+			np.NetworkConfig = &containerpb.NodeNetworkConfig{}
+		}
+		if n.EnablePrivateNodes != nil {
+			system("node_network_config.enable_private_nodes", n.GetEnablePrivateNodes() != np.NetworkConfig.GetEnablePrivateNodes())
+			np.NetworkConfig.EnablePrivateNodes = n.EnablePrivateNodes
+		}
+		if p := n.GetNetworkPerformanceConfig(); p != nil {
+			system("node_network_config.network_performance_config", !proto.Equal(p, np.NetworkConfig.GetNetworkPerformanceConfig()))
+			np.NetworkConfig.NetworkPerformanceConfig = p
+		}
 	}
 	if req.GetLoggingConfig() != nil {
 		cfg.LoggingConfig = req.GetLoggingConfig()

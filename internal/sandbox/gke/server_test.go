@@ -19,6 +19,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -1025,5 +1026,133 @@ func TestRecreateNodeSameName(t *testing.T) {
 	}
 	if len(e.autoRepairOps(t)) != 1 {
 		t.Errorf("want one AUTO_REPAIR_NODES operation listed")
+	}
+}
+
+// The google_container_node_pool parity fields: CreateNodePool stores them, GetNodePool returns
+// them, UpdateNodePool recreates the nodes for node system changes (kubelet, Linux, metadata
+// mode, gVNIC, image streaming, node network) and keeps them for tags, resource manager tags
+// and the drain config; GKE's documented rules are refused synchronously.
+func TestNodePoolParityFields(t *testing.T) {
+	e := start(t, nil)
+	ctx := t.Context()
+	two, respect, private := int32(2), true, true
+	tier := containerpb.NodeNetworkConfig_NetworkPerformanceConfig_TIER_1
+	enc := containerpb.NodeConfig_EPHEMERAL_KEY_ENCRYPTION
+	np := &containerpb.NodePool{Name: "parity", InitialNodeCount: 1,
+		Config: &containerpb.NodeConfig{MachineType: "n2-standard-8",
+			LocalNvmeSsdBlockConfig:        &containerpb.LocalNvmeSsdBlockConfig{LocalSsdCount: 2},
+			EphemeralStorageLocalSsdConfig: &containerpb.EphemeralStorageLocalSsdConfig{DataCacheCount: 2},
+			DiskType:                       "hyperdisk-balanced",
+			BootDisk:                       &containerpb.BootDisk{DiskType: "hyperdisk-balanced", SizeGb: 100, ProvisionedIops: 3000, ProvisionedThroughput: 140},
+			WorkloadMetadataConfig:         &containerpb.WorkloadMetadataConfig{Mode: containerpb.WorkloadMetadataConfig_GKE_METADATA},
+			KubeletConfig:                  &containerpb.NodeKubeletConfig{CpuManagerPolicy: "static", PodPidsLimit: 4096, ImageGcHighThresholdPercent: 80, ImageGcLowThresholdPercent: 60},
+			LinuxNodeConfig:                &containerpb.LinuxNodeConfig{Sysctls: map[string]string{"net.core.somaxconn": "4096"}, Hugepages: &containerpb.LinuxNodeConfig_HugepagesConfig{HugepageSize2M: &two}},
+			Gvnic:                          &containerpb.VirtualNIC{Enabled: true},
+			GcfsConfig:                     &containerpb.GcfsConfig{Enabled: true},
+			Tags:                           []string{"olap"},
+			Metadata:                       map[string]string{"team": "olap"},
+			ResourceManagerTags:            &containerpb.ResourceManagerTags{Tags: map[string]string{"tagKeys/1": "tagValues/2"}},
+			ShieldedInstanceConfig:         &containerpb.ShieldedInstanceConfig{EnableSecureBoot: true, EnableIntegrityMonitoring: true},
+			ReservationAffinity:            &containerpb.ReservationAffinity{ConsumeReservationType: containerpb.ReservationAffinity_NO_RESERVATION},
+			SecondaryBootDisks:             []*containerpb.SecondaryBootDisk{{DiskImage: "global/images/cache", Mode: containerpb.SecondaryBootDisk_CONTAINER_IMAGE_CACHE}},
+			LocalSsdEncryptionMode:         &enc,
+		},
+		MaxPodsConstraint:  &containerpb.MaxPodsConstraint{MaxPodsPerNode: 64},
+		NetworkConfig:      &containerpb.NodeNetworkConfig{PodRange: "pods-olap", EnablePrivateNodes: &private, NetworkPerformanceConfig: &containerpb.NodeNetworkConfig_NetworkPerformanceConfig{TotalEgressBandwidthTier: &tier}},
+		NodeDrainConfig:    &containerpb.NodePool_NodeDrainConfig{RespectPdbDuringNodePoolDeletion: &respect},
+		PlacementPolicy:    &containerpb.NodePool_PlacementPolicy{Type: containerpb.NodePool_PlacementPolicy_COMPACT},
+		QueuedProvisioning: &containerpb.NodePool_QueuedProvisioning{Enabled: false},
+	}
+	e.ok(t)(e.c.CreateNodePool(ctx, &containerpb.CreateNodePoolRequest{Parent: parent, NodePool: np}))
+	pn := parent + "/nodePools/parity"
+	got, err := e.c.GetNodePool(ctx, &containerpb.GetNodePoolRequest{Name: pn})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []proto.Message{np.Config.WorkloadMetadataConfig, np.Config.KubeletConfig, np.Config.LinuxNodeConfig, np.Config.Gvnic,
+		np.Config.GcfsConfig, np.Config.ResourceManagerTags, np.Config.ShieldedInstanceConfig, np.Config.ReservationAffinity,
+		np.Config.EphemeralStorageLocalSsdConfig, np.Config.BootDisk, np.MaxPodsConstraint, np.NodeDrainConfig, np.PlacementPolicy} {
+		found := false
+		for _, g := range []proto.Message{got.Config.WorkloadMetadataConfig, got.Config.KubeletConfig, got.Config.LinuxNodeConfig, got.Config.Gvnic,
+			got.Config.GcfsConfig, got.Config.ResourceManagerTags, got.Config.ShieldedInstanceConfig, got.Config.ReservationAffinity,
+			got.Config.EphemeralStorageLocalSsdConfig, got.Config.BootDisk, got.MaxPodsConstraint, got.NodeDrainConfig, got.PlacementPolicy} {
+			found = found || proto.Equal(f, g)
+		}
+		if !found {
+			t.Errorf("GetNodePool lost %T %v", f, f)
+		}
+	}
+	if got.NetworkConfig.GetPodRange() != "pods-olap" || !got.NetworkConfig.GetEnablePrivateNodes() || got.Config.Metadata["team"] != "olap" ||
+		!slices.Equal(got.Config.Tags, []string{"olap"}) || got.Config.GetLocalSsdEncryptionMode() != enc || len(got.Config.SecondaryBootDisks) != 1 {
+		t.Errorf("GetNodePool: %v", got)
+	}
+
+	// In place: tags, resource manager tags, drain config keep the nodes.
+	before := names(e.poolNodes(t, "parity"))
+	no := false
+	e.ok(t)(e.c.UpdateNodePool(ctx, &containerpb.UpdateNodePoolRequest{Name: pn, Tags: &containerpb.NetworkTags{Tags: []string{"olap", "db"}}}))
+	e.ok(t)(e.c.UpdateNodePool(ctx, &containerpb.UpdateNodePoolRequest{Name: pn, ResourceManagerTags: &containerpb.ResourceManagerTags{Tags: map[string]string{"tagKeys/1": "tagValues/3"}}}))
+	e.ok(t)(e.c.UpdateNodePool(ctx, &containerpb.UpdateNodePoolRequest{Name: pn, NodeDrainConfig: &containerpb.NodePool_NodeDrainConfig{RespectPdbDuringNodePoolDeletion: &no}}))
+	if after := names(e.poolNodes(t, "parity")); !slices.Equal(before, after) {
+		t.Errorf("in-place updates recreated nodes: %v -> %v", before, after)
+	}
+	got, _ = e.c.GetNodePool(ctx, &containerpb.GetNodePoolRequest{Name: pn})
+	if !slices.Equal(got.Config.Tags, []string{"olap", "db"}) || got.Config.ResourceManagerTags.Tags["tagKeys/1"] != "tagValues/3" || got.NodeDrainConfig.GetRespectPdbDuringNodePoolDeletion() {
+		t.Errorf("in-place updates not stored: %v", got)
+	}
+
+	// Node system changes recreate every node; each names its field in the detail.
+	updates := map[string]*containerpb.UpdateNodePoolRequest{
+		"kubelet_config":           {KubeletConfig: &containerpb.NodeKubeletConfig{CpuManagerPolicy: "none"}},
+		"linux_node_config":        {LinuxNodeConfig: &containerpb.LinuxNodeConfig{CgroupMode: containerpb.LinuxNodeConfig_CGROUP_MODE_V2}},
+		"workload_metadata_config": {WorkloadMetadataConfig: &containerpb.WorkloadMetadataConfig{Mode: containerpb.WorkloadMetadataConfig_GCE_METADATA}},
+		"gvnic":                    {Gvnic: &containerpb.VirtualNIC{Enabled: false}},
+		"gcfs_config":              {GcfsConfig: &containerpb.GcfsConfig{Enabled: false}},
+		"enable_private_nodes":     {NodeNetworkConfig: &containerpb.NodeNetworkConfig{EnablePrivateNodes: &no}},
+		"provisioned_iops":         {BootDisk: &containerpb.BootDisk{ProvisionedIops: 4000, ProvisionedThroughput: 140}},
+	}
+	for field, u := range updates {
+		before := names(e.poolNodes(t, "parity"))
+		u.Name = pn
+		done := e.ok(t)(e.c.UpdateNodePool(ctx, u))
+		after := names(e.poolNodes(t, "parity"))
+		if len(after) != 1 || slices.Contains(before, after[0]) || !strings.Contains(done.Detail, field) {
+			t.Errorf("%s: nodes %v -> %v, detail %q", field, before, after, done.Detail)
+		}
+	}
+	got, _ = e.c.GetNodePool(ctx, &containerpb.GetNodePoolRequest{Name: pn})
+	if got.Config.KubeletConfig.CpuManagerPolicy != "none" || got.Config.Gvnic.Enabled || got.NetworkConfig.GetEnablePrivateNodes() ||
+		got.Config.BootDisk.ProvisionedIops != 4000 || got.Config.WorkloadMetadataConfig.Mode != containerpb.WorkloadMetadataConfig_GCE_METADATA {
+		t.Errorf("recreating updates not stored: %v", got)
+	}
+
+	// GKE's documented rules.
+	bad := map[string]struct {
+		u   *containerpb.UpdateNodePoolRequest
+		msg string
+	}{
+		"gc thresholds": {&containerpb.UpdateNodePoolRequest{KubeletConfig: &containerpb.NodeKubeletConfig{ImageGcHighThresholdPercent: 50, ImageGcLowThresholdPercent: 60}}, "lower than"},
+		"cfs period":    {&containerpb.UpdateNodePoolRequest{KubeletConfig: &containerpb.NodeKubeletConfig{CpuCfsQuotaPeriod: "2s"}}, "between 1ms and 1s"},
+		"pids":          {&containerpb.UpdateNodePoolRequest{KubeletConfig: &containerpb.NodeKubeletConfig{PodPidsLimit: 10}}, "1024"},
+		"log files":     {&containerpb.UpdateNodePoolRequest{KubeletConfig: &containerpb.NodeKubeletConfig{ContainerLogMaxFiles: 20}}, "between 2 and 10"},
+		"iops on pd":    {&containerpb.UpdateNodePoolRequest{BootDisk: &containerpb.BootDisk{DiskType: "pd-balanced", ProvisionedIops: 3000}}, "Hyperdisk"},
+	}
+	for name, tc := range bad {
+		tc.u.Name = pn
+		_, err := e.c.UpdateNodePool(ctx, tc.u)
+		if err == nil || status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), tc.msg) {
+			t.Errorf("%s: want InvalidArgument %q, got %v", name, tc.msg, err)
+		}
+	}
+	for name, p := range map[string]*containerpb.NodePool{
+		"max pods":           {Name: "p2", Config: &containerpb.NodeConfig{MachineType: "n2-standard-8"}, MaxPodsConstraint: &containerpb.MaxPodsConstraint{MaxPodsPerNode: 300}},
+		"specific no key":    {Name: "p2", Config: &containerpb.NodeConfig{MachineType: "n2-standard-8", ReservationAffinity: &containerpb.ReservationAffinity{ConsumeReservationType: containerpb.ReservationAffinity_SPECIFIC_RESERVATION}}},
+		"data cache too big": {Name: "p2", Config: &containerpb.NodeConfig{MachineType: "n2-standard-8", LocalNvmeSsdBlockConfig: &containerpb.LocalNvmeSsdBlockConfig{LocalSsdCount: 2}, EphemeralStorageLocalSsdConfig: &containerpb.EphemeralStorageLocalSsdConfig{DataCacheCount: 1}}},
+	} {
+		_, err := e.c.CreateNodePool(ctx, &containerpb.CreateNodePoolRequest{Parent: parent, NodePool: p})
+		if status.Code(err) != codes.InvalidArgument {
+			t.Errorf("%s: want InvalidArgument, got %v", name, err)
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	"cloud.google.com/go/container/apiv1/containerpb"
 	"google.golang.org/grpc/codes"
@@ -93,6 +94,9 @@ func (s *Server) admitPool(c *cluster, np *containerpb.NodePool, seed bool) erro
 	if err := autoUpgradeErr(c, np.Management); err != nil {
 		return err
 	}
+	if n := np.GetMaxPodsConstraint().GetMaxPodsPerNode(); n != 0 && (n < 8 || n > 256) {
+		return invalid("Invalid value for field \"node_pool.max_pods_constraint.max_pods_per_node\": %d. Must be between 8 and 256.", n)
+	}
 	if np.MaxPodsConstraint == nil || np.MaxPodsConstraint.MaxPodsPerNode == 0 {
 		np.MaxPodsConstraint = &containerpb.MaxPodsConstraint{MaxPodsPerNode: 110}
 	}
@@ -149,7 +153,8 @@ func fillConfigDefaults(cfg *containerpb.NodeConfig) {
 	if cfg.DiskType == "" {
 		cfg.DiskType = "pd-balanced"
 	}
-	cfg.BootDisk = &containerpb.BootDisk{DiskType: cfg.DiskType, SizeGb: int64(cfg.DiskSizeGb)}
+	cfg.BootDisk = &containerpb.BootDisk{DiskType: cfg.DiskType, SizeGb: int64(cfg.DiskSizeGb),
+		ProvisionedIops: cfg.GetBootDisk().GetProvisionedIops(), ProvisionedThroughput: cfg.GetBootDisk().GetProvisionedThroughput()}
 	if cfg.ImageType == "" {
 		cfg.ImageType = "COS_CONTAINERD"
 	}
@@ -225,11 +230,13 @@ func validateConfig(cfg *containerpb.NodeConfig) error {
 	}
 	raw := cfg.GetLocalNvmeSsdBlockConfig().GetLocalSsdCount()
 	eph := cfg.GetEphemeralStorageLocalSsdConfig().GetLocalSsdCount()
+	dataCache := cfg.GetEphemeralStorageLocalSsdConfig().GetDataCacheCount()
 	legacy := cfg.LocalSsdCount
 	for f, n := range map[string]int32{
-		"node_pool.config.local_nvme_ssd_block_config.local_ssd_count":        raw,
-		"node_pool.config.ephemeral_storage_local_ssd_config.local_ssd_count": eph,
-		"node_pool.config.local_ssd_count":                                    legacy,
+		"node_pool.config.local_nvme_ssd_block_config.local_ssd_count":         raw,
+		"node_pool.config.ephemeral_storage_local_ssd_config.local_ssd_count":  eph,
+		"node_pool.config.ephemeral_storage_local_ssd_config.data_cache_count": dataCache,
+		"node_pool.config.local_ssd_count":                                     legacy,
 	} {
 		if n < 0 {
 			return invalid("Invalid value for field %q: %d. Must be non-negative.", f, n)
@@ -238,8 +245,12 @@ func validateConfig(cfg *containerpb.NodeConfig) error {
 	if raw > 0 && eph > 0 {
 		return invalid("Invalid request: local_nvme_ssd_block_config and ephemeral_storage_local_ssd_config cannot both set Local SSD disks on one node pool (raw block %d, ephemeral %d).", raw, eph)
 	}
-	if err := mt.checkLocalSSDCount(raw + eph + legacy); err != nil {
+	// Data Cache disks are Local SSDs of the VM too.
+	if err := mt.checkLocalSSDCount(raw + eph + dataCache + legacy); err != nil {
 		return invalid("Invalid value for Local SSD count: %v.", err)
+	}
+	if err := validateNodeSystem(cfg); err != nil {
+		return err
 	}
 	for _, t := range cfg.Taints {
 		if t.Key == "" || t.Effect == containerpb.NodeTaint_EFFECT_UNSPECIFIED {
@@ -308,4 +319,46 @@ func clampCount(n int32, a *containerpb.NodePoolAutoscaling, zones int) int32 {
 		lo, hi = (a.TotalMinNodeCount+z-1)/z, a.TotalMaxNodeCount/z
 	}
 	return min(max(n, lo), max(hi, lo))
+}
+
+// validateNodeSystem checks the node system configuration (kubelet_config, linux_node_config),
+// the reservation affinity and the boot disk's provisioned performance with the rules GKE's
+// node system configuration, reservation and Hyperdisk pages document.
+func validateNodeSystem(cfg *containerpb.NodeConfig) error {
+	if k := cfg.GetKubeletConfig(); k != nil {
+		hi, lo := k.GetImageGcHighThresholdPercent(), k.GetImageGcLowThresholdPercent()
+		for f, v := range map[string]int32{"image_gc_high_threshold_percent": hi, "image_gc_low_threshold_percent": lo} {
+			if v != 0 && (v < 10 || v > 85) {
+				return invalid("Invalid value for field \"node_pool.config.kubelet_config.%s\": %d. Must be between 10 and 85.", f, v)
+			}
+		}
+		if hi != 0 && lo != 0 && lo >= hi {
+			return invalid("Invalid value for field \"node_pool.config.kubelet_config.image_gc_low_threshold_percent\": %d must be lower than image_gc_high_threshold_percent %d.", lo, hi)
+		}
+		if p := k.GetCpuCfsQuotaPeriod(); p != "" {
+			d, err := time.ParseDuration(p)
+			if err != nil || d < time.Millisecond || d > time.Second {
+				return invalid("Invalid value for field \"node_pool.config.kubelet_config.cpu_cfs_quota_period\": %q. Must be a duration between 1ms and 1s.", p)
+			}
+		}
+		if n := k.GetPodPidsLimit(); n != 0 && (n < 1024 || n > 4194304) {
+			return invalid("Invalid value for field \"node_pool.config.kubelet_config.pod_pids_limit\": %d. Must be between 1024 and 4194304.", n)
+		}
+		if n := k.GetContainerLogMaxFiles(); n != 0 && (n < 2 || n > 10) {
+			return invalid("Invalid value for field \"node_pool.config.kubelet_config.container_log_max_files\": %d. Must be between 2 and 10.", n)
+		}
+		if p := k.GetCpuManagerPolicy(); p != "" && p != "static" && p != "none" {
+			return invalid("Invalid value for field \"node_pool.config.kubelet_config.cpu_manager_policy\": %q. Must be \"static\" or \"none\".", p)
+		}
+	}
+	if r := cfg.GetReservationAffinity(); r != nil {
+		specific := r.GetConsumeReservationType() == containerpb.ReservationAffinity_SPECIFIC_RESERVATION
+		if specific != (r.GetKey() != "" && len(r.GetValues()) > 0) && (specific || r.GetKey() != "" || len(r.GetValues()) > 0) {
+			return invalid("Invalid value for field \"node_pool.config.reservation_affinity\": key and values are required for SPECIFIC_RESERVATION and not allowed otherwise.")
+		}
+	}
+	if b := cfg.GetBootDisk(); (b.GetProvisionedIops() != 0 || b.GetProvisionedThroughput() != 0) && !strings.HasPrefix(cfg.DiskType, "hyperdisk-") {
+		return invalid("Invalid value for field \"node_pool.config.boot_disk\": provisioned_iops and provisioned_throughput are supported for Hyperdisk boot disks only, not %q.", cfg.DiskType)
+	}
+	return nil
 }
