@@ -1,0 +1,276 @@
+package sandboxtest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"syscall"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+var logicalVolumes = schema.GroupVersionResource{Group: "topolvm.io", Version: "v1", Resource: "logicalvolumes"}
+
+// startRealTopoLVMSandbox starts a second sandbox (the package's first runs the simulator) with
+// `up --topolvm real`: TopoLVM's and external-provisioner's own code in olapgke-topolvm.
+func startRealTopoLVMSandbox(t *testing.T, topolvmBin string) (kubernetes.Interface, dynamic.Interface) {
+	t.Helper()
+	bin, err := sandboxBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "world.yaml")
+	if err := os.WriteFile(cfg, []byte(testWorld), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "up", "--state-dir", dir, "--config", cfg, "--topolvm", "real", "--topolvm-bin", topolvmBin)
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(30 * time.Second):
+			_ = cmd.Process.Kill()
+		}
+		if t.Failed() {
+			if b, err := os.ReadFile(filepath.Join(dir, "sandbox.log")); err == nil && len(b) > 0 {
+				keep := filepath.Join(os.TempDir(), "topolvmreal-sandbox.log")
+				_ = os.WriteFile(keep, b, 0o644)
+				t.Logf("real TopoLVM sandbox log kept in %s", keep)
+			}
+		}
+	})
+	err = wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 3*time.Minute, true, func(context.Context) (bool, error) {
+		select {
+		case err := <-exited:
+			return false, fmt.Errorf("sandbox exited before ready: %v", err)
+		default:
+		}
+		_, err := os.Stat(filepath.Join(dir, "ready"))
+		return err == nil, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc, err := clientcmd.BuildConfigFromFlags("", filepath.Join(dir, "kubeconfig"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc.QPS, rc.Burst = 100, 200
+	return kubernetes.NewForConfigOrDie(rc), dynamic.NewForConfigOrDie(rc)
+}
+
+// ordinalStorage is what olapgke relies on for one ordinal, in terms that do not depend on the
+// generated names of a sandbox (node and PV names): the claim's binding, the PV's pinning to the
+// node the Pod runs on, and the pool of that node.
+type ordinalStorage struct {
+	PVCPhase       corev1.PersistentVolumeClaimPhase
+	PVCCapacity    string
+	StorageClass   string
+	SelectedIsPod  bool // volume.kubernetes.io/selected-node is the Pod's node
+	PinnedIsPod    bool // the PV's topology.topolvm.io/node term names the Pod's node
+	PinnedPool     string
+	AffinityTerms  int // required node selector terms
+	AffinityExprs  int // match expressions in them
+	PVPhase        corev1.PersistentVolumePhase
+	PVCapacity     string
+	ReclaimPolicy  corev1.PersistentVolumeReclaimPolicy
+	Driver, FSType string
+	PodPhase       corev1.PodPhase
+}
+
+func storageOf(t *testing.T, k kubernetes.Interface, ns, set string, replicas int) (map[int]ordinalStorage, map[int]*corev1.PersistentVolume) {
+	t.Helper()
+	ctx := t.Context()
+	out, pvs := map[int]ordinalStorage{}, map[int]*corev1.PersistentVolume{}
+	for i := range replicas {
+		pod, err := k.CoreV1().Pods(ns).Get(ctx, fmt.Sprintf("%s-%d", set, i), metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pvc, err := k.CoreV1().PersistentVolumeClaims(ns).Get(ctx, fmt.Sprintf("data-%s-%d", set, i), metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pv, err := k.CoreV1().PersistentVolumes().Get(ctx, pvc.Spec.VolumeName, metav1.GetOptions{})
+		if err != nil {
+			t.Fatalf("PV of %s: %v", pvc.Name, err)
+		}
+		pinned, err := pvNode(pv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		node, err := k.CoreV1().Nodes().Get(ctx, pinned, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := ordinalStorage{
+			PVCPhase: pvc.Status.Phase, PVCCapacity: qty(pvc.Status.Capacity), StorageClass: *pvc.Spec.StorageClassName,
+			SelectedIsPod: pvc.Annotations["volume.kubernetes.io/selected-node"] == pod.Spec.NodeName,
+			PinnedIsPod:   pinned == pod.Spec.NodeName, PinnedPool: node.Labels[poolLabel],
+			AffinityTerms: len(pv.Spec.NodeAffinity.Required.NodeSelectorTerms),
+			PVPhase:       pv.Status.Phase, PVCapacity: qty(pv.Spec.Capacity), ReclaimPolicy: pv.Spec.PersistentVolumeReclaimPolicy,
+			PodPhase: pod.Status.Phase,
+		}
+		for _, term := range pv.Spec.NodeAffinity.Required.NodeSelectorTerms {
+			s.AffinityExprs += len(term.MatchExpressions)
+		}
+		if pv.Spec.CSI != nil {
+			s.Driver, s.FSType = pv.Spec.CSI.Driver, pv.Spec.CSI.FSType
+		}
+		out[i], pvs[i] = s, pv
+	}
+	return out, pvs
+}
+
+func qty(l corev1.ResourceList) string {
+	q := l[corev1.ResourceStorage]
+	return q.String()
+}
+
+func runOrdinals(t *testing.T, k kubernetes.Interface) (string, *appsv1.StatefulSet) {
+	t.Helper()
+	ctx := t.Context()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "topolvm-real-"}}
+	got, err := k.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	poll(t, 30*time.Second, "default ServiceAccount", func(ctx context.Context) (bool, error) {
+		_, err := k.CoreV1().ServiceAccounts(got.Name).Get(ctx, "default", metav1.GetOptions{})
+		return err == nil, err
+	})
+	sts := statefulSet("olap", "pool-a", appsv1.RollingUpdateStatefulSetStrategyType, "10Gi")
+	if _, err := k.AppsV1().StatefulSets(got.Name).Create(ctx, sts, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	poll(t, 2*time.Minute, "StatefulSet olap ready", func(ctx context.Context) (bool, error) {
+		s, err := k.AppsV1().StatefulSets(got.Name).Get(ctx, sts.Name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		return s.Status.ObservedGeneration == s.Generation && s.Status.ReadyReplicas == *s.Spec.Replicas, nil
+	})
+	return got.Name, sts
+}
+
+// TestRealTopoLVM_ProvisionsAndAgreesWithSimulator runs a StatefulSet with WaitForFirstConsumer
+// TopoLVM claims on a sandbox running TopoLVM's own code (needs OLAPGKE_TOPOLVM_BIN: make
+// topolvm-bin): the claims are provisioned by TopoLVM through external-provisioner (a
+// LogicalVolume per PV on the PV's node, capacity published per node), and the Pods run. The
+// same StatefulSet on the simulator's sandbox must give the same binding and node pinning.
+func TestRealTopoLVM_ProvisionsAndAgreesWithSimulator(t *testing.T) {
+	bin := os.Getenv("OLAPGKE_TOPOLVM_BIN")
+	if bin == "" {
+		t.Skip("OLAPGKE_TOPOLVM_BIN is not set (make topolvm-bin; make test-topolvm-real)")
+	}
+	realKube, realDyn := startRealTopoLVMSandbox(t, bin)
+
+	// CSIStorageCapacity published by external-provisioner for every TopoLVM node before use.
+	nodes, err := realKube.CoreV1().Nodes().List(t.Context(), metav1.ListOptions{LabelSelector: "cloud.google.com/gke-local-nvme-ssd=true"})
+	if err != nil || len(nodes.Items) == 0 {
+		t.Fatalf("TopoLVM nodes: %v (%d)", err, len(nodes.Items))
+	}
+	capacityOf := func(ctx context.Context, node string) (*resource.Quantity, error) {
+		caps, err := realKube.StorageV1().CSIStorageCapacities("topolvm-system").List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range caps.Items {
+			if c.StorageClassName == storageClass && c.NodeTopology != nil && c.NodeTopology.MatchLabels[topolvmNode] == node && c.Capacity != nil {
+				return c.Capacity, nil
+			}
+		}
+		return nil, fmt.Errorf("no CSIStorageCapacity for %s on %s", storageClass, node)
+	}
+	initial := map[string]resource.Quantity{}
+	for _, n := range nodes.Items {
+		poll(t, 90*time.Second, "CSIStorageCapacity of "+n.Name, func(ctx context.Context) (bool, error) {
+			q, err := capacityOf(ctx, n.Name)
+			if err != nil {
+				return false, err
+			}
+			initial[n.Name] = *q
+			return q.Sign() > 0, nil
+		})
+	}
+
+	realNS, sts := runOrdinals(t, realKube)
+	replicas := int(*sts.Spec.Replicas)
+	realStorage, realPVs := storageOf(t, realKube, realNS, sts.Name, replicas)
+
+	// Provisioned by TopoLVM's own code: a LogicalVolume per PV, on the PV's node.
+	used := map[string]int64{}
+	for i, pv := range realPVs {
+		lv, err := realDyn.Resource(logicalVolumes).Get(t.Context(), pv.Name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatalf("ordinal %d: LogicalVolume %s: %v", i, pv.Name, err)
+		}
+		nodeName, _, _ := unstructured.NestedString(lv.Object, "spec", "nodeName")
+		volumeID, _, _ := unstructured.NestedString(lv.Object, "status", "volumeID")
+		pinned, _ := pvNode(pv)
+		if nodeName != pinned || volumeID != pv.Spec.CSI.VolumeHandle {
+			t.Errorf("ordinal %d: LogicalVolume %s on %q with volumeID %q; PV pinned to %q with handle %q", i, pv.Name, nodeName, volumeID, pinned, pv.Spec.CSI.VolumeHandle)
+		}
+		if _, ok := pv.Spec.CSI.VolumeAttributes["topolvm.io/device-class"]; ok {
+			t.Errorf("ordinal %d: real TopoLVM PV carries topolvm.io/device-class in volumeAttributes: %v", i, pv.Spec.CSI.VolumeAttributes)
+		}
+		q := pv.Spec.Capacity[corev1.ResourceStorage]
+		used[pinned] += q.Value()
+	}
+	// Capacity published again after provisioning (external-provisioner refreshes the segment).
+	for node, n := range used {
+		q0 := initial[node]
+		want := q0.Value() - n
+		poll(t, 90*time.Second, "CSIStorageCapacity of "+node+" lowered by its volumes", func(ctx context.Context) (bool, error) {
+			q, err := capacityOf(ctx, node)
+			if err != nil {
+				return false, err
+			}
+			if q.Value() != want {
+				return false, fmt.Errorf("capacity %s, want %d bytes", q, want)
+			}
+			return true, nil
+		})
+	}
+
+	// Differential: the same StatefulSet on the simulator.
+	simNS, _ := runOrdinals(t, kube)
+	simStorage, simPVs := storageOf(t, kube, simNS, sts.Name, replicas)
+	for i := range replicas {
+		if !reflect.DeepEqual(realStorage[i], simStorage[i]) {
+			t.Errorf("ordinal %d differs:\n real TopoLVM: %+v\n simulator:    %+v", i, realStorage[i], simStorage[i])
+		}
+	}
+	// Known difference (issue #17): the simulator writes the device class into the PV.
+	var keys []string
+	for k := range simPVs[0].Spec.CSI.VolumeAttributes {
+		if _, ok := realPVs[0].Spec.CSI.VolumeAttributes[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	t.Logf("PV volumeAttributes only the simulator writes: %v", keys)
+}
