@@ -394,8 +394,18 @@ func (s *Server) UpdateNodePool(_ context.Context, req *containerpb.UpdateNodePo
 		cfg.ImageType = v
 		recreate = append(recreate, "image_type")
 	}
-	if v := req.GetNodeVersion(); v != "" && v != "-" && v != "latest" && !versionRE.MatchString(v) {
-		return nil, invalid("Invalid value for field \"node_version\": %q is not a supported version; use %q or \"-\".", v, Version)
+	if v := req.GetNodeVersion(); v != "" {
+		want := c.pb.CurrentMasterVersion // "-" and "latest": the master's version
+		if v != "-" && v != "latest" {
+			var err error
+			if want, err = nodeVersion(v, c.pb.CurrentMasterVersion); err != nil {
+				return nil, err
+			}
+		}
+		if want != np.Version {
+			np.Version = want // a node upgrade (or downgrade): GKE recreates the VMs
+			recreate = append(recreate, "node_version")
+		}
 	}
 	if req.GetLabels() != nil {
 		cfg.Labels = maps.Clone(req.GetLabels().GetLabels())

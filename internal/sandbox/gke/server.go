@@ -59,6 +59,9 @@ type Options struct {
 	OperationDelay time.Duration
 	// VolumeGroup is the value of the node annotation sandbox.olapgke.io/volume-group (default "vg-ssd").
 	VolumeGroup string
+	// KubernetesVersion is the minor ("1.35") the clusters' control plane runs, as the sandbox's
+	// API server emulates it; default 1.37 (Version).
+	KubernetesVersion string
 	// NodeDeleteTimeout bounds the wait for a deleted Node object to disappear (finalizers such as
 	// topolvm.io/node are removed by other sandbox components). Default 2m.
 	NodeDeleteTimeout time.Duration
@@ -81,14 +84,25 @@ type Options struct {
 // than any test starts at once, so only tests that lower it (SetOperationQuota) meet it.
 const DefaultConcurrentOperations = 100
 
-// Version is the Kubernetes version the emulated clusters and node pools report.
+// Version is the Kubernetes version the emulated clusters and node pools report by default
+// (Options.KubernetesVersion picks another minor).
 const Version = "1.37.2-gke.1000"
+
+// GKEVersion is the GKE version string of a Kubernetes minor ("1.35" -> "1.35.2-gke.1000"; the
+// sandbox's patch and GKE build of every minor are the same).
+func GKEVersion(minor string) string {
+	if minor == "" {
+		return Version
+	}
+	return minor + ".2-gke.1000"
+}
 
 // Server is the emulator. Create it with New.
 type Server struct {
 	containerpb.UnimplementedClusterManagerServer
 
 	o      Options
+	master string // the clusters' master version (GKEVersion of Options.KubernetesVersion)
 	log    *slog.Logger
 	ctx    context.Context // cancelled by Stop; bounds operation work
 	cancel context.CancelFunc
@@ -146,6 +160,10 @@ func New(o Options) (*Server, error) {
 	if o.NodeDeleteTimeout <= 0 {
 		o.NodeDeleteTimeout = 2 * time.Minute
 	}
+	master := GKEVersion(o.KubernetesVersion)
+	if !versionRE.MatchString(master) {
+		return nil, fmt.Errorf("gke: Options.KubernetesVersion %q is not a Kubernetes minor like 1.35", o.KubernetesVersion)
+	}
 	if o.DrainTimeout <= 0 {
 		o.DrainTimeout = 30 * time.Second
 	}
@@ -161,7 +179,7 @@ func New(o Options) (*Server, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{o: o, log: o.Logger.With("component", "gke"), ctx: ctx, cancel: cancel,
 		clusters: map[clusterKey]*cluster{}, ops: map[string]*operation{}, faults: map[string][]error{},
-		quota: o.ConcurrentOperations}
+		quota: o.ConcurrentOperations, master: master}
 	for _, cs := range o.Clusters {
 		k := clusterKey{cs.Project, cs.Location, cs.Name}
 		if cs.Project == "" || cs.Location == "" || cs.Name == "" {
@@ -217,9 +235,9 @@ func (s *Server) newCluster(k clusterKey, channel containerpb.ReleaseChannel_Cha
 		Locations:             locs,
 		Endpoint:              s.o.Endpoint,
 		MasterAuth:            &containerpb.MasterAuth{ClusterCaCertificate: base64.StdEncoding.EncodeToString(s.o.CACertPEM)},
-		InitialClusterVersion: Version,
-		CurrentMasterVersion:  Version,
-		CurrentNodeVersion:    Version,
+		InitialClusterVersion: s.master,
+		CurrentMasterVersion:  s.master,
+		CurrentNodeVersion:    s.master,
 		Status:                containerpb.Cluster_RUNNING,
 		SelfLink:              selfLink(k.String()),
 		Network:               "default",

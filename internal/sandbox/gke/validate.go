@@ -3,6 +3,7 @@ package gke
 import (
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -18,6 +19,26 @@ var diskTypes = []string{"pd-standard", "pd-balanced", "pd-ssd", "pd-extreme", "
 var imageTypes = []string{"COS_CONTAINERD", "UBUNTU_CONTAINERD"}
 
 var versionRE = regexp.MustCompile(`^1\.\d+(\.\d+(-gke\.\d+)?)?$`)
+
+// nodeVersion is the version a node pool asked for v gets: the sandbox's build of that minor,
+// which may be older than the master by up to two minors, never newer (GKE's version skew
+// policy: nodes may be up to two minor versions older than the control plane;
+// https://cloud.google.com/kubernetes-engine/versioning#version_skew).
+func nodeVersion(v, master string) (string, error) {
+	if !versionRE.MatchString(v) {
+		return "", invalid("Invalid value for field \"node_pool.version\": %q is not a supported version; use %q or \"-\".", v, master)
+	}
+	minor := func(s string) int {
+		parts := strings.SplitN(s, ".", 3)
+		n, _ := strconv.Atoi(parts[1])
+		return n
+	}
+	nv, mv := minor(v), minor(master)
+	if nv > mv || nv < mv-2 {
+		return "", invalid("Invalid value for field \"node_pool.version\": node version %q must be no newer than the master version %q and at most two minor versions older.", v, master)
+	}
+	return GKEVersion("1." + strconv.Itoa(nv)), nil
+}
 
 const minBootDiskGB = 10
 
@@ -47,10 +68,12 @@ func (s *Server) admitPool(c *cluster, np *containerpb.NodePool, seed bool) erro
 	np.SelfLink = selfLink(k.String())
 	if np.Version == "" || np.Version == "-" || np.Version == "latest" {
 		np.Version = c.pb.CurrentNodeVersion
-	} else if !versionRE.MatchString(np.Version) {
-		return invalid("Invalid value for field \"node_pool.version\": %q is not a supported version; use %q or \"-\".", np.Version, Version)
 	} else {
-		np.Version = Version
+		v, err := nodeVersion(np.Version, c.pb.CurrentMasterVersion)
+		if err != nil {
+			return err
+		}
+		np.Version = v
 	}
 	if np.Config == nil {
 		np.Config = &containerpb.NodeConfig{}

@@ -274,7 +274,7 @@ func startSandbox(sigCtx context.Context, dir string, w *world.World, logFile *o
 		}
 	}
 	srv, err := gke.New(gke.Options{
-		Kube: cp.Kube, Endpoint: cp.Endpoint, CACertPEM: cp.CACertPEM,
+		Kube: cp.Kube, Endpoint: cp.Endpoint, CACertPEM: cp.CACertPEM, KubernetesVersion: w.KubernetesVersion,
 		Clusters: seeds, VolumeGroup: vg, Logger: slogger,
 		RegisterNode: registerNode,
 	})
