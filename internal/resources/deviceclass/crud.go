@@ -85,7 +85,7 @@ func (r *deviceClassResource) apply(ctx context.Context, kube kubernetes.Interfa
 		from = prior.Name
 		// Re-check the guard against what exists now (the plan may be old).
 		if !plan.ForceDestroy.ValueBool() && (prior.Name != want.Name || prior.VolumeGroup != want.VolumeGroup) {
-			uses, err := usage(ctx, kube, prior.Name, prior.Default)
+			uses, err := r.usage(ctx, kube, prior.Name, prior.Default)
 			if err != nil {
 				diags.Append(liveCheckFailed("PVCs of the class could not be listed.", err))
 				return
@@ -184,7 +184,7 @@ func (r *deviceClassResource) fillComputed(ctx context.Context, kube kubernetes.
 		m.Capacity = capacityValue(caps)
 	}
 	if m.Volumes.IsUnknown() || m.Volumes.IsNull() {
-		uses, err := usage(ctx, kube, dc.Name, dc.Default)
+		uses, err := r.usage(ctx, kube, dc.Name, dc.Default)
 		if err != nil {
 			diags.Append(liveCheckFailed("PVCs of the class could not be listed.", err))
 			return
@@ -297,7 +297,7 @@ func (r *deviceClassResource) Delete(ctx context.Context, req resource.DeleteReq
 	}
 	name := state.Name.ValueString()
 	if !state.ForceDestroy.ValueBool() {
-		uses, err := usage(ctx, kube, name, state.Default.ValueBool())
+		uses, err := r.usage(ctx, kube, name, state.Default.ValueBool())
 		if err != nil {
 			resp.Diagnostics.Append(liveCheckFailed("PVCs of the class could not be listed.", err))
 			return

@@ -18,8 +18,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	k8stypes "k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/retry"
 
@@ -327,13 +331,47 @@ func (v volumeUse) String() string {
 	return s + " (" + strings.Join(parts, ", ") + ")"
 }
 
-// usage lists the PVCs and PVs of class (see volumes in the schema), sorted.
-func usage(ctx context.Context, kube kubernetes.Interface, class string, isDefault bool) ([]volumeUse, error) {
+// logicalVolumeResources are TopoLVM's LogicalVolume resources (current and legacy group).
+var logicalVolumeResources = []schema.GroupVersionResource{
+	{Group: "topolvm.io", Version: "v1", Resource: "logicalvolumes"},
+	{Group: "topolvm.cybozu.com", Version: "v1", Resource: "logicalvolumes"},
+}
+
+// listLogicalVolumes lists TopoLVM's LogicalVolumes. A group whose CRD is not installed (or
+// that the credentials may not list) contributes none: the guard then judges PVs by their
+// volume attributes and StorageClasses.
+func listLogicalVolumes(ctx context.Context, dyn dynamic.Interface) ([]logicalVolume, error) {
+	if dyn == nil {
+		return nil, nil
+	}
+	var out []logicalVolume
+	for _, gvr := range logicalVolumeResources {
+		var list *unstructured.UnstructuredList
+		err := olapkube.RetryRead(ctx, func(ctx context.Context) error {
+			var err error
+			list, err = dyn.Resource(gvr).List(ctx, metav1.ListOptions{})
+			return err
+		})
+		if apierrors.IsNotFound(err) || apierrors.IsForbidden(err) || meta.IsNoMatchError(err) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("list %s: %w", gvr.GroupResource(), err)
+		}
+		for i := range list.Items {
+			out = append(out, logicalVolumeFrom(&list.Items[i]))
+		}
+	}
+	return out, nil
+}
+
+// usage lists the PVCs and PVs of class (see volumes in the schema), sorted. The LISTs are
+// here; the decision is classUsage's.
+func (r *deviceClassResource) usage(ctx context.Context, kube kubernetes.Interface, class string, isDefault bool) ([]volumeUse, error) {
 	scList, err := olapkube.List(ctx, kube.StorageV1().StorageClasses().List, metav1.ListOptions{})
 	if err != nil {
 		return nil, err
 	}
-	scNames := classStorageClasses(scList.Items, class, isDefault)
 	pvs, err := olapkube.List(ctx, kube.CoreV1().PersistentVolumes().List, metav1.ListOptions{})
 	if err != nil {
 		return nil, err
@@ -346,20 +384,39 @@ func usage(ctx context.Context, kube kubernetes.Interface, class string, isDefau
 	if err != nil {
 		return nil, err
 	}
-	return classUsage(class, scNames, pvs.Items, pvcs.Items, sets.Items), nil
+	var dyn dynamic.Interface
+	if r.c != nil {
+		dyn, _ = r.c.Dynamic(ctx) // nil on error: the LogicalVolume source is skipped
+	}
+	lvs, err := listLogicalVolumes(ctx, dyn)
+	if err != nil {
+		return nil, err
+	}
+	defaultClass := ""
+	if isDefault {
+		defaultClass = class
+	}
+	return classUsage(class, defaultClass, scList.Items, lvs, pvs.Items, pvcs.Items, sets.Items), nil
 }
 
-// classUsage is the pure part of usage.
-func classUsage(class string, scNames map[string]bool, pvs []corev1.PersistentVolume, pvcs []corev1.PersistentVolumeClaim, sets []appsv1.StatefulSet) []volumeUse {
-	ours := map[string]*corev1.PersistentVolume{}
+// classUsage is the pure part of usage: the PVs of class as volumesByClass judges them, the
+// PVCs bound to them, and PVCs not bound to a PV of known class whose StorageClass provisions
+// from class. defaultClass is the lvmd config's default class ("" when it is not class: only
+// class matters here).
+func classUsage(class, defaultClass string, scs []storagev1.StorageClass, lvs []logicalVolume, pvs []corev1.PersistentVolume, pvcs []corev1.PersistentVolumeClaim, sets []appsv1.StatefulSet) []volumeUse {
+	byName := make(map[string]*corev1.PersistentVolume, len(pvs))
 	for i := range pvs {
-		pv := &pvs[i]
-		if pv.Spec.CSI == nil || !isTopoLVM(pv.Spec.CSI.Driver) {
-			continue
+		byName[pvs[i].Name] = &pvs[i]
+	}
+	pvClass := map[string]string{}
+	for c, names := range volumesByClass(pvs, scs, lvs, defaultClass) {
+		for _, n := range names {
+			pvClass[n] = c
 		}
-		if pv.Spec.CSI.VolumeAttributes[DeviceClassParam] == class || scNames[pv.Spec.StorageClassName] {
-			ours[pv.Name] = pv
-		}
+	}
+	scByName := make(map[string]*storagev1.StorageClass, len(scs))
+	for i := range scs {
+		scByName[scs[i].Name] = &scs[i]
 	}
 	var out []volumeUse
 	claimed := map[string]bool{}
@@ -369,22 +426,27 @@ func classUsage(class string, scNames map[string]bool, pvs []corev1.PersistentVo
 		if pvc.Spec.StorageClassName != nil {
 			sc = *pvc.Spec.StorageClassName
 		}
-		pv := ours[pvc.Spec.VolumeName]
-		if pv == nil && !scNames[sc] {
+		cls, known := pvClass[pvc.Spec.VolumeName]
+		if known && cls != "" {
+			if cls != class {
+				continue
+			}
+		} else if storageClassClass(scByName[sc], defaultClass) != class || class == "" {
 			continue
 		}
 		u := volumeUse{Namespace: pvc.Namespace, PVC: pvc.Name, PV: pvc.Spec.VolumeName, StorageClass: sc, Ordinal: -1}
-		if pv != nil {
+		if pv := byName[pvc.Spec.VolumeName]; pv != nil && known {
 			u.Node = stsutil.TopoLVMPinnedNode(pv)
 			claimed[pv.Name] = true
 		}
 		u.StatefulSet, u.Ordinal = statefulSetOrdinal(pvc, sets)
 		out = append(out, u)
 	}
-	for name, pv := range ours {
-		if claimed[name] {
+	for name, c := range pvClass {
+		if c != class || c == "" || claimed[name] {
 			continue
 		}
+		pv := byName[name]
 		u := volumeUse{PV: name, Node: stsutil.TopoLVMPinnedNode(pv), StorageClass: pv.Spec.StorageClassName, Ordinal: -1}
 		if pv.Spec.ClaimRef != nil {
 			u.Namespace, u.PVC = pv.Spec.ClaimRef.Namespace, pv.Spec.ClaimRef.Name

@@ -200,9 +200,9 @@ func (r *deviceClassResource) ModifyPlan(ctx context.Context, req resource.Modif
 	// In-use guard and the planned volumes.
 	var uses []volumeUse
 	if state != nil {
-		uses, err = usage(ctx, kube, prior.Name, prior.Default)
+		uses, err = r.usage(ctx, kube, prior.Name, prior.Default)
 	} else {
-		uses, err = usage(ctx, kube, want.Name, want.Default)
+		uses, err = r.usage(ctx, kube, want.Name, want.Default)
 	}
 	if err != nil {
 		resp.Diagnostics.Append(liveCheckFailed("PersistentVolumes, PVCs, StorageClasses and StatefulSets could not be listed.", err))
@@ -381,7 +381,7 @@ func (r *deviceClassResource) planDestroy(ctx context.Context, req resource.Modi
 	if state.ForceDestroy.ValueBool() {
 		return
 	}
-	uses, err := usage(ctx, kube, state.Name.ValueString(), state.Default.ValueBool())
+	uses, err := r.usage(ctx, kube, state.Name.ValueString(), state.Default.ValueBool())
 	if err != nil {
 		resp.Diagnostics.Append(liveCheckFailed("PersistentVolumes and PVCs of the class could not be listed.", err))
 		return
@@ -415,9 +415,10 @@ func inUse(p path.Path, class, what string, uses []volumeUse) diag.Diagnostic {
 		found += "\nStatefulSet ordinals affected: " + strings.Join(s, "; ") + "."
 	}
 	return diagnostics.AttributeError(p, "Device Class In Use", diagnostics.Detail{
-		Checked: "PersistentVolumes and PVCs of device class " + class + " (through StorageClasses whose topolvm.io/device-class names it).",
-		Found:   found + "\nTopoLVM could no longer manage (expand, delete) those volumes: their data would be stranded on the nodes.",
-		Do:      "Migrate or delete those PVCs first, or set force_destroy = true (and apply it) to proceed anyway.",
+		Checked: "PersistentVolumes and PVCs of device class " + class + ": TopoLVM's LogicalVolume of each PV " +
+			"(spec.deviceClass), else its topolvm.io/device-class volume attribute, else its StorageClass's parameter.",
+		Found: found + "\nTopoLVM could no longer manage (expand, delete) those volumes: their data would be stranded on the nodes.",
+		Do:    "Migrate or delete those PVCs first, or set force_destroy = true (and apply it) to proceed anyway.",
 	})
 }
 

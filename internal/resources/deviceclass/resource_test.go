@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -93,7 +94,11 @@ func TestClassUsage(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Namespace: "olap", Name: "ch"},
 		Spec:       appsv1.StatefulSetSpec{VolumeClaimTemplates: []corev1.PersistentVolumeClaim{{ObjectMeta: metav1.ObjectMeta{Name: "data"}}}},
 	}}
-	got := classUsage("fast", map[string]bool{"topolvm-fast": true},
+	scs := []storagev1.StorageClass{
+		{ObjectMeta: metav1.ObjectMeta{Name: "topolvm-fast"}, Provisioner: Provisioner, Parameters: map[string]string{DeviceClassParam: "fast"}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "topolvm-provisioner"}, Provisioner: Provisioner, Parameters: map[string]string{DeviceClassParam: "ssd"}},
+	}
+	got := classUsage("fast", "", scs, nil,
 		[]corev1.PersistentVolume{
 			pv("pv-a", "fast", "topolvm-fast", "n1"),
 			pv("pv-b", "fast", "gone-sc", "n2"), // attribute names the class, StorageClass deleted since
