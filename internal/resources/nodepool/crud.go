@@ -364,10 +364,13 @@ func apiError(summary, call, pool, machineType string, err error) diag.Diagnosti
 	switch {
 	case errors.As(err, &opErr):
 		code, msg = opErr.Code, opErr.Message
+	case errors.Is(err, context.DeadlineExceeded):
+		// Also when the timeout ended a wait on GKE's busy answers (an operation in progress,
+		// the concurrent operations quota): the error carries GKE's last answer, and waiting
+		// longer is the fix, not more quota.
+		code = codes.DeadlineExceeded
 	case errors.As(err, &st):
 		code, msg = st.GRPCStatus().Code(), st.GRPCStatus().Message()
-	case errors.Is(err, context.DeadlineExceeded):
-		code = codes.DeadlineExceeded
 	}
 	found := fmt.Sprintf("GKE answered %s: %s", code, msg)
 	if opErr != nil {

@@ -38,6 +38,11 @@ func TestAPIError(t *testing.T) {
 			want: []string{"operation projects/p/locations/l/operations/op-1 failed (Internal): Node pool creation failed: instance group manager reported ZONE_RESOURCE_POOL_EXHAUSTED",
 				"may be left in an error state"},
 		},
+		"timeout while GKE refused the call at its concurrent operations quota": {
+			err: fmt.Errorf("updating node pool: %w after 12 tries in 5m0s while GKE refused the call as busy; its last answer: %w", context.DeadlineExceeded,
+				status.Error(codes.ResourceExhausted, `Too many operations: cluster "c" hits the concurrent operations quota 5, please try again later.`)),
+			want: []string{"GKE answered DeadlineExceeded", "concurrent operations quota 5", "Raise the resource's timeouts"},
+		},
 		"timeout": {
 			err:  fmt.Errorf("creating node pool: gave up waiting: %w", context.DeadlineExceeded),
 			want: []string{"GKE answered DeadlineExceeded", "Raise the resource's timeouts"},
