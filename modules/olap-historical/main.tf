@@ -8,6 +8,10 @@ locals {
   active_pool_name = length(local.active_pool.nodes) >= 0 ? local.active_pool.name : null
 
   taint_effects = { NO_SCHEDULE = "NoSchedule", PREFER_NO_SCHEDULE = "PreferNoSchedule", NO_EXECUTE = "NoExecute" }
+  # The pool's taints are the historicals' to tolerate, except the startup taint the volume-group
+  # bootstrap removes once the node's storage is ready (examples/topolvm-gke): tolerating it
+  # would let a historical land on a node without its volume group.
+  startup_taint = "olapgke.io/storage-not-ready"
   tolerations = [for t in var.pools[var.active_pool].taints : {
     for k, v in {
       key      = t.key
@@ -15,7 +19,7 @@ locals {
       value    = t.value
       effect   = local.taint_effects[t.effect]
     } : k => v if v != null
-  }]
+  } if t.key != local.startup_taint]
 
   storage_class_name = coalesce(var.device_class.storage_class_name, var.device_class.name)
   claim_name         = "cache"

@@ -20,7 +20,12 @@ variables {
   cache_size = "100Gi"
   pools = {
     a = {}
-    b = { machine_type = "c3-standard-8-lssd", taints = [{ key = "dedicated", value = "olap", effect = "NO_SCHEDULE" }] }
+    # Pool b also carries the startup taint the volume-group bootstrap removes
+    # (examples/topolvm-gke): the historicals must not tolerate it.
+    b = { machine_type = "c3-standard-8-lssd", taints = [
+      { key = "dedicated", value = "olap", effect = "NO_SCHEDULE" },
+      { key = "olapgke.io/storage-not-ready", value = "true", effect = "NO_SCHEDULE" },
+    ] }
   }
   active_pool = "a"
 }
@@ -87,7 +92,7 @@ run "switch_to_pool_b" {
   }
   assert {
     condition     = jsonencode(olapgke_statefulset.this.manifest.spec.template.spec.tolerations) == jsonencode([{ effect = "NoSchedule", key = "dedicated", operator = "Equal", value = "olap" }])
-    error_message = "Pods must tolerate the active pool's taints (GKE effect names mapped to Kubernetes ones)"
+    error_message = "Pods must tolerate the active pool's taints (GKE effect names mapped to Kubernetes ones) except the startup taint"
   }
   assert {
     condition     = jsondecode(olapgke_statefulset_migration.this.planned_manifest).spec.template.spec.nodeSelector["cloud.google.com/gke-nodepool"] == "historical-b"
