@@ -52,6 +52,10 @@ const (
 	// (`olapgke-sandbox up --kubernetes-version`; "1.34".."1.37"; default the
 	// sandbox's own, 1.37). `make testacc-matrix` sets it per run.
 	EnvKubernetesVersion = "OLAPGKE_SANDBOX_KUBERNETES_VERSION"
+	// EnvTopoLVM selects the sandbox's TopoLVM: "real" starts it with `--topolvm real`
+	// (TopoLVM's and external-provisioner's own code; the sandbox finds the olapgke-topolvm
+	// binary through OLAPGKE_TOPOLVM_BIN, which it inherits); unset: the simulator.
+	EnvTopoLVM = "OLAPGKE_SANDBOX_TOPOLVM"
 )
 
 // Timeouts of the harness.
@@ -265,6 +269,9 @@ func start(ctx context.Context) (*Env, error) {
 	}
 	if v := KubernetesVersion(); v != "" {
 		args = append(args, "--kubernetes-version", v)
+	}
+	if v := os.Getenv(EnvTopoLVM); v != "" {
+		args = append(args, "--topolvm", v)
 	}
 	p, err := startProcess(bin, dir, args)
 	if err != nil {

@@ -302,34 +302,10 @@ func (m *migrator) readyToStart(ctx context.Context, remaining []int32, last *pl
 		}
 		waitingFor = fmt.Sprintf("the StatefulSet controller to observe generation %d of %s/%s", set.Generation, m.run.Namespace, m.run.Name)
 		if set.Status.ObservedGeneration >= set.Generation {
-			if p := m.run.Placement; p != nil && !planner.PlacementEqual(p, &set.Spec.Template) {
-				return nil, nil, &PreconditionError{Msg: fmt.Sprintf(
-					"the live template of StatefulSet %s/%s asks for placement %q, the plan was made for %q: the StatefulSet was not updated as planned",
-					m.run.Namespace, m.run.Name, planner.DescribePlacement(&set.Spec.Template), planner.DescribePlacement(p))}
+			batch, why, err := m.judgeBatch(v, set, remaining)
+			if err != nil {
+				return nil, nil, err
 			}
-			if r := m.run.UpdateRevision; r != "" && set.Status.UpdateRevision != r {
-				return nil, nil, &PreconditionError{Msg: fmt.Sprintf(
-					"the update revision of StatefulSet %s/%s is %s, the plan was made for %s: the StatefulSet was not updated as planned (plan again)",
-					m.run.Namespace, m.run.Name, set.Status.UpdateRevision, r)}
-			}
-			batch := v.Batch(remaining, m.run.Parallelism)
-			// Place every ordinal of the batch again against the live cluster, as
-			// the plan did (the watcher keeps every Pod, CSIDriver, CSINode and
-			// capacity the scheduler reads), before anything of it is deleted.
-			for _, o := range batch {
-				if why := v.StepProblem(o, m.action(v, o), m.run.Claims); why != "" {
-					return nil, nil, &PreconditionError{Msg: why}
-				}
-			}
-			// An ordinal outside the batch that is down is refused at once, before
-			// waiting for a budget that it alone may be holding at zero.
-			if m.run.RequireOthersReady {
-				if bad := v.OthersNotReady(batch, without(remaining, batch)); len(bad) > 0 {
-					return nil, nil, &PreconditionError{Msg: fmt.Sprintf("before moving ordinal(s) %s, ordinals that are not moved must be Running and Ready: %s",
-						planner.JoinOrdinals(batch), strings.Join(bad, "; "))}
-				}
-			}
-			why := v.PDBBlocks(batch)
 			if why == "" {
 				return v, batch, nil
 			}
@@ -349,6 +325,44 @@ func (m *migrator) readyToStart(ctx context.Context, remaining []int32, last *pl
 		case <-m.run.Clock.After(m.run.Resync):
 		}
 	}
+}
+
+// judgeBatch checks the live set against the plan and picks the next batch: an error when it
+// cannot start (nothing is deleted), else what it waits for ("" when it can start now).
+func (m *migrator) judgeBatch(v *planner.Migration, set *appsv1.StatefulSet, remaining []int32) ([]int32, string, error) {
+	if p := m.run.Placement; p != nil && !planner.PlacementEqual(p, &set.Spec.Template) {
+		return nil, "", &PreconditionError{Msg: fmt.Sprintf(
+			"the live template of StatefulSet %s/%s asks for placement %q, the plan was made for %q: the StatefulSet was not updated as planned",
+			m.run.Namespace, m.run.Name, planner.DescribePlacement(&set.Spec.Template), planner.DescribePlacement(p))}
+	}
+	if r := m.run.UpdateRevision; r != "" && set.Status.UpdateRevision != r {
+		return nil, "", &PreconditionError{Msg: fmt.Sprintf(
+			"the update revision of StatefulSet %s/%s is %s, the plan was made for %s: the StatefulSet was not updated as planned (plan again)",
+			m.run.Namespace, m.run.Name, set.Status.UpdateRevision, r)}
+	}
+	batch := v.Batch(remaining, m.run.Parallelism)
+	// Place every ordinal of the batch again against the live cluster, as the plan did (the
+	// watcher keeps every Pod, CSIDriver, CSINode and capacity the scheduler reads), before
+	// anything of it is deleted. While a step does not fit only because TopoLVM is not ready
+	// yet on target nodes (a pool created in this apply), wait for them: the planner decides.
+	for _, o := range batch {
+		why, wait := v.StepCheck(o, m.action(v, o), m.run.Claims)
+		if len(wait) > 0 {
+			return batch, "TopoLVM to be ready on the target nodes " + planner.DescribeNodeWaits(wait), nil
+		}
+		if why != "" {
+			return nil, "", &PreconditionError{Msg: why}
+		}
+	}
+	// An ordinal outside the batch that is down is refused at once, before waiting for a
+	// budget that it alone may be holding at zero.
+	if m.run.RequireOthersReady {
+		if bad := v.OthersNotReady(batch, without(remaining, batch)); len(bad) > 0 {
+			return nil, "", &PreconditionError{Msg: fmt.Sprintf("before moving ordinal(s) %s, ordinals that are not moved must be Running and Ready: %s",
+				planner.JoinOrdinals(batch), strings.Join(bad, "; "))}
+		}
+	}
+	return batch, v.PDBBlocks(batch), nil
 }
 
 // action is the planned action of ordinal o, or what the planner decides
@@ -727,7 +741,9 @@ func newMigrationWatcher(ctx context.Context, kube kubernetes.Interface, ns, nam
 		UpdateFunc: func(any, any) { notify() },
 		DeleteFunc: func(any) { notify() },
 	}
-	for _, inf := range []cache.SharedIndexInformer{w.setInf, w.podInf, w.pvcInf, w.pdbInf, w.evInf} {
+	// CSINodes and CSIStorageCapacities change as TopoLVM comes up on new nodes (a wait for
+	// them ends on their event).
+	for _, inf := range []cache.SharedIndexInformer{w.setInf, w.podInf, w.pvcInf, w.pdbInf, w.evInf, w.capInf, w.csiNodeInf} {
 		if _, err := inf.AddEventHandler(h); err != nil {
 			cancel()
 			return nil, err

@@ -2,6 +2,7 @@ package planner
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -132,6 +133,9 @@ type MigrationPlan struct {
 	// Parallelism is how many ordinals move at once.
 	Parallelism int
 	Problems    []MigrationProblem
+	// TopoLVMWaits are the target nodes TopoLVM is not ready on yet, when that alone keeps the
+	// moves from fitting: the apply waits for them before deleting anything (no problem then).
+	TopoLVMWaits []NodeWait
 }
 
 // OK reports whether the plan has no problems.
@@ -344,6 +348,12 @@ func (v *Migration) Plan(opt MigrationOptions) MigrationPlan {
 	// Placement, step after step, as the scheduler will see it.
 	if len(steps) > 0 && (moving == 0 || len(targets) > 0) {
 		plan.Problems = append(plan.Problems, v.simulatePlacement(steps, plan.Claims)...)
+	}
+	// Target nodes TopoLVM is not ready on yet (a pool created moments ago): when they are
+	// why the moves do not fit, the apply waits for them instead (topolvmready.go).
+	if w := v.topoLVMWait(steps, plan.Claims, plan.Problems); len(w) > 0 {
+		plan.TopoLVMWaits = w
+		plan.Problems = slices.DeleteFunc(plan.Problems, func(p MigrationProblem) bool { return placementProblem(p.Kind) })
 	}
 
 	// Strategy (a restart needs OnDelete by construction: see need).

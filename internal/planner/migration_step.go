@@ -373,15 +373,26 @@ func (v *Migration) InFlux(claims []string) []string {
 // deletes anything of it: a restart must still fit back on its node, a move must still find a
 // target node. "" when it can land.
 func (v *Migration) StepProblem(o int32, action MigrationAction, claims []string) string {
+	why, _ := v.StepCheck(o, action, claims)
+	return why
+}
+
+// StepCheck is StepProblem plus Plan's decision about TopoLVM readiness (topoLVMWait): when
+// the step does not land now only because TopoLVM is not ready yet on target nodes, wait
+// lists them and the executor waits (why says what does not fit now).
+func (v *Migration) StepCheck(o int32, action MigrationAction, claims []string) (why string, wait []NodeWait) {
 	if v.set == nil {
-		return "the StatefulSet does not exist"
-	}
-	if action == MigrationMove && len(v.targetNodes()) == 0 {
-		return "no node can take the moved Pod: " + v.noTargetReason()
+		return "the StatefulSet does not exist", nil
 	}
 	m := v.move(o, claims, v.affinity.describe(), ordinalNeed{action: action})
-	if probs := v.simulatePlacement([]Move{m}, claims); len(probs) > 0 {
-		return probs[0].Message
+	var probs []MigrationProblem
+	if action == MigrationMove && len(v.targetNodes()) == 0 {
+		probs = []MigrationProblem{{Kind: ProblemTargetNodesMissing, Ordinal: o, Message: "no node can take the moved Pod: " + v.noTargetReason()}}
+	} else {
+		probs = v.simulatePlacement([]Move{m}, claims)
 	}
-	return ""
+	if len(probs) == 0 {
+		return "", nil
+	}
+	return probs[0].Message, v.topoLVMWait([]Move{m}, claims, probs)
 }

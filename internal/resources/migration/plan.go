@@ -52,6 +52,17 @@ func (r *migrationResource) ModifyPlan(ctx context.Context, req resource.ModifyP
 		}
 		resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
 	}
+	if plan.PlannedManifest.IsUnknown() && !plan.Namespace.IsUnknown() && !plan.StatefulSet.IsUnknown() {
+		// Typically the target pool is created in this apply (its name reaches the template once
+		// its nodes are known): say what the apply will wait for before deleting anything.
+		resp.Diagnostics.Append(diagnostics.Warning("Migration Target Known At Apply", diagnostics.Detail{
+			Checked: fmt.Sprintf("planned_manifest of StatefulSet %s/%s.", plan.Namespace.ValueString(), plan.StatefulSet.ValueString()),
+			Found:   "It is known only at apply (for example the target node pool is created in this apply), so `moves` is too.",
+			Do: "Nothing: before deleting anything, the apply checks placement and waits (up to ordinal_timeout) while " +
+				"TopoLVM is not ready yet on the target nodes (CSI driver registration, published capacity, the " +
+				planner.TaintStorageNotReady + " taint).",
+		}))
+	}
 	if anyUnknown(plan.Namespace.IsUnknown(), plan.StatefulSet.IsUnknown(), plan.Ordinals.IsUnknown(), plan.Order.IsUnknown(),
 		cfgClaims.IsUnknown(), plan.MaxUnavailable.IsUnknown(), plan.RequireOthersReady.IsUnknown(), plan.PlannedManifest.IsUnknown(),
 		plan.Gates.IsUnknown()) {
@@ -87,6 +98,9 @@ func (r *migrationResource) ModifyPlan(ctx context.Context, req resource.ModifyP
 		return
 	}
 	resp.Diagnostics.Append(problemDiagnostics(plan, ev)...)
+	if w := topoLVMWaitDiagnostic(plan, ev); w != nil {
+		resp.Diagnostics.Append(w)
+	}
 	if flux := ev.view.InFlux(ev.plan.Claims); len(flux) > 0 {
 		// Terraform plans again at apply and requires the same known values:
 		// while Pods and PVCs are changing (a step under way, for example after
@@ -305,6 +319,23 @@ func fillDesired(d, live *appsv1.StatefulSet) {
 	if d.Spec.Replicas == nil {
 		d.Spec.Replicas = live.Spec.Replicas
 	}
+}
+
+// topoLVMWaitDiagnostic is the plan's word on target nodes TopoLVM is not ready on yet, when
+// that alone keeps the moves from fitting (planner.MigrationPlan.TopoLVMWaits); nil otherwise.
+func topoLVMWaitDiagnostic(m resourceModel, ev *evaluation) diag.Diagnostic {
+	w := ev.plan.TopoLVMWaits
+	if len(w) == 0 {
+		return nil
+	}
+	return diagnostics.AttributeWarning(path.Root("statefulset"), "Waiting For TopoLVM On Target Nodes", diagnostics.Detail{
+		Checked: fmt.Sprintf("Where the moved ordinals of StatefulSet %s/%s can land (target %s).",
+			m.Namespace.ValueString(), m.StatefulSet.ValueString(), ev.plan.Target),
+		Found: fmt.Sprintf("TopoLVM is not ready yet on %d target node(s): %s. They would fit once it is.",
+			len(w), planner.DescribeNodeWaits(w)),
+		Do: "Nothing: the apply waits for them (up to ordinal_timeout) before deleting anything, then checks " +
+			"placement again. If they never become ready, check lvmd and topolvm-node on those nodes.",
+	})
 }
 
 // problemDiagnostics maps preflight problems to errors on the attribute at fault.

@@ -1,0 +1,294 @@
+package planner
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/olapgke/terraform-provider-olapgke/internal/stsutil"
+	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+)
+
+// A node becomes usable for TopoLVM volumes in stages, none of which the scheduler waits for:
+// lvmd starts and finds its volume group, topolvm-node registers the CSI driver through the
+// kubelet (the Node gets the topology.topolvm.io/node label, its CSINode lists topolvm.io),
+// the metrics exporter annotates capacity.topolvm.io/<class>, and external-provisioner
+// publishes CSIStorageCapacity for each StorageClass on its next poll (default 1 min). A pool
+// created in the same apply as a migration onto it is seen between those stages.
+//
+// TopoLVMNotReady is the one decision of "not ready yet" for a node; topoLVMWait decides
+// whether a migration that does not fit now waits for it (the plan warns, the engine waits
+// before deleting anything) or is refused: it waits only when the same steps would fit were
+// TopoLVM ready on the target nodes it is not ready on.
+
+// TaintStorageNotReady is the start-up taint a node carries until its local storage is ready
+// (any effect).
+const TaintStorageNotReady = "olapgke.io/storage-not-ready"
+
+// NodeWait is a target node on which TopoLVM is not ready yet, and why.
+type NodeWait struct {
+	Node   string
+	Reason string
+}
+
+// DescribeNodeWaits lists waits as "node (reason); ...".
+func DescribeNodeWaits(ws []NodeWait) string {
+	parts := make([]string, len(ws))
+	for i, w := range ws {
+		parts[i] = w.Node + " (" + w.Reason + ")"
+	}
+	return strings.Join(parts, "; ")
+}
+
+// TopoLVMNotReady says why TopoLVM cannot provision volumes of the StorageClasses scs on node
+// n yet, "" when it can (StorageClasses of other provisioners are not judged). In order:
+//   - the start-up taint olapgke.io/storage-not-ready;
+//   - the CSI driver not registered: the node's CSINode does not list topolvm.io, or there is
+//     no CSINode and the node has no topology.topolvm.io/node label;
+//   - capacity not published: with the driver's storageCapacity on, no CSIStorageCapacity of
+//     the StorageClass selects the node (the scheduler then finds no free storage there);
+//     otherwise no capacity.topolvm.io/<device-class> annotation.
+//
+// A published capacity that is too small is not "not ready": that node does not fit.
+func (ix *Index) TopoLVMNotReady(n *corev1.Node, scs []string) string {
+	for _, t := range n.Spec.Taints {
+		if t.Key == TaintStorageNotReady {
+			return "carries the start-up taint " + TaintStorageNotReady
+		}
+	}
+	var topo []string
+	for _, name := range scs {
+		if sc := ix.scs[name]; sc != nil && isTopoLVMDriver(sc.Provisioner) && !slices.Contains(topo, name) {
+			topo = append(topo, name)
+		}
+	}
+	if len(topo) == 0 {
+		return ""
+	}
+	if why := ix.csiNotRegistered(n); why != "" {
+		return why
+	}
+	tracked := ix.driverTracksCapacity()
+	for _, name := range topo {
+		if tracked {
+			if !ix.capacityPublished(n, name) {
+				return "no CSIStorageCapacity of StorageClass " + name + " for it yet"
+			}
+			continue
+		}
+		key := stsutil.AnnotationCapacityPrefix + deviceClassKey(ix.scs[name])
+		if _, ok := n.Annotations[key]; !ok {
+			return "no " + key + " annotation yet"
+		}
+	}
+	return ""
+}
+
+func isTopoLVMDriver(name string) bool {
+	return name == stsutil.ProvisionerTopoLVM || name == stsutil.ProvisionerTopoLVMLegacy
+}
+
+// deviceClassKey is the capacity annotation suffix of the StorageClass's device class.
+func deviceClassKey(sc *storagev1.StorageClass) string {
+	if dc := sc.Parameters[stsutil.ParamDeviceClass]; dc != "" {
+		return dc
+	}
+	return stsutil.DefaultDeviceClassKey
+}
+
+func (ix *Index) csiNotRegistered(n *corev1.Node) string {
+	for i := range ix.snap.CSINodes {
+		cn := &ix.snap.CSINodes[i]
+		if cn.Name != n.Name {
+			continue
+		}
+		for _, d := range cn.Spec.Drivers {
+			if isTopoLVMDriver(d.Name) {
+				return ""
+			}
+		}
+		return "TopoLVM's CSI driver is not registered (CSINode " + n.Name + " does not list " + stsutil.ProvisionerTopoLVM + ")"
+	}
+	if _, ok := n.Labels[stsutil.LabelTopoLVMNode]; !ok {
+		return "TopoLVM's CSI driver is not registered (no CSINode, no " + stsutil.LabelTopoLVMNode + " label)"
+	}
+	return ""
+}
+
+// driverTracksCapacity: TopoLVM's CSIDriver has storageCapacity true (the scheduler then
+// reads CSIStorageCapacity).
+func (ix *Index) driverTracksCapacity() bool {
+	for _, d := range ix.snap.CSIDrivers {
+		if isTopoLVMDriver(d.Name) && d.Spec.StorageCapacity != nil && *d.Spec.StorageCapacity {
+			return true
+		}
+	}
+	return false
+}
+
+func (ix *Index) capacityPublished(n *corev1.Node, sc string) bool {
+	for _, c := range ix.caps[sc] {
+		if c.NodeTopology == nil {
+			continue
+		}
+		sel, err := metav1.LabelSelectorAsSelector(c.NodeTopology)
+		if err == nil && sel.Matches(labels.Set(n.Labels)) {
+			return true
+		}
+	}
+	return false
+}
+
+// claimStorageClasses are the StorageClasses of the node-local claims a move recreates.
+func (v *Migration) claimStorageClasses(claims []string) []string {
+	var out []string
+	for _, c := range claims {
+		for i := range v.set.Spec.VolumeClaimTemplates {
+			vct := &v.set.Spec.VolumeClaimTemplates[i]
+			if vct.Name == c {
+				if sc := v.ix.storageClassFor(vct.Spec.StorageClassName); sc != "" && !slices.Contains(out, sc) {
+					out = append(out, sc)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// TopoLVMPending lists, by name, the nodes the template would admit but for the start-up
+// taint on which TopoLVM is not ready yet for the claims' StorageClasses.
+func (v *Migration) TopoLVMPending(claims []string) []NodeWait {
+	if v.set == nil {
+		return nil
+	}
+	scs := v.claimStorageClasses(claims)
+	tols := append(slices.Clip(v.tmpl.Spec.Tolerations), corev1.Toleration{Key: TaintStorageNotReady, Operator: corev1.TolerationOpExists})
+	var out []NodeWait
+	for _, n := range v.ix.nodes {
+		if f, _ := judgeNode(v.affinity.req, tols, n, checkNow); f != failNone {
+			continue
+		}
+		if why := v.ix.TopoLVMNotReady(n, scs); why != "" {
+			out = append(out, NodeWait{Node: n.Name, Reason: why})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Node < out[j].Node })
+	return out
+}
+
+// placementKinds are the problems a target node that is not TopoLVM-ready can cause.
+func placementProblem(k MigrationProblemKind) bool {
+	return k == ProblemTargetNodesMissing || k == ProblemCapacity || k == ProblemUnschedulable
+}
+
+// topoLVMWait is the decision for steps that do not fit now: the target nodes to wait for
+// when the steps would fit were TopoLVM ready on them (no start-up taint, driver registered,
+// capacity published without limit: TopoLVM's real capacity is judged again once published);
+// nil when they fit now, when every target node is ready, or when they would not fit anyway
+// (then the problems stand).
+func (v *Migration) topoLVMWait(steps []Move, claims []string, problems []MigrationProblem) []NodeWait {
+	moving := false
+	for _, m := range steps {
+		moving = moving || m.Action == MigrationMove
+	}
+	failing := false
+	for _, p := range problems {
+		failing = failing || placementProblem(p.Kind)
+	}
+	if !moving || !failing {
+		return nil
+	}
+	pending := v.TopoLVMPending(claims)
+	if len(pending) == 0 {
+		return nil
+	}
+	hv := NewMigration(assumeTopoLVMReady(v.s, pending, v.claimStorageClasses(claims)))
+	if len(hv.targetNodes()) == 0 {
+		return nil
+	}
+	if probs := hv.simulatePlacement(slices.Clone(steps), claims); len(probs) > 0 {
+		return nil
+	}
+	return pending
+}
+
+// unlimitedCapacity stands for a capacity not published yet in assumeTopoLVMReady.
+var unlimitedCapacity = resource.MustParse("1Ei")
+
+// assumeTopoLVMReady is s with TopoLVM ready on the pending nodes: start-up taint removed,
+// topology label set, driver in their CSINode, and CSIStorageCapacity without limit for each
+// TopoLVM StorageClass of scs that has none for the node (an annotation likewise).
+func assumeTopoLVMReady(s *Snapshot, pending []NodeWait, scs []string) *Snapshot {
+	c := *s
+	c.PodCache = nil
+	wait := map[string]bool{}
+	for _, w := range pending {
+		wait[w.Node] = true
+	}
+	c.Nodes = make([]corev1.Node, len(s.Nodes))
+	for i := range s.Nodes {
+		if !wait[s.Nodes[i].Name] {
+			c.Nodes[i] = s.Nodes[i]
+			continue
+		}
+		n := *s.Nodes[i].DeepCopy()
+		n.Spec.Taints = slices.DeleteFunc(n.Spec.Taints, func(t corev1.Taint) bool { return t.Key == TaintStorageNotReady })
+		if n.Labels == nil {
+			n.Labels = map[string]string{}
+		}
+		if _, ok := n.Labels[stsutil.LabelTopoLVMNode]; !ok {
+			n.Labels[stsutil.LabelTopoLVMNode] = n.Name
+		}
+		c.Nodes[i] = n
+	}
+	c.CSINodes = slices.Clone(s.CSINodes)
+	for i := range c.CSINodes {
+		cn := &c.CSINodes[i]
+		if !wait[cn.Name] {
+			continue
+		}
+		if !slices.ContainsFunc(cn.Spec.Drivers, func(d storagev1.CSINodeDriver) bool { return isTopoLVMDriver(d.Name) }) {
+			cp := cn.DeepCopy()
+			cp.Spec.Drivers = append(cp.Spec.Drivers, storagev1.CSINodeDriver{Name: stsutil.ProvisionerTopoLVM, NodeID: cn.Name,
+				TopologyKeys: []string{stsutil.LabelTopoLVMNode}})
+			*cn = *cp
+		}
+	}
+	ix := NewIndex(&c)
+	c.Capacities = slices.Clone(s.Capacities)
+	for _, name := range slices.Sorted(maps.Keys(wait)) {
+		n := ix.Node(name)
+		if n == nil {
+			continue
+		}
+		for _, sc := range scs {
+			cls := ix.scs[sc]
+			if cls == nil || !isTopoLVMDriver(cls.Provisioner) {
+				continue
+			}
+			if !ix.capacityPublished(n, sc) {
+				q := unlimitedCapacity.DeepCopy()
+				c.Capacities = append(c.Capacities, storagev1.CSIStorageCapacity{
+					ObjectMeta:       metav1.ObjectMeta{Name: fmt.Sprintf("olapgke-assumed-%s-%s", sc, name)},
+					NodeTopology:     &metav1.LabelSelector{MatchLabels: map[string]string{stsutil.LabelTopoLVMNode: n.Labels[stsutil.LabelTopoLVMNode]}},
+					StorageClassName: sc,
+					Capacity:         &q,
+				})
+			}
+			key := stsutil.AnnotationCapacityPrefix + deviceClassKey(cls)
+			if _, ok := n.Annotations[key]; !ok {
+				if n.Annotations == nil {
+					n.Annotations = map[string]string{}
+				}
+				n.Annotations[key] = unlimitedCapacity.String()
+			}
+		}
+	}
+	return &c
+}
