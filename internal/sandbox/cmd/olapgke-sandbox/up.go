@@ -297,17 +297,51 @@ func startSandbox(sigCtx context.Context, dir string, w *world.World, logFile *o
 		return sb, err
 	}
 	klog.InfoS("KWOK, TopoLVM and GKE emulator started", "elapsed", time.Since(phase).String(), "cpu", cpuTime().String())
+	// A component that stops while the world comes up (olapgke-topolvm exiting, the
+	// simulator or the emulator failing) ends the waits below at once, with its error,
+	// instead of after the ready timeout.
+	waitCtx, failed := watchStartup(sigCtx, sb.errCh)
 	phase = time.Now()
-	if err := srv.Seed(sigCtx); err != nil {
-		return sb, fmt.Errorf("seed node pools: %w", err)
+	err = srv.Seed(waitCtx)
+	if err == nil {
+		klog.InfoS("node pools seeded", "elapsed", time.Since(phase).String(), "cpu", cpuTime().String())
+		phase = time.Now()
+		err = waitWorldReady(waitCtx, cp.Kube, f.readyTimeout)
+	} else {
+		err = fmt.Errorf("seed node pools: %w", err)
 	}
-	klog.InfoS("node pools seeded", "elapsed", time.Since(phase).String(), "cpu", cpuTime().String())
-	phase = time.Now()
-	if err := waitWorldReady(sigCtx, cp.Kube, f.readyTimeout); err != nil {
+	if cerr := failed(); cerr != nil {
+		return sb, fmt.Errorf("a sandbox component stopped during start-up: %w", cerr)
+	}
+	if err != nil {
 		return sb, err
 	}
 	klog.InfoS("world ready", "elapsed", time.Since(phase).String(), "cpu", cpuTime().String())
 	return sb, nil
+}
+
+// watchStartup returns a context cancelled when a component reports on errCh, and a function
+// that stops watching and returns that report (nil when none came). A report that arrives
+// after the watch stopped stays on errCh for the running sandbox.
+func watchStartup(ctx context.Context, errCh chan error) (context.Context, func() error) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	stop := make(chan struct{})
+	got := make(chan error, 1)
+	go func() {
+		select {
+		case err := <-errCh:
+			cancel(err)
+			got <- err
+		case <-stop:
+			got <- nil
+		}
+	}()
+	return ctx, func() error {
+		close(stop)
+		err := <-got
+		cancel(nil)
+		return err
+	}
 }
 
 // firstDefaultStorageClass is the StorageClass topolvm.Install creates: the
