@@ -155,7 +155,7 @@ func (r *deviceClassResource) Schema(_ context.Context, _ resource.SchemaRequest
 			},
 			"volumes": schema.ListNestedAttribute{
 				Computed:            true,
-				MarkdownDescription: "PVCs using the class (through StorageClasses whose `topolvm.io/device-class` names it) and their PVs.",
+				MarkdownDescription: "PVCs using the class and their PVs: a PV's class is the one its TopoLVM LogicalVolume records, else its `topolvm.io/device-class` volume attribute, else its StorageClass's `topolvm.io/device-class` parameter (absent: the default class).",
 				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
 					"namespace":     schema.StringAttribute{Computed: true, MarkdownDescription: "PVC namespace."},
 					"pvc":           schema.StringAttribute{Computed: true, MarkdownDescription: "PVC name."},
