@@ -77,6 +77,7 @@ var attributeEffects = map[string]Effect{
 	"autoscaling":                       InPlace,
 	"labels":                            InPlace,
 	"taints":                            InPlace, // an added NoExecute taint evicts Pods: see LossEvict
+	"storage_startup_taint":             InPlace, // a NoSchedule taint in node_config.taints: evicts nothing
 	"resource_labels":                   InPlace,
 	"management":                        InPlace,
 	"upgrade_settings":                  InPlace,

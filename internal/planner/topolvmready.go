@@ -27,9 +27,9 @@ import (
 // before deleting anything) or is refused: it waits only when the same steps would fit were
 // TopoLVM ready on the target nodes it is not ready on.
 
-// TaintStorageNotReady is the start-up taint a node carries until its local storage is ready
-// (any effect).
-const TaintStorageNotReady = "olapgke.io/storage-not-ready"
+// TaintStorageNotReady is stsutil.TaintStorageNotReady, the start-up taint a node carries until
+// its local storage is ready (any effect).
+const TaintStorageNotReady = stsutil.TaintStorageNotReady
 
 // NodeWait is a target node on which TopoLVM is not ready yet, and why.
 type NodeWait struct {

@@ -30,6 +30,13 @@ const (
 	// ProvisionerTopoLVM and ProvisionerTopoLVMLegacy are TopoLVM's CSI driver names.
 	ProvisionerTopoLVM       = "topolvm.io"
 	ProvisionerTopoLVMLegacy = "topolvm.cybozu.com"
+	// TaintStorageNotReady is the start-up taint a node carries until its local storage is
+	// ready (any effect): node pools with storage_startup_taint set it, the volume-group
+	// bootstrap (examples/topolvm-gke/vg-bootstrap.sh) removes it once the volume group exists.
+	TaintStorageNotReady = "olapgke.io/storage-not-ready"
+	// AnnotationVolumeGroup is the Node annotation the volume-group bootstrap writes:
+	// "<vg> created|adopted <time> on <devices>".
+	AnnotationVolumeGroup = "olapgke.io/volume-group"
 	// AnnotationGatesPending, on the StatefulSet, lists the ordinals (comma-separated) whose
 	// migration step has begun or ended but whose hydration gates have not been seen to pass:
 	// set before the step's first deletion, cleared when its gates pass, so a run that fails

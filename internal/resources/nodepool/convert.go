@@ -2,6 +2,7 @@ package nodepool
 
 import (
 	"context"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -15,6 +16,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/olapgke/terraform-provider-olapgke/internal/gkerules"
+	"github.com/olapgke/terraform-provider-olapgke/internal/stsutil"
 )
 
 var objAs = basetypes.ObjectAsOptions{}
@@ -30,7 +32,7 @@ func expand(ctx context.Context, m *model) (*containerpb.NodePool, diag.Diagnost
 		Spot:           m.Spot.ValueBool(),
 		ServiceAccount: m.ServiceAccount.ValueString(),
 		OauthScopes:    stringSet(ctx, m.OAuthScopes, &diags),
-		Taints:         expandTaints(ctx, m.Taints, &diags),
+		Taints:         withStartupTaint(expandTaints(ctx, m.Taints, &diags), m.StorageStartupTaint),
 	}
 	if bd := bootDisk(ctx, m, &diags); bd != nil {
 		cfg.DiskType, cfg.DiskSizeGb = bd.Type.ValueString(), int32(bd.SizeGB.ValueInt64())
@@ -115,6 +117,34 @@ func expandTaints(ctx context.Context, l types.List, diags *diag.Diagnostics) []
 			Effect: containerpb.NodeTaint_Effect(containerpb.NodeTaint_Effect_value[t.Effect.ValueString()])})
 	}
 	return out
+}
+
+// startupTaint is the taint storage_startup_taint adds to the pool's taints.
+func startupTaint() *containerpb.NodeTaint {
+	return &containerpb.NodeTaint{Key: stsutil.TaintStorageNotReady, Value: "true", Effect: containerpb.NodeTaint_NO_SCHEDULE}
+}
+
+// withStartupTaint is the pool's taints as sent to GKE: the user's, plus the startup taint when
+// storage_startup_taint is true (once: a user taint with the same key is left as written).
+func withStartupTaint(ts []*containerpb.NodeTaint, on types.Bool) []*containerpb.NodeTaint {
+	if !on.ValueBool() || slices.ContainsFunc(ts, isStartupTaint) {
+		return ts
+	}
+	return append(ts, startupTaint())
+}
+
+func isStartupTaint(t *containerpb.NodeTaint) bool { return t.GetKey() == stsutil.TaintStorageNotReady }
+
+// splitStartupTaint undoes withStartupTaint on what GKE reports, given the prior
+// storage_startup_taint: true (or unknown at create) strips the startup taint from the taints and
+// records whether GKE has it; null (import) is set from its presence, and strips it too; false
+// leaves the taints as they are (a user who lists the taint in taints keeps seeing it there).
+func splitStartupTaint(ts []*containerpb.NodeTaint, prior types.Bool) (types.Bool, []*containerpb.NodeTaint) {
+	if !prior.IsNull() && !prior.IsUnknown() && !prior.ValueBool() {
+		return prior, ts
+	}
+	present := slices.ContainsFunc(ts, isStartupTaint)
+	return types.BoolValue(present), slices.DeleteFunc(slices.Clone(ts), isStartupTaint)
 }
 
 // kubeTaintEffects maps the schema's GKE spelling (google.container.v1.NodeTaint.Effect) to the
@@ -256,7 +286,9 @@ func flatten(ctx context.Context, np *containerpb.NodePool, m *model, diags *dia
 	}
 	m.Labels = mapOrNull(cfg.GetLabels(), m.Labels, nil, diags)
 	m.ResourceLabels = mapOrNull(cfg.GetResourceLabels(), m.ResourceLabels, func(k string) bool { return strings.HasPrefix(k, "goog-") }, diags)
-	m.Taints = flattenTaints(cfg.GetTaints(), m.Taints, diags)
+	taints := cfg.GetTaints()
+	m.StorageStartupTaint, taints = splitStartupTaint(taints, m.StorageStartupTaint)
+	m.Taints = flattenTaints(taints, m.Taints, diags)
 	m.Spot = types.BoolValue(cfg.GetSpot())
 	m.ServiceAccount = types.StringValue(cfg.GetServiceAccount())
 	m.OAuthScopes = setOf(cfg.GetOauthScopes(), diags)

@@ -166,7 +166,7 @@ func (r *nodePoolResource) Update(ctx context.Context, req resource.UpdateReques
 			u.Labels = &containerpb.NodeLabels{Labels: cfg.GetLabels()}
 		})
 	}
-	if changed["taints"] {
+	if changed["taints"] || changed["storage_startup_taint"] {
 		add("taints", func(u *containerpb.UpdateNodePoolRequest) {
 			u.Taints = &containerpb.NodeTaints{Taints: cfg.GetTaints()}
 		})

@@ -23,6 +23,7 @@ type model struct {
 	ImageType              types.String   `tfsdk:"image_type"`
 	Labels                 types.Map      `tfsdk:"labels"`
 	Taints                 types.List     `tfsdk:"taints"`
+	StorageStartupTaint    types.Bool     `tfsdk:"storage_startup_taint"`
 	ResourceLabels         types.Map      `tfsdk:"resource_labels"`
 	Spot                   types.Bool     `tfsdk:"spot"`
 	ServiceAccount         types.String   `tfsdk:"service_account"`

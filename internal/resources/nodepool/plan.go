@@ -173,6 +173,7 @@ func changes(state, plan *model) (map[string]bool, gkerules.Effect) {
 	diff("autoscaling", state.Autoscaling, plan.Autoscaling)
 	diff("labels", state.Labels, plan.Labels)
 	diff("taints", state.Taints, plan.Taints)
+	diff("storage_startup_taint", state.StorageStartupTaint, plan.StorageStartupTaint)
 	diff("resource_labels", state.ResourceLabels, plan.ResourceLabels)
 	diff("management", state.Management, plan.Management)
 	diff("upgrade_settings", state.UpgradeSettings, plan.UpgradeSettings)

@@ -28,6 +28,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/olapgke/terraform-provider-olapgke/internal/gkerules"
+	"github.com/olapgke/terraform-provider-olapgke/internal/stsutil"
 )
 
 // evictionSignals are the kubelet eviction signals GKE's kubelet_config accepts
@@ -148,6 +149,16 @@ func (r *nodePoolResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 					"effect": schema.StringAttribute{Required: true, MarkdownDescription: "`NO_SCHEDULE`, `PREFER_NO_SCHEDULE` or `NO_EXECUTE`.",
 						Validators: []validator.String{stringvalidator.OneOf("NO_SCHEDULE", "PREFER_NO_SCHEDULE", "NO_EXECUTE")}},
 				}},
+			},
+			"storage_startup_taint": schema.BoolAttribute{
+				Optional: true, Computed: true, Default: booldefault.StaticBool(false),
+				MarkdownDescription: "Adds the startup taint `" + stsutil.TaintStorageNotReady + "=true:NO_SCHEDULE` to the pool's taints sent to GKE " +
+					"(not shown in `taints`), so GKE puts it on every node it creates or recreates for the pool and nothing without a toleration " +
+					"lands there before the node's storage is ready. The volume-group bootstrap DaemonSet (`examples/topolvm-gke`) creates the " +
+					"volume group on the node's empty raw-block Local SSDs, then removes the taint from the Node and annotates it `" +
+					stsutil.AnnotationVolumeGroup + ": <vg> created <time> on <devices>`; without the bootstrap the taint stays. " +
+					"See the guide [Running on real GKE](../guides/running-on-real-gke.md). Updated in place like `taints`: turning it on " +
+					"taints the existing nodes too, until the bootstrap's next pass removes it again. Default `false`.",
 			},
 			"resource_labels": schema.MapAttribute{
 				ElementType: types.StringType, Optional: true,

@@ -10,6 +10,7 @@ import (
 
 	"github.com/olapgke/terraform-provider-olapgke/internal/diagnostics"
 	"github.com/olapgke/terraform-provider-olapgke/internal/gkerules"
+	"github.com/olapgke/terraform-provider-olapgke/internal/stsutil"
 )
 
 func (r *nodePoolResource) ConfigValidators(context.Context) []resource.ConfigValidator {
@@ -38,6 +39,21 @@ func (r *nodePoolResource) ValidateConfig(ctx context.Context, req resource.Vali
 		}
 	}
 	resp.Diagnostics.Append(validateNodeConfigFields(&m)...)
+	if m.StorageStartupTaint.ValueBool() {
+		var ts []taintModel
+		if !m.Taints.IsNull() && !m.Taints.IsUnknown() {
+			resp.Diagnostics.Append(m.Taints.ElementsAs(ctx, &ts, false)...)
+		}
+		for _, t := range ts {
+			if t.Key.ValueString() == stsutil.TaintStorageNotReady {
+				resp.Diagnostics.Append(diagnostics.AttributeError(path.Root("taints"), "Startup Taint Set Twice", diagnostics.Detail{
+					Checked: "taints against storage_startup_taint = true.",
+					Found:   "taints lists " + stsutil.TaintStorageNotReady + ", which storage_startup_taint already adds.",
+					Do:      "Remove that entry from taints.",
+				}))
+			}
+		}
+	}
 	if m.MachineType.IsUnknown() || m.MachineType.IsNull() {
 		return
 	}

@@ -15,8 +15,17 @@ type volume struct {
 }
 
 // nodeVolumeGroup returns the volume group name and size the node's raw-block Local SSDs form,
-// or size 0 when the node has none (annotation missing, not a number, or <= 0).
+// or size 0 when the node has none (annotation missing, not a number, or <= 0) or its volume
+// group is not created yet (startup taint, bootstrap not run: see bootstrap.go).
 func nodeVolumeGroup(node *corev1.Node) (string, int64) {
+	if !volumeGroupCreated(node) {
+		return "", 0
+	}
+	return localSSDVolumeGroup(node)
+}
+
+// localSSDVolumeGroup is the volume group the node's Local SSDs form once it is created.
+func localSSDVolumeGroup(node *corev1.Node) (string, int64) {
 	n, err := strconv.Atoi(node.Annotations[AnnSSDCount])
 	if err != nil || n <= 0 {
 		return "", 0

@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	appslisters "k8s.io/client-go/listers/apps/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	storagelisters "k8s.io/client-go/listers/storage/v1"
 	"k8s.io/client-go/tools/cache"
@@ -68,9 +69,13 @@ type simulator struct {
 	scs   storagelisters.StorageClassLister
 	cms   corelisters.ConfigMapLister
 	caps  storagelisters.CSIStorageCapacityLister
+	// daemonSets tell whether the volume-group bootstrap is installed (bootstrap.go).
+	daemonSets appslisters.DaemonSetLister
 
 	queue    workqueue.TypedRateLimitingInterface[key]
 	recorder record.EventRecorder
+	// bootstrapEvents records the Events the bootstrap script writes about a Node.
+	bootstrapEvents record.EventRecorder
 
 	mu      sync.Mutex
 	classes []DeviceClass // last valid lvmd config
@@ -122,20 +127,22 @@ func Run(ctx context.Context, o Options) error {
 	scInf := factory.Storage().V1().StorageClasses()
 	cmInf := nsFactory.Core().V1().ConfigMaps()
 	capInf := nsFactory.Storage().V1().CSIStorageCapacities()
+	dsInf := factory.Apps().V1().DaemonSets()
 
 	s := &simulator{
 		kube: o.Kube, ns: o.Namespace, cmName: o.ConfigMapName, key: o.Key, registrar: o.Registrar,
 		nodes: nodeInf.Lister(), pvcs: pvcInf.Lister(), pvs: pvInf.Lister(), scs: scInf.Lister(),
-		cms: cmInf.Lister(), caps: capInf.Lister(),
+		cms: cmInf.Lister(), caps: capInf.Lister(), daemonSets: dsInf.Lister(),
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			workqueue.DefaultTypedControllerRateLimiter[key](),
 			workqueue.TypedRateLimitingQueueConfig[key]{Name: "topolvm-simulator"}),
-		recorder:    broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: DriverName + "_olapgke-sandbox-topolvm-controller"}),
-		ledger:      map[string]volume{},
-		lvGone:      map[string]bool{},
-		createdCaps: map[string]*storagev1.CSIStorageCapacity{},
-		bootIDs:     map[string]string{},
-		lvLost:      map[string]string{},
+		recorder:        broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: DriverName + "_olapgke-sandbox-topolvm-controller"}),
+		bootstrapEvents: broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: BootstrapName}),
+		ledger:          map[string]volume{},
+		lvGone:          map[string]bool{},
+		createdCaps:     map[string]*storagev1.CSIStorageCapacity{},
+		bootIDs:         map[string]string{},
+		lvLost:          map[string]string{},
 	}
 	defer s.queue.ShutDown()
 
@@ -152,6 +159,7 @@ func Run(ctx context.Context, o Options) error {
 		add(scInf.Informer(), s.scHandler()),
 		add(cmInf.Informer(), s.cmHandler()),
 		add(capInf.Informer(), s.capHandler()),
+		add(dsInf.Informer(), s.daemonSetHandler()),
 	); err != nil {
 		return fmt.Errorf("topolvm: add event handlers: %w", err)
 	}
@@ -252,10 +260,11 @@ func (s *simulator) nodeHandler() cache.ResourceEventHandler {
 			// Status-only updates (heartbeats) change nothing the simulator reads; resyncs
 			// (same resourceVersion) and metadata changes are worth a sync.
 			// A new boot ID (a VM recreated under the same name) is the one status change
-			// that matters: its volume group is empty.
+			// that matters: its volume group is empty. The startup taint coming or going is
+			// the one spec change that matters (bootstrap.go).
 			if o.ResourceVersion != n.ResourceVersion && maps.Equal(o.Labels, n.Labels) && maps.Equal(o.Annotations, n.Annotations) &&
 				slices.Equal(o.Finalizers, n.Finalizers) && o.DeletionTimestamp.Equal(n.DeletionTimestamp) &&
-				o.Status.NodeInfo.BootID == n.Status.NodeInfo.BootID {
+				o.Status.NodeInfo.BootID == n.Status.NodeInfo.BootID && hasStartupTaint(o) == hasStartupTaint(n) {
 				return
 			}
 			s.queue.Add(key{kind: kindNode, name: n.Name})
