@@ -43,8 +43,9 @@ const (
 	EnvImageType    = "OLAPGKE_GKE_IMAGE_TYPE"    // default UBUNTU_CONTAINERD (ships lvm2 for lvmd)
 )
 
-// StartupTaint is the taint the test pools are created with and the bootstrap removes.
-const StartupTaint = "olapgke.io/storage-not-ready"
+// StartupTaint is the taint the test pools are created with (storage_startup_taint) and the
+// bootstrap removes.
+const StartupTaint = stsutil.TaintStorageNotReady
 
 // Timeouts on a real cluster: node pool creation alone takes minutes.
 var (
@@ -281,12 +282,12 @@ resource "olapgke_local_ssd_node_pool" %[1]q {
   local_nvme_ssd_count  = 2
   node_count            = 1
   %[5]s
-  taints                = [{ key = %[6]q, value = "true", effect = "NO_SCHEDULE" }]
+  storage_startup_taint = true
   deletion_protection   = false
-  allow_local_data_loss = %[7]t
-  %[8]s
+  allow_local_data_loss = %[6]t
+  %[7]s
 }
-`, key, c.pool(key), envOr(EnvMachineType, "n2-standard-8"), envOr(EnvImageType, "UBUNTU_CONTAINERD"), zones, StartupTaint, !guarded, extra)
+`, key, c.pool(key), envOr(EnvMachineType, "n2-standard-8"), envOr(EnvImageType, "UBUNTU_CONTAINERD"), zones, !guarded, extra)
 }
 
 // stsHCL is the incident's StatefulSet (the shape of the statefulset package's acceptance

@@ -90,6 +90,7 @@ resource "olapgke_local_ssd_node_pool" "this" {
   expected_ephemeral_gib = each.value.expected_ephemeral_gib
   labels                 = length(each.value.labels) > 0 ? each.value.labels : null
   taints                 = length(each.value.taints) > 0 ? each.value.taints : null
+  storage_startup_taint  = each.value.storage_startup_taint
 
   boot_disk = {
     type    = each.value.boot_disk_type

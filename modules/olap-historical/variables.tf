@@ -45,6 +45,9 @@ variable "pools" {
       value  = optional(string)
       effect = string
     })), [])
+    # The startup taint olapgke.io/storage-not-ready on every node GKE creates, removed by the
+    # volume-group bootstrap once the node's storage is ready (examples/topolvm-gke).
+    storage_startup_taint = optional(bool, false)
     # Node auto-upgrade, on like GKE's default: a cluster on a release channel (most are)
     # refuses a pool with it off. To keep GKE from upgrading (recreating) the Local SSD nodes,
     # use a cluster maintenance exclusion ("no minor or node upgrades") instead.
