@@ -22,10 +22,12 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
 
 	"github.com/olapgke/terraform-provider-olapgke/internal/planner"
 	"github.com/olapgke/terraform-provider-olapgke/internal/stsutil"
@@ -797,12 +799,52 @@ func newMigrationWatcher(ctx context.Context, kube kubernetes.Interface, ns, nam
 			}
 		}
 	}
-	// A LIST may pass and the WATCH after it be refused (a role with list but not watch).
+	// A LIST may pass and the WATCH after it be refused (a role with list but not watch). The
+	// informers report that refusal asynchronously, after their caches synced, so each watch is
+	// also opened once here, from the informer's resource version (no replay), and closed: a
+	// refusal is then known before anything is deleted.
+	if err := w.probeWatches(ctx, kube); err != nil {
+		w.stop()
+		return nil, err
+	}
 	if _, _, err := w.snapshot(); err != nil {
 		w.stop()
 		return nil, err
 	}
 	return w, nil
+}
+
+// probeWatches opens and closes one WATCH per resource the informers watch and returns the
+// first Forbidden answer.
+func (w *migrationWatcher) probeWatches(ctx context.Context, kube kubernetes.Interface) error {
+	type watchFunc func(context.Context, metav1.ListOptions) (watch.Interface, error)
+	probes := []struct {
+		inf cache.SharedIndexInformer
+		do  watchFunc
+	}{
+		{w.setInf, kube.AppsV1().StatefulSets(w.ns).Watch},
+		{w.podInf, kube.CoreV1().Pods(w.ns).Watch},
+		{w.pvcInf, kube.CoreV1().PersistentVolumeClaims(w.ns).Watch},
+		{w.pdbInf, kube.PolicyV1().PodDisruptionBudgets(w.ns).Watch},
+		{w.evInf, kube.CoreV1().Events(w.ns).Watch},
+		{w.pvInf, kube.CoreV1().PersistentVolumes().Watch},
+		{w.nodeInf, kube.CoreV1().Nodes().Watch},
+		{w.allPodInf, kube.CoreV1().Pods(metav1.NamespaceAll).Watch},
+		{w.scInf, kube.StorageV1().StorageClasses().Watch},
+		{w.capInf, kube.StorageV1().CSIStorageCapacities(metav1.NamespaceAll).Watch},
+		{w.driverInf, kube.StorageV1().CSIDrivers().Watch},
+		{w.csiNodeInf, kube.StorageV1().CSINodes().Watch},
+	}
+	for _, p := range probes {
+		wi, err := p.do(ctx, metav1.ListOptions{ResourceVersion: p.inf.LastSyncResourceVersion(), TimeoutSeconds: ptr.To[int64](1)})
+		if apierrors.IsForbidden(err) {
+			return err
+		}
+		if err == nil && wi != nil {
+			wi.Stop()
+		}
+	}
+	return nil
 }
 
 func notifyIf(ok bool, notify func()) {
