@@ -88,67 +88,71 @@ func pinnedVolumes(set *appsv1.StatefulSet, ix *Index, f func(o int32, pvc *core
 // claim. seen is what olapgke recorded (keyed by PV name; may be nil: then only the durable
 // facts are judged).
 func LostLocalData(set *appsv1.StatefulSet, s *Snapshot, seen map[string]NodeSeen) []LostVolume {
-	if set == nil {
-		return nil
-	}
-	ix := NewIndex(s)
-	var out []LostVolume
-	pinnedVolumes(set, ix, func(o int32, pvc *corev1.PersistentVolumeClaim, pv *corev1.PersistentVolume, node string) {
-		lv := LostVolume{Ordinal: o, PVC: pvc.Name, PV: pv.Name, Node: node}
-		n := ix.Node(node)
-		was, known := seen[pv.Name]
-		known = known && was.Node == node
-		switch {
-		case n == nil:
-			lv.Cause = LossNodeGone
-			lv.What = fmt.Sprintf("node %s no longer exists", node)
-		case n.CreationTimestamp.After(pv.CreationTimestamp.Time):
-			lv.Cause = LossNodeRecreated
-			lv.What = fmt.Sprintf("node %s was registered again at %s, after the volume was made at %s (Node UID %s)",
-				node, n.CreationTimestamp.UTC().Format("2006-01-02T15:04:05Z"), pv.CreationTimestamp.UTC().Format("2006-01-02T15:04:05Z"), n.UID)
-		case known && was.UID != "" && was.UID != string(n.UID):
-			lv.Cause = LossNodeRecreated
-			lv.What = fmt.Sprintf("node %s is a new Node object (UID %s, was %s)", node, n.UID, was.UID)
-		case known && was.BootID != "" && n.Status.NodeInfo.BootID != "" && was.BootID != n.Status.NodeInfo.BootID:
-			lv.Cause = LossVMRecreated
-			lv.What = fmt.Sprintf("node %s kept its name and Node object but its VM restarted (boot ID %s, was %s): GKE recreated the VM, its Local SSDs are new and the volume group on them empty",
-				node, n.Status.NodeInfo.BootID, was.BootID)
-		default:
-			return
-		}
-		out = append(out, lv)
-	})
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Ordinal < out[j].Ordinal })
-	return out
+	lost, _ := JudgeLocalData(set, s, seen)
+	return lost
 }
 
-// ObserveNodes is the next record of NodeSeen, from prior and the snapshot: a volume whose
-// ordinal's Pod is Ready on the node the volume is pinned to is recorded with that node's UID and
-// boot ID; a volume judged lost keeps its old record (so the loss is reported until the PVC is
-// recreated); other volumes keep theirs; records of PVs no longer bound to the set are dropped.
+// ObserveNodes is the next record of NodeSeen (see JudgeLocalData).
 func ObserveNodes(set *appsv1.StatefulSet, s *Snapshot, prior map[string]NodeSeen) map[string]NodeSeen {
-	out := map[string]NodeSeen{}
+	_, next := JudgeLocalData(set, s, prior)
+	return next
+}
+
+// JudgeLocalData returns the volumes whose local data is lost (as LostLocalData) and the next
+// record of NodeSeen, from one index of the snapshot: a volume whose ordinal's Pod is Ready on
+// the node the volume is pinned to is recorded with that node's UID and boot ID; a volume judged
+// lost keeps its old record (so the loss is reported until the PVC is recreated); other volumes
+// keep theirs; records of PVs no longer bound to the set are dropped.
+func JudgeLocalData(set *appsv1.StatefulSet, s *Snapshot, prior map[string]NodeSeen) ([]LostVolume, map[string]NodeSeen) {
+	next := map[string]NodeSeen{}
 	if set == nil {
-		return out
-	}
-	lost := map[string]bool{}
-	for _, lv := range LostLocalData(set, s, prior) {
-		lost[lv.PV] = true
+		return nil, next
 	}
 	ix := NewIndex(s)
 	pods := ownedPods(set, s.Pods)
-	pinnedVolumes(set, ix, func(o int32, _ *corev1.PersistentVolumeClaim, pv *corev1.PersistentVolume, node string) {
-		if was, ok := prior[pv.Name]; ok && (lost[pv.Name] || was.Node == node) {
-			out[pv.Name] = was
+	var lost []LostVolume
+	pinnedVolumes(set, ix, func(o int32, pvc *corev1.PersistentVolumeClaim, pv *corev1.PersistentVolume, node string) {
+		n := ix.Node(node)
+		was, known := prior[pv.Name]
+		lv, isLost := judgeVolume(o, pvc, pv, node, n, was, known && was.Node == node)
+		if known && (isLost || was.Node == node) {
+			next[pv.Name] = was
 		}
-		if lost[pv.Name] {
+		if isLost {
+			lost = append(lost, lv)
 			return
 		}
-		p, n := pods[int(o)], ix.Node(node)
+		p := pods[int(o)]
 		if p == nil || n == nil || p.Spec.NodeName != node || p.DeletionTimestamp != nil || !stsutil.PodReady(p) {
 			return
 		}
-		out[pv.Name] = NodeSeen{PV: pv.Name, Node: node, UID: string(n.UID), BootID: n.Status.NodeInfo.BootID}
+		next[pv.Name] = NodeSeen{PV: pv.Name, Node: node, UID: string(n.UID), BootID: n.Status.NodeInfo.BootID}
 	})
-	return out
+	sort.SliceStable(lost, func(i, j int) bool { return lost[i].Ordinal < lost[j].Ordinal })
+	return lost, next
+}
+
+// judgeVolume says whether one pinned volume's data is lost, and how. n is the pinned node (nil:
+// gone); was is olapgke's record of it, known when it is of the same node.
+func judgeVolume(o int32, pvc *corev1.PersistentVolumeClaim, pv *corev1.PersistentVolume, node string, n *corev1.Node, was NodeSeen, known bool) (LostVolume, bool) {
+	lv := LostVolume{Ordinal: o, PVC: pvc.Name, PV: pv.Name, Node: node}
+	switch {
+	case n == nil:
+		lv.Cause = LossNodeGone
+		lv.What = fmt.Sprintf("node %s no longer exists", node)
+	case n.CreationTimestamp.After(pv.CreationTimestamp.Time):
+		lv.Cause = LossNodeRecreated
+		lv.What = fmt.Sprintf("node %s was registered again at %s, after the volume was made at %s (Node UID %s)",
+			node, n.CreationTimestamp.UTC().Format("2006-01-02T15:04:05Z"), pv.CreationTimestamp.UTC().Format("2006-01-02T15:04:05Z"), n.UID)
+	case known && was.UID != "" && was.UID != string(n.UID):
+		lv.Cause = LossNodeRecreated
+		lv.What = fmt.Sprintf("node %s is a new Node object (UID %s, was %s)", node, n.UID, was.UID)
+	case known && was.BootID != "" && n.Status.NodeInfo.BootID != "" && was.BootID != n.Status.NodeInfo.BootID:
+		lv.Cause = LossVMRecreated
+		lv.What = fmt.Sprintf("node %s kept its name and Node object but its VM restarted (boot ID %s, was %s): GKE recreated the VM, its Local SSDs are new and the volume group on them empty",
+			node, n.Status.NodeInfo.BootID, was.BootID)
+	default:
+		return lv, false
+	}
+	return lv, true
 }

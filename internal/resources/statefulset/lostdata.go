@@ -56,9 +56,9 @@ func recordNodes(ctx context.Context, prior privateGetter, next privateSetter, s
 	if !isNil(prior) {
 		seen = loadNodesSeen(ctx, prior)
 	}
-	lost := planner.LostLocalData(snap.Live, snap, seen)
+	lost, record := planner.JudgeLocalData(snap.Live, snap, seen)
 	if !isNil(next) {
-		diags.Append(saveNodesSeen(ctx, next, planner.ObserveNodes(snap.Live, snap, seen))...)
+		diags.Append(saveNodesSeen(ctx, next, record)...)
 	}
 	return lost
 }
