@@ -208,10 +208,10 @@ report() {
 	event "$type" "$reason" "$message"
 }
 
-# untaint_and_annotate STATE DEVICES...
+# untaint_and_annotate STATE FRESH DEVICES... (FRESH non-empty: this pass created the group)
 untaint_and_annotate() {
-	local state=$1 node idx patch value
-	shift
+	local state=$1 fresh=$2 node idx patch value
+	shift 2
 	node=$(kube GET "/api/v1/nodes/$NODE_NAME") || {
 		log "reading Node $NODE_NAME failed; taint and annotation left for the next pass"
 		return 1
@@ -225,7 +225,9 @@ untaint_and_annotate() {
 		}
 		report Normal StartupTaintRemoved "volume group $VG_NAME is ready: removed taint $STARTUP_TAINT_KEY"
 	fi
-	if [[ "$(jq -r --arg k "$ANNOTATION_KEY" '.metadata.annotations[$k] // ""' <<<"$node")" != "$VG_NAME $state "* ]]; then
+	# A volume group created by this pass is always recorded (after a VM recreation the Node
+	# still carries the annotation of the group that went with the old disks).
+	if [[ -n "$fresh" || "$(jq -r --arg k "$ANNOTATION_KEY" '.metadata.annotations[$k] // ""' <<<"$node")" != "$VG_NAME $state "* ]]; then
 		value=$(annotation_value "$state" "$@")
 		kube PATCH "/api/v1/nodes/$NODE_NAME" application/merge-patch+json \
 			"$(jq -cn --arg k "$ANNOTATION_KEY" --arg v "$value" '{metadata: {annotations: {($k): $v}}}')" >/dev/null ||
@@ -259,7 +261,7 @@ pass() {
 	case "$action" in
 	ready)
 		# shellcheck disable=SC2046 # one word per device
-		untaint_and_annotate "$state" $(awk '$2 == "ours" {print $1}' <<<"$verdicts")
+		untaint_and_annotate "$state" "" $(awk '$2 == "ours" {print $1}' <<<"$verdicts")
 		;;
 	create\ *)
 		read -ra devs_to_use <<<"${action#create }"
@@ -273,7 +275,7 @@ pass() {
 			return 1
 		fi
 		report Normal VolumeGroupCreated "created volume group $VG_NAME on ${devs_to_use[*]}"
-		untaint_and_annotate created "${devs_to_use[@]}"
+		untaint_and_annotate created fresh "${devs_to_use[@]}"
 		;;
 	blocked\ *)
 		report Warning VolumeGroupNotCreated "${action#blocked }; taint $STARTUP_TAINT_KEY kept"

@@ -161,6 +161,14 @@ fixtures "" "" "" "$node"
 pass 2>/dev/null
 check "recreated VM: the volume group is created again" 1 "$(grep -c "^lvm vgcreate .* vg-ssd $D/nvme0n2 $D/nvme0n3 $D/nvme0n4$" "$FIX/calls")"
 
+# A VM recreated under the same name: the Node keeps the old annotation (and no startup taint),
+# the disks are empty. The group is created again and the annotation rewritten.
+fixtures "" "" "" "$done_node"
+pass 2>/dev/null
+check "recreated VM, same Node: the volume group is created again" 1 "$(grep -c "^lvm vgcreate .* vg-ssd $D/nvme0n2 $D/nvme0n3 $D/nvme0n4$" "$FIX/calls")"
+check "recreated VM, same Node: the annotation is rewritten" 1 "$(grep -c 'PATCH .*/api/v1/nodes/node-1 {"metadata":{"annotations":{"olapgke.io/volume-group":"vg-ssd created .* on '"$D"'/nvme0n2,'"$D"'/nvme0n3,'"$D"'/nvme0n4"}}}' "$FIX/calls")"
+check "recreated VM, same Node: no taint patch (none to remove)" 0 "$(grep -c 'PATCH .*\[{"op":"test"' "$FIX/calls")"
+
 # A node whose every Local SSD holds someone else's VG: nothing written, taint kept, non-zero.
 fixtures "$D/nvme0n2|data|
 $D/nvme0n3|data|
