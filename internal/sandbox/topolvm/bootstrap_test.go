@@ -3,6 +3,7 @@ package topolvm
 import (
 	"fmt"
 	"regexp"
+	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -30,6 +31,7 @@ func bootstrapDaemonSet() *appsv1.DaemonSet {
 func TestStartupTaintWaitsForBootstrap(t *testing.T) {
 	t.Parallel()
 	h := startSim(t, nil)
+	h.runBootstrap()
 	h.eventually("registrar learns the lvmd device classes", func() string {
 		h.registrar.mu.Lock()
 		defer h.registrar.mu.Unlock()
@@ -117,4 +119,163 @@ func TestVolumeGroupCreated(t *testing.T) {
 			t.Errorf("%s: volumeGroupCreated = %v, want %v", name, got, tc.want)
 		}
 	}
+}
+
+// runBootstrap runs the simulated bootstrap DaemonSet's effect next to the simulator.
+func (h *harness) runBootstrap() {
+	go func() { _ = RunBootstrap(h.ctx, BootstrapOptions{Kube: h.kube}) }()
+}
+
+// nodeEvents returns "Type Reason: message" of the events about a Node.
+func (h *harness) nodeEvents(node string) []string {
+	l, err := h.kube.CoreV1().Events("").List(h.ctx, metav1.ListOptions{})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	var out []string
+	for _, e := range l.Items {
+		if e.InvolvedObject.Kind == "Node" && e.InvolvedObject.Name == node {
+			for range max(e.Count, 1) {
+				out = append(out, e.Type+" "+e.Reason+": "+e.Message)
+			}
+		}
+	}
+	return out
+}
+
+func (h *harness) node(name string) *corev1.Node {
+	n, err := h.kube.CoreV1().Nodes().Get(h.ctx, name, metav1.GetOptions{})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return n
+}
+
+// TestBootstrapLeavesForeignVolumeGroupAlone: a node whose Local SSDs hold another tool's volume
+// group keeps the startup taint and gets no capacity; the bootstrap reports each skipped device
+// and the missing group as Warning events (the script's LocalSSDSkipped, VolumeGroupNotCreated)
+// and writes nothing. A foreign group named like the bootstrap's VG_NAME is adopted. The
+// DaemonSet's VG_NAME is the group the nodes get.
+func TestBootstrapLeavesForeignVolumeGroupAlone(t *testing.T) {
+	t.Parallel()
+	h := startSim(t, nil)
+	h.runBootstrap()
+	foreign := taintedSSDNode("f1", 2)
+	foreign.Annotations[AnnForeignVolumeGroup] = "data"
+	adopt := taintedSSDNode("a1", 1)
+	adopt.Annotations[AnnForeignVolumeGroup] = "vg-ssd"
+	h.create(foreign)
+	h.create(adopt)
+	h.create(taintedSSDNode("ok", 1))
+	if _, err := h.kube.AppsV1().DaemonSets("olapgke-system").Create(h.ctx, bootstrapDaemonSet(), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	h.waitCSISC("ok", DefaultStorageClassName, LocalSSDBytes-10*gib)
+	h.waitCSISC("a1", DefaultStorageClassName, LocalSSDBytes-10*gib)
+	h.eventually("foreign node reported", func() string {
+		ev := strings.Join(h.nodeEvents("f1"), "\n")
+		for _, want := range []string{
+			"Warning LocalSSDSkipped: /dev/nvme0n1 holds data (foreign-pv), not created by olapgke-vg-bootstrap: left untouched",
+			"Warning LocalSSDSkipped: /dev/nvme0n2 holds data (foreign-pv), not created by olapgke-vg-bootstrap: left untouched",
+			"Warning VolumeGroupNotCreated: no empty Local SSD matches /dev/disk/by-id/google-local-nvme-ssd-*; taint olapgke.io/storage-not-ready kept",
+		} {
+			if !strings.Contains(ev, want) {
+				return "events: " + ev
+			}
+		}
+		return ""
+	})
+	n := h.node("f1")
+	if !hasStartupTaint(n) || n.Annotations[AnnBootstrapVolumeGroup] != "" || n.Labels[TopologyKey] != "" || n.Annotations[CapacityAnnPrefix+DefaultDeviceClass] != "" {
+		t.Errorf("foreign node was touched: taints %v labels %v annotations %v", n.Spec.Taints, n.Labels, n.Annotations)
+	}
+	if v := h.node("a1").Annotations[AnnBootstrapVolumeGroup]; !strings.HasPrefix(v, "vg-ssd adopted ") {
+		t.Errorf("adopted group annotated %q", v)
+	}
+	for _, e := range h.nodeEvents("a1") {
+		if strings.Contains(e, "VolumeGroupCreated") {
+			t.Errorf("adopted group was created again: %s", e)
+		}
+	}
+	if got := h.nodeEvents("f1"); len(got) != 3 {
+		t.Errorf("events repeat within one boot: %q", got)
+	}
+
+	// VG_NAME changed: new nodes get that group; a node whose devices are in the old group is
+	// left alone (to the script they hold another volume group).
+	ds := bootstrapDaemonSet()
+	ds.Spec.Template.Spec.Containers = []corev1.Container{{Name: "vg-bootstrap", Env: []corev1.EnvVar{{Name: "VG_NAME", Value: "vg-x"}}}}
+	if _, err := h.kube.AppsV1().DaemonSets(ds.Namespace).Update(h.ctx, ds, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	h.create(taintedSSDNode("x1", 1))
+	h.eventually("x1 gets vg-x", func() string {
+		n := h.node("x1")
+		if n.Annotations[AnnVolumeGroup] != "vg-x" || !strings.HasPrefix(n.Annotations[AnnBootstrapVolumeGroup], "vg-x created ") {
+			return fmt.Sprintf("annotations %v", n.Annotations)
+		}
+		return ""
+	})
+	h.eventually("ok reported", func() string {
+		ev := strings.Join(h.nodeEvents("ok"), "\n")
+		if !strings.Contains(ev, "Warning LocalSSDSkipped: /dev/nvme0n1 holds vg-ssd (foreign-pv)") {
+			return "events: " + ev
+		}
+		return ""
+	})
+	if n := h.node("ok"); n.Annotations[AnnVolumeGroup] != "vg-ssd" || !strings.HasPrefix(n.Annotations[AnnBootstrapVolumeGroup], "vg-ssd created ") {
+		t.Errorf("bootstrapped node rewritten after VG_NAME changed: %v", n.Annotations)
+	}
+}
+
+// TestBootstrapRecreatesVolumeGroupAfterVMRecreation: a VM recreated under the same name (new boot
+// ID, same Node, no startup taint: GKE puts node-pool taints only on a Node it registers) has
+// empty Local SSDs: the bootstrap creates the group again, says so in an Event and rewrites the
+// annotation, as vg-bootstrap.sh does.
+func TestBootstrapRecreatesVolumeGroupAfterVMRecreation(t *testing.T) {
+	t.Parallel()
+	h := startSim(t, nil)
+	h.runBootstrap()
+	n := taintedSSDNode("r1", 1)
+	n.Status.NodeInfo.BootID = "boot-1"
+	h.create(n)
+	if _, err := h.kube.AppsV1().DaemonSets("olapgke-system").Create(h.ctx, bootstrapDaemonSet(), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var first string
+	h.eventually("r1 bootstrapped", func() string {
+		n := h.node("r1")
+		first = n.Annotations[AnnBootstrapVolumeGroup]
+		if first == "" || n.Annotations[AnnBootstrapBootID] != "boot-1" || hasStartupTaint(n) {
+			return fmt.Sprintf("annotations %v taints %v", n.Annotations, n.Spec.Taints)
+		}
+		return ""
+	})
+	// Make the rewrite observable even within the same second.
+	cur := h.node("r1")
+	cur.Annotations[AnnBootstrapVolumeGroup] = "vg-ssd created 2000-01-01T00:00:00Z on /dev/nvme0n1"
+	cur.Status.NodeInfo.BootID = "boot-2"
+	if _, err := h.kube.CoreV1().Nodes().Update(h.ctx, cur, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	h.eventually("r1 bootstrapped again", func() string {
+		n := h.node("r1")
+		if n.Annotations[AnnBootstrapBootID] != "boot-2" || strings.Contains(n.Annotations[AnnBootstrapVolumeGroup], "2000-01-01") {
+			return fmt.Sprintf("annotations %v", n.Annotations)
+		}
+		return ""
+	})
+	// Events are written asynchronously (the recorder's broadcaster), the second as a count.
+	h.eventually("one VolumeGroupCreated per boot", func() string {
+		created := 0
+		for _, e := range h.nodeEvents("r1") {
+			if strings.HasPrefix(e, "Normal VolumeGroupCreated: created volume group vg-ssd on /dev/nvme0n1") {
+				created++
+			}
+		}
+		if created != 2 {
+			return fmt.Sprintf("VolumeGroupCreated events: %d, want 2: %q", created, h.nodeEvents("r1"))
+		}
+		return ""
+	})
 }

@@ -41,9 +41,6 @@ func (s *simulator) syncNode(ctx context.Context, name string) error {
 	if err := s.noticeBoot(ctx, node); err != nil {
 		return err
 	}
-	if ran, err := s.runBootstrap(ctx, node); ran || err != nil {
-		return err // the Node's update event syncs it again, with its volume group
-	}
 	vg, size := nodeVolumeGroup(node)
 	classes, vols := s.snapshot(name)
 	free := nodeCapacities(classes, vg, size, vols)

@@ -19,7 +19,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
-	appslisters "k8s.io/client-go/listers/apps/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	storagelisters "k8s.io/client-go/listers/storage/v1"
 	"k8s.io/client-go/tools/cache"
@@ -69,13 +68,9 @@ type simulator struct {
 	scs   storagelisters.StorageClassLister
 	cms   corelisters.ConfigMapLister
 	caps  storagelisters.CSIStorageCapacityLister
-	// daemonSets tell whether the volume-group bootstrap is installed (bootstrap.go).
-	daemonSets appslisters.DaemonSetLister
 
 	queue    workqueue.TypedRateLimitingInterface[key]
 	recorder record.EventRecorder
-	// bootstrapEvents records the Events the bootstrap script writes about a Node.
-	bootstrapEvents record.EventRecorder
 
 	mu      sync.Mutex
 	classes []DeviceClass // last valid lvmd config
@@ -127,22 +122,20 @@ func Run(ctx context.Context, o Options) error {
 	scInf := factory.Storage().V1().StorageClasses()
 	cmInf := nsFactory.Core().V1().ConfigMaps()
 	capInf := nsFactory.Storage().V1().CSIStorageCapacities()
-	dsInf := factory.Apps().V1().DaemonSets()
 
 	s := &simulator{
 		kube: o.Kube, ns: o.Namespace, cmName: o.ConfigMapName, key: o.Key, registrar: o.Registrar,
 		nodes: nodeInf.Lister(), pvcs: pvcInf.Lister(), pvs: pvInf.Lister(), scs: scInf.Lister(),
-		cms: cmInf.Lister(), caps: capInf.Lister(), daemonSets: dsInf.Lister(),
+		cms: cmInf.Lister(), caps: capInf.Lister(),
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			workqueue.DefaultTypedControllerRateLimiter[key](),
 			workqueue.TypedRateLimitingQueueConfig[key]{Name: "topolvm-simulator"}),
-		recorder:        broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: DriverName + "_olapgke-sandbox-topolvm-controller"}),
-		bootstrapEvents: broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: BootstrapName}),
-		ledger:          map[string]volume{},
-		lvGone:          map[string]bool{},
-		createdCaps:     map[string]*storagev1.CSIStorageCapacity{},
-		bootIDs:         map[string]string{},
-		lvLost:          map[string]string{},
+		recorder:    broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: DriverName + "_olapgke-sandbox-topolvm-controller"}),
+		ledger:      map[string]volume{},
+		lvGone:      map[string]bool{},
+		createdCaps: map[string]*storagev1.CSIStorageCapacity{},
+		bootIDs:     map[string]string{},
+		lvLost:      map[string]string{},
 	}
 	defer s.queue.ShutDown()
 
@@ -159,7 +152,6 @@ func Run(ctx context.Context, o Options) error {
 		add(scInf.Informer(), s.scHandler()),
 		add(cmInf.Informer(), s.cmHandler()),
 		add(capInf.Informer(), s.capHandler()),
-		add(dsInf.Informer(), s.daemonSetHandler()),
 	); err != nil {
 		return fmt.Errorf("topolvm: add event handlers: %w", err)
 	}

@@ -240,6 +240,13 @@ func startSandbox(sigCtx context.Context, dir string, w *world.World, logFile *o
 	}
 	registrar := topolvm.NewRegistrar(w.TopoLVM.DeviceClasses)
 	registerNode := registrar.RegisterNode
+	// The volume-group bootstrap's effect (examples/topolvm-gke), whichever TopoLVM runs.
+	go func() {
+		err := topolvm.RunBootstrap(runCtx, topolvm.BootstrapOptions{Kube: cp.Kube})
+		if runCtx.Err() == nil {
+			sb.errCh <- fmt.Errorf("volume-group bootstrap stopped: %v", err)
+		}
+	}()
 	if f.topolvm == "real" {
 		// TopoLVM's own node code labels and annotates the nodes: the emulator leaves them bare.
 		registerNode = nil
