@@ -8,6 +8,7 @@ import (
 	"github.com/olapgke/terraform-provider-olapgke/internal/resources/migration"
 	"github.com/olapgke/terraform-provider-olapgke/internal/resources/nodepool"
 	"github.com/olapgke/terraform-provider-olapgke/internal/resources/statefulset"
+	"github.com/olapgke/terraform-provider-olapgke/internal/resources/vgbootstrap"
 )
 
 // resources lists every resource type. Append NewXResource constructors here (one line each).
@@ -17,6 +18,7 @@ func resources() []func() resource.Resource {
 		statefulset.NewStatefulSetResource,
 		migration.NewStatefulSetMigrationResource,
 		deviceclass.NewTopoLVMDeviceClassResource,
+		vgbootstrap.NewVolumeGroupBootstrapResource,
 		statefulset.NewExpectationResource,
 	}
 }

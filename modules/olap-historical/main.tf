@@ -112,6 +112,21 @@ resource "olapgke_local_ssd_node_pool" "this" {
   allow_local_data_loss = each.value.allow_local_data_loss
 }
 
+# Creates the device class's volume group on every Local-SSD node, then removes the start-up
+# taint (pools with storage_startup_taint). Apply waits for the pools' nodes.
+resource "olapgke_volume_group_bootstrap" "this" {
+  count = var.volume_group_bootstrap == null ? 0 : 1
+
+  image           = var.volume_group_bootstrap.image
+  namespace       = var.volume_group_bootstrap.namespace
+  volume_group    = var.device_class.volume_group
+  lvm_mode        = var.volume_group_bootstrap.lvm_mode
+  recheck_seconds = var.volume_group_bootstrap.recheck_seconds
+  wait_for_nodes  = var.volume_group_bootstrap.wait_for_nodes
+
+  depends_on = [olapgke_local_ssd_node_pool.this]
+}
+
 resource "olapgke_topolvm_device_class" "this" {
   name         = var.device_class.name
   volume_group = var.device_class.volume_group

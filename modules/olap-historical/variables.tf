@@ -334,3 +334,15 @@ variable "gate_headers" {
   default     = {}
   sensitive   = true
 }
+
+variable "volume_group_bootstrap" {
+  description = "Install the volume-group bootstrap (olapgke_volume_group_bootstrap) that creates device_class.volume_group on the pools' raw-block Local SSDs and removes the start-up taint. null (default): installed elsewhere, or not needed (the sandbox's default world, Local SSDs prepared another way). One per cluster: with several instances of this module, set it on one."
+  type = object({
+    image           = string
+    namespace       = optional(string, "olapgke-system")
+    lvm_mode        = optional(string, "auto")
+    recheck_seconds = optional(number, 60)
+    wait_for_nodes  = optional(bool, true)
+  })
+  default = null
+}

@@ -282,3 +282,30 @@ run "gate_kind_checked" {
 
   expect_failures = [var.gates]
 }
+
+run "volume_group_bootstrap_off_by_default" {
+  command = plan
+
+  assert {
+    condition     = length(olapgke_volume_group_bootstrap.this) == 0
+    error_message = "the bootstrap is installed only when volume_group_bootstrap is set"
+  }
+}
+
+run "volume_group_bootstrap_on_the_device_class_volume_group" {
+  command = plan
+
+  variables {
+    device_class           = { volume_group = "vg-olap" }
+    volume_group_bootstrap = { image = "registry.example/olapgke-vg-bootstrap:1" }
+  }
+
+  assert {
+    condition     = olapgke_volume_group_bootstrap.this[0].volume_group == "vg-olap" && olapgke_volume_group_bootstrap.this[0].image == "registry.example/olapgke-vg-bootstrap:1"
+    error_message = "the bootstrap creates the device class's volume group with the given image"
+  }
+  assert {
+    condition     = olapgke_volume_group_bootstrap.this[0].namespace == "olapgke-system" && olapgke_volume_group_bootstrap.this[0].wait_for_nodes
+    error_message = "the bootstrap's defaults: namespace olapgke-system, waiting for the nodes"
+  }
+}
