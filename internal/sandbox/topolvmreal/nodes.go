@@ -2,6 +2,7 @@ package topolvmreal
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -27,9 +28,11 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
@@ -39,20 +42,39 @@ import (
 
 // The simulated node facts the sandbox's GKE emulator writes (DESIGN.md "Simulated node facts").
 const (
-	LabelLocalSSD      = "cloud.google.com/gke-local-nvme-ssd"
-	AnnSSDCount        = "sandbox.olapgke.io/local-nvme-ssd-count"
-	AnnVolumeGroup     = "sandbox.olapgke.io/volume-group"
+	LabelLocalSSD  = "cloud.google.com/gke-local-nvme-ssd"
+	AnnSSDCount    = "sandbox.olapgke.io/local-nvme-ssd-count"
+	AnnVolumeGroup = "sandbox.olapgke.io/volume-group"
+	// TaintStorageNotReady is the node pools' startup taint (the provider's
+	// stsutil.TaintStorageNotReady, olapgke_local_ssd_node_pool storage_startup_taint): the
+	// volume-group bootstrap removes it once the node's volume group exists.
+	TaintStorageNotReady = "olapgke.io/storage-not-ready"
+	// AnnLVMDConfigHash (sandbox-only) is the sha256 (hex) of the lvmd.yaml text the node's
+	// running lvmd loaded, written when it starts serving: the provider's restart_lvmd puts the
+	// same hash of the ConfigMap's text into the lvmd DaemonSet's pod template
+	// (olapgke.io/lvmd-config-hash), so a node whose value matches runs the new configuration.
+	AnnLVMDConfigHash  = "sandbox.olapgke.io/lvmd-config-hash"
 	DefaultVolumeGroup = "vg-ssd"
 	LocalSSDBytes      = uint64(375) << 30
 )
 
 // NodeOptions say where lvmd's configuration is and where the per-node sockets go.
 type NodeOptions struct {
-	Namespace, ConfigMapName, Key string // the lvmd ConfigMap (the sandbox's topolvm.Install)
+	// The lvmd ConfigMap (the sandbox's topolvm.Install). The lvmd DaemonSet has its name too
+	// (topolvm.Install's installDaemonSet, as TopoLVM's chart names both after the lvmd config):
+	// a change of its pod template rolls the node agents (rollout.go).
+	Namespace, ConfigMapName, Key string
 	SocketDir                     string
 	// RestartBackoff is the first delay of a node agent's crash loop (doubling to 30 s), as the
 	// kubelet restarts a failing lvmd / topolvm-node container. Default 1 s.
 	RestartBackoff time.Duration
+	// LvmdStart is the time from an agent's start (its DaemonSet Pod starting on the node) until
+	// lvmd reads its configuration and serves: container creation and start (0: none).
+	LvmdStart time.Duration
+	// CSIRegistration is the time from the node plugin serving until the kubelet registered it
+	// (node-driver-registrar's start and the kubelet plugin watcher: topology label, CSINode)
+	// (0: none).
+	CSIRegistration time.Duration
 }
 
 // nodeVolumeGroup is the volume group a node's set-up created: Local SSD count x 375 GiB.
@@ -71,29 +93,52 @@ func nodeVolumeGroup(n *corev1.Node) (fakelvmd.VolumeGroup, bool) {
 	return fakelvmd.VolumeGroup{Name: name, Size: uint64(count) * LocalSSDBytes}, true
 }
 
-// agent is what TopoLVM's DaemonSet pod does on one node (lvmd + topolvm-node) plus the
-// kubelet's part of CSI plugin registration.
-type agent struct {
+// disks are a node's Local SSDs with the volume group on them. They outlive the node agent (an
+// lvmd or topolvm-node restart, a rollout) and go with the VM: a Node registered again under a
+// new UID, or the same Node with a new boot ID (GKE recreated the VM under the same name, as
+// auto-repair does: the sandbox's control endpoint `recreate same-name`), has new, empty disks.
+type disks struct {
 	uid    types.UID
-	lvm    *fakelvmd.LVM // the node's disks: survive lvmd restarts
-	cancel context.CancelFunc
-	done   chan struct{}
+	bootID string
+	lvm    *fakelvmd.LVM
 }
 
+// agent is what TopoLVM's DaemonSet pod does on one node (lvmd + topolvm-node) plus the
+// kubelet's part of CSI plugin registration: one "Pod", from start to stop.
+type agent struct {
+	disks    *disks
+	template string // hash of the lvmd DaemonSet's pod template this Pod was created from
+	cancel   context.CancelFunc
+	done     chan struct{}
+	// ready is closed once lvmd served and the kubelet registered the node plugin: the Pod is
+	// Ready (a rolling update waits for it before it moves on).
+	ready     chan struct{}
+	readyOnce sync.Once
+}
+
+func (a *agent) markReady() { a.readyOnce.Do(func() { close(a.ready) }) }
+
 type nodeAgents struct {
-	cfg   *rest.Config
-	kube  kubernetes.Interface
-	o     NodeOptions
-	nodes corelisters.NodeLister
-	queue workqueue.TypedRateLimitingInterface[string]
+	cfg    *rest.Config
+	kube   kubernetes.Interface
+	o      NodeOptions
+	nodes  corelisters.NodeLister
+	queue  workqueue.TypedRateLimitingInterface[string]
+	events record.EventRecorder
 
 	mu     sync.Mutex
 	agents map[string]*agent
+	disks  map[string]*disks
+	// template is the hash of the lvmd DaemonSet's current pod template: new agents start from
+	// it; running ones with another hash are rolled (rollout.go).
+	template string
+	kick     chan struct{} // the template changed: (re)start the rollout
 }
 
 // RunNodes runs one node agent per node that has raw-block Local SSDs (the nodes TopoLVM's
-// DaemonSet selects), started when the node appears and stopped when it is gone or registered
-// again under a new UID. It returns when ctx ends.
+// DaemonSet selects), started when the node appears and may run a DaemonSet Pod, stopped when it
+// is gone, registered again under a new UID or with a new boot ID, and rolled one node at a time
+// when the lvmd DaemonSet's pod template changes. It returns when ctx ends.
 func RunNodes(ctx context.Context, cfg *rest.Config, o NodeOptions) error {
 	if o.RestartBackoff == 0 {
 		o.RestartBackoff = time.Second
@@ -104,10 +149,18 @@ func RunNodes(ctx context.Context, cfg *rest.Config, o NodeOptions) error {
 	}
 	factory := informers.NewSharedInformerFactory(kube, 0)
 	inf := factory.Core().V1().Nodes()
+	dsFactory := informers.NewSharedInformerFactoryWithOptions(kube, 0, informers.WithNamespace(o.Namespace))
+	dsInf := dsFactory.Apps().V1().DaemonSets()
+	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
+	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: kube.CoreV1().Events("")})
+	defer broadcaster.Shutdown()
 	s := &nodeAgents{
-		cfg: cfg, kube: kube, o: o, nodes: inf.Lister(), agents: map[string]*agent{},
+		cfg: cfg, kube: kube, o: o, nodes: inf.Lister(), agents: map[string]*agent{}, disks: map[string]*disks{},
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "topolvm-node-agents"}),
+		// The kubelet reports container restarts (here: of the node agent) as Events.
+		events: broadcaster.NewRecorder(scheme, corev1.EventSource{Component: "kubelet"}),
+		kick:   make(chan struct{}, 1),
 	}
 	enqueue := func(obj any) {
 		if key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj); err == nil {
@@ -119,14 +172,25 @@ func RunNodes(ctx context.Context, cfg *rest.Config, o NodeOptions) error {
 	}); err != nil {
 		return err
 	}
+	if _, err := dsInf.Informer().AddEventHandler(s.daemonSetHandler()); err != nil {
+		return err
+	}
 	factory.Start(ctx.Done())
+	dsFactory.Start(ctx.Done())
 	factory.WaitForCacheSync(ctx.Done())
+	dsFactory.WaitForCacheSync(ctx.Done())
 	go func() {
 		<-ctx.Done()
 		s.queue.ShutDown()
 	}()
+	rolled := make(chan struct{})
+	go func() {
+		defer close(rolled)
+		s.rollout(ctx)
+	}()
 	for s.next(ctx) {
 	}
+	<-rolled
 	s.mu.Lock()
 	all := make([]*agent, 0, len(s.agents))
 	for _, a := range s.agents {
@@ -161,32 +225,88 @@ func (s *nodeAgents) sync(ctx context.Context, name string) {
 	defer s.mu.Unlock()
 	cur := s.agents[name]
 	var vg fakelvmd.VolumeGroup
-	eligible := false
+	hasVG, run, keep := false, false, false
 	if n != nil {
-		vg, eligible = nodeVolumeGroup(n)
+		vg, hasVG = nodeVolumeGroup(n)
+		run, keep = daemonPodFits(n)
 	}
-	if cur != nil && (!eligible || cur.uid != n.UID) {
-		cur.cancel()
-		<-cur.done
-		delete(s.agents, name)
-		klog.InfoS("node agent stopped", "node", name)
+	// The VM: the same disks while the Node keeps its UID and boot ID.
+	d := s.disks[name]
+	if d != nil && (n == nil || !hasVG || d.uid != n.UID || d.bootID != n.Status.NodeInfo.BootID) {
+		if n != nil && d.uid == n.UID {
+			klog.InfoS("node VM recreated under the same name (new boot ID): its Local SSDs are empty",
+				"node", name, "bootID", n.Status.NodeInfo.BootID, "previousBootID", d.bootID)
+		}
+		d = nil
+	}
+	if cur != nil && (!hasVG || !keep || cur.disks != d) {
+		s.stopLocked(name, cur)
 		cur = nil
 	}
-	if cur != nil || !eligible {
+	if d == nil {
+		delete(s.disks, name)
+		if hasVG {
+			// The node's set-up (or the volume-group bootstrap, which removes the startup taint
+			// only after it created the group) made an empty volume group on the new disks.
+			d = &disks{uid: n.UID, bootID: n.Status.NodeInfo.BootID, lvm: fakelvmd.NewLVM(vg)}
+			s.disks[name] = d
+		}
+	}
+	if cur != nil || !hasVG || !run {
 		return
 	}
+	s.startLocked(ctx, name, d, vg)
+}
+
+// daemonPodFits is the DaemonSet controller's NodeShouldRunDaemonPod for TopoLVM's lvmd/node
+// Pods with respect to the startup taint olapgke.io/storage-not-ready (kubernetes
+// pkg/controller/daemon/daemon_controller.go predicates): TopoLVM's chart tolerates nothing
+// (charts/topolvm/values.yaml lvmd.tolerations: [], node.tolerations: []), so no Pod is started
+// on a node carrying the taint, and a Pod already running keeps running unless the taint's
+// effect is NoExecute. The DaemonSet controller ignores PreferNoSchedule; the sandbox treats
+// every effect of this taint as keeping a new Pod off (as its simulator does: the provider's
+// storage_startup_taint is NO_SCHEDULE), so the node gets no agent until the volume-group
+// bootstrap removed the taint. Other taints are taken as tolerated (a chart configured for the
+// pools).
+func daemonPodFits(n *corev1.Node) (shouldRun, shouldContinueRunning bool) {
+	if n.DeletionTimestamp != nil {
+		return false, true
+	}
+	for _, t := range n.Spec.Taints {
+		if t.Key == TaintStorageNotReady {
+			return false, t.Effect != corev1.TaintEffectNoExecute
+		}
+	}
+	return true, true
+}
+
+// stopLocked stops a node's agent (its Pod is deleted) and waits until it stopped.
+func (s *nodeAgents) stopLocked(name string, a *agent) {
+	a.cancel()
+	<-a.done
+	if s.agents[name] == a {
+		delete(s.agents, name)
+	}
+	klog.InfoS("node agent stopped", "node", name)
+}
+
+// startLocked starts a node's agent (a new Pod) from the current pod template over its disks.
+func (s *nodeAgents) startLocked(ctx context.Context, name string, d *disks, vg fakelvmd.VolumeGroup) *agent {
 	actx, cancel := context.WithCancel(ctx)
-	a := &agent{uid: n.UID, lvm: fakelvmd.NewLVM(vg), cancel: cancel, done: make(chan struct{})}
+	a := &agent{disks: d, template: s.template, cancel: cancel, done: make(chan struct{}), ready: make(chan struct{})}
 	s.agents[name] = a
-	klog.InfoS("node agent started", "node", name, "volumeGroup", vg.Name, "size", vg.Size)
+	klog.InfoS("node agent started", "node", name, "volumeGroup", vg.Name, "size", vg.Size, "template", a.template)
 	go func() {
 		defer close(a.done)
 		s.superviseAgent(actx, name, a)
 	}()
+	return a
 }
 
 // superviseAgent restarts a failed agent with a doubling delay, as the kubelet restarts a
-// crashing container (lvmd exits when its volume group is missing).
+// crashing container (lvmd exits when its volume group is missing), and reports each failure as
+// the kubelet does (pkg/kubelet/kuberuntime: Event reason BackOff, "Back-off restarting failed
+// container"). There is no Pod in the sandbox: the Event is on the Node.
 func (s *nodeAgents) superviseAgent(ctx context.Context, name string, a *agent) {
 	backoff := wait.Backoff{Duration: s.o.RestartBackoff, Factor: 2, Cap: 30 * time.Second, Steps: 1 << 30}
 	for {
@@ -196,6 +316,15 @@ func (s *nodeAgents) superviseAgent(ctx context.Context, name string, a *agent) 
 		}
 		delay := backoff.Step()
 		klog.ErrorS(err, "node agent failed; restarting", "node", name, "after", delay.String())
+		container := "topolvm-node"
+		var lerr *lvmdError
+		if errors.As(err, &lerr) {
+			container = "lvmd"
+		}
+		if n, gerr := s.nodes.Get(name); gerr == nil {
+			s.events.Eventf(n, corev1.EventTypeWarning, "BackOff",
+				"Back-off restarting failed container %s of TopoLVM on node %s (sandbox: no Pod; restart in %s): %v", container, name, delay, err)
+		}
 		t := time.NewTimer(delay)
 		select {
 		case <-ctx.Done():
@@ -206,6 +335,27 @@ func (s *nodeAgents) superviseAgent(ctx context.Context, name string, a *agent) 
 	}
 }
 
+// lvmdError is a failure of lvmd itself (its configuration, a missing volume group).
+type lvmdError struct{ err error }
+
+func (e *lvmdError) Error() string { return "lvmd: " + e.err.Error() }
+func (e *lvmdError) Unwrap() error { return e.err }
+
+// pause waits d (a container start, a registration) or until ctx ends.
+func pause(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
 // runAgent runs lvmd (reading its configuration now: lvmd reads it only at start), then
 // topolvm-node (LogicalVolume reconciler, metrics exporter that writes the capacity annotations
 // and the node finalizer, CSI identity and node services) and the kubelet's registration of the
@@ -213,17 +363,25 @@ func (s *nodeAgents) superviseAgent(ctx context.Context, name string, a *agent) 
 func (s *nodeAgents) runAgent(ctx context.Context, name string, a *agent) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	cm, err := s.kube.CoreV1().ConfigMaps(s.o.Namespace).Get(ctx, s.o.ConfigMapName, metav1.GetOptions{})
-	if err != nil {
-		return fmt.Errorf("lvmd config: %w", err)
-	}
-	conf, err := fakelvmd.ParseConfig(cm.Data[s.o.Key])
-	if err != nil {
+	if err := pause(ctx, s.o.LvmdStart); err != nil {
 		return err
 	}
-	lvmd, err := fakelvmd.New(conf.DeviceClasses, conf.LvcreateOptionClasses, a.lvm)
+	// lvmd reads the file the kubelet projected from the ConfigMap. A container restart in the
+	// same Pod (the crash loop) reads the ConfigMap as it is then: the kubelet refreshes the
+	// projected file within about a minute (its sync period plus the ConfigMap cache), here at
+	// once.
+	cm, err := s.kube.CoreV1().ConfigMaps(s.o.Namespace).Get(ctx, s.o.ConfigMapName, metav1.GetOptions{})
 	if err != nil {
-		return fmt.Errorf("lvmd: %w", err)
+		return &lvmdError{fmt.Errorf("config: %w", err)}
+	}
+	text := cm.Data[s.o.Key]
+	conf, err := fakelvmd.ParseConfig(text)
+	if err != nil {
+		return &lvmdError{err}
+	}
+	lvmd, err := fakelvmd.New(conf.DeviceClasses, conf.LvcreateOptionClasses, a.disks.lvm)
+	if err != nil {
+		return &lvmdError{err}
 	}
 	dir := filepath.Join(s.o.SocketDir, name)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -240,6 +398,9 @@ func (s *nodeAgents) runAgent(ctx context.Context, name string, a *agent) error 
 	proto.RegisterLVServiceServer(lvmdSrv, lvmd)
 	go func() { _ = lvmdSrv.Serve(l) }()
 	defer lvmdSrv.Stop()
+	if err := s.recordConfigHash(ctx, name, text); err != nil {
+		return err
+	}
 
 	conn, err := grpc.NewClient("unix:"+lvmdSock, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
@@ -269,7 +430,7 @@ func (s *nodeAgents) runAgent(ctx context.Context, name string, a *agent) error 
 		return err
 	}
 	regErr := make(chan error, 1)
-	go func() { regErr <- registerPlugin(ctx, s.kube, name, csiSock) }()
+	go func() { regErr <- registerPlugin(ctx, s.kube, name, csiSock, s.o.CSIRegistration) }()
 	mgrErr := make(chan error, 1)
 	go func() { mgrErr <- mgr.Start(ctx) }()
 	select {
@@ -279,6 +440,7 @@ func (s *nodeAgents) runAgent(ctx context.Context, name string, a *agent) error 
 			<-mgrErr
 			return fmt.Errorf("plugin registration: %w", err)
 		}
+		a.markReady()
 		return <-mgrErr
 	case err := <-mgrErr:
 		return err
@@ -292,7 +454,10 @@ func (s *nodeAgents) runAgent(ctx context.Context, name string, a *agent) error 
 // metrics exporter wrote the node's first capacity annotation, so that external-provisioner's
 // first GetCapacity for the node does not race lvmd's first Watch (it would publish 0 until the
 // next capacity poll).
-func registerPlugin(ctx context.Context, kube kubernetes.Interface, node, csiSock string) error {
+//
+// delay is the time the registration takes once the plugin serves (node-driver-registrar's start,
+// the kubelet's plugin watcher and its GetInfo/NodeGetInfo calls).
+func registerPlugin(ctx context.Context, kube kubernetes.Interface, node, csiSock string, delay time.Duration) error {
 	conn, err := grpc.NewClient("unix:"+csiSock, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		return err
@@ -323,6 +488,9 @@ func registerPlugin(ctx context.Context, kube kubernetes.Interface, node, csiSoc
 	})
 	if err != nil {
 		return fmt.Errorf("node %s has no %s annotation: %w", node, capKey, err)
+	}
+	if err := pause(ctx, delay); err != nil {
+		return err
 	}
 	var keys []string
 	for k := range info.GetAccessibleTopology().GetSegments() {
