@@ -466,10 +466,21 @@ func nodeNotReady(n *corev1.Node) string {
 			return "node " + n.Name + " still has taint " + t.Key
 		}
 	}
-	if c, _ := strconv.Atoi(n.Annotations[gke.AnnotationSSDCount]); c > 0 && n.Labels[topolvm.TopologyKey] != n.Name {
+	// A node with the startup taint gets TopoLVM only once the volume-group bootstrap removed
+	// it (topolvm.StartupTaintKey): nothing to wait for before then.
+	if c, _ := strconv.Atoi(n.Annotations[gke.AnnotationSSDCount]); c > 0 && n.Labels[topolvm.TopologyKey] != n.Name && !hasTaint(n, topolvm.StartupTaintKey) {
 		return "node " + n.Name + " has no " + topolvm.TopologyKey + " label yet"
 	}
 	return ""
+}
+
+func hasTaint(n *corev1.Node, key string) bool {
+	for _, t := range n.Spec.Taints {
+		if t.Key == key {
+			return true
+		}
+	}
+	return false
 }
 
 // writeOutputs writes DIR/kubeconfig and DIR/env, then DIR/ready (last,
