@@ -10,8 +10,10 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"time"
 
 	"cloud.google.com/go/container/apiv1/containerpb"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/olapgke/terraform-provider-olapgke/internal/sandbox/controlplane"
@@ -87,7 +89,34 @@ type TopoLVM struct {
 	// DeviceClasses use lvmd's field names (name, volume-group, default,
 	// spare-gb, type, thin-pool{name, overprovision-ratio}, ...).
 	DeviceClasses []topolvm.DeviceClass `json:"deviceClasses,omitempty"`
+	// BringUp are the stages of TopoLVM's start on a node and of capacity publishing, for
+	// `up --topolvm real` (the simulator ignores them: it publishes at once).
+	BringUp *BringUp `json:"bringUp,omitempty"`
 }
+
+// BringUp delays, as Go durations ("1s", "500ms", "1m"). Unset fields take the defaults, which
+// are shorter than a real cluster's so that test suites stay fast.
+type BringUp struct {
+	// LvmdStart is the time from the node agent's start (TopoLVM's DaemonSet Pod on the node)
+	// until lvmd serves: on GKE the Pod's sandbox and container start, seconds (longer when the
+	// image is pulled first). Default 1s.
+	LvmdStart *metav1.Duration `json:"lvmdStart,omitempty"`
+	// CSIRegistration is the time from the node plugin serving until the kubelet registered it
+	// (node-driver-registrar's start, the kubelet's plugin watcher, GetInfo/NodeGetInfo; the
+	// topology label and the CSINode entry): on a real node about 1-2 s. Default 500ms.
+	CSIRegistration *metav1.Duration `json:"csiRegistration,omitempty"`
+	// CapacityPoll is external-provisioner's --capacity-poll-interval (upstream and TopoLVM's
+	// chart: 1m): how often CSIStorageCapacity is refreshed besides after each provisioning and
+	// on topology changes. Default 1m.
+	CapacityPoll *metav1.Duration `json:"capacityPoll,omitempty"`
+}
+
+// Defaults of BringUp.
+const (
+	DefaultLvmdStart       = time.Second
+	DefaultCSIRegistration = 500 * time.Millisecond
+	DefaultCapacityPoll    = time.Minute
+)
 
 // StorageClass is a TopoLVM StorageClass (provisioner topolvm.io,
 // WaitForFirstConsumer, xfs, expansion allowed).
@@ -192,6 +221,21 @@ func (w *World) applyDefaults() {
 	if w.TopoLVM.Key == "" {
 		w.TopoLVM.Key = topolvm.DefaultConfigKey
 	}
+	if w.TopoLVM.BringUp == nil {
+		w.TopoLVM.BringUp = &BringUp{}
+	}
+	for _, d := range []struct {
+		f   **metav1.Duration
+		def time.Duration
+	}{
+		{&w.TopoLVM.BringUp.LvmdStart, DefaultLvmdStart},
+		{&w.TopoLVM.BringUp.CSIRegistration, DefaultCSIRegistration},
+		{&w.TopoLVM.BringUp.CapacityPoll, DefaultCapacityPoll},
+	} {
+		if *d.f == nil {
+			*d.f = &metav1.Duration{Duration: d.def}
+		}
+	}
 	if len(w.TopoLVM.DeviceClasses) == 0 {
 		w.TopoLVM.DeviceClasses = []topolvm.DeviceClass{{Name: topolvm.DefaultDeviceClass, VolumeGroup: topolvm.DefaultVolumeGroup, Default: true}}
 	}
@@ -234,6 +278,21 @@ func (w *World) Validate() error {
 				}
 			}
 		}
+	}
+	for _, d := range []struct {
+		name string
+		v    *metav1.Duration
+	}{
+		{"lvmdStart", w.TopoLVM.BringUp.LvmdStart},
+		{"csiRegistration", w.TopoLVM.BringUp.CSIRegistration},
+		{"capacityPoll", w.TopoLVM.BringUp.CapacityPoll},
+	} {
+		if d.v.Duration < 0 {
+			errs = append(errs, fmt.Errorf("topolvm.bringUp.%s %s is negative", d.name, d.v.Duration))
+		}
+	}
+	if w.TopoLVM.BringUp.CapacityPoll.Duration == 0 {
+		errs = append(errs, errors.New("topolvm.bringUp.capacityPoll must be positive (external-provisioner polls at this interval)"))
 	}
 	if err := topolvm.ValidateDeviceClasses(w.TopoLVM.DeviceClasses); err != nil {
 		errs = append(errs, fmt.Errorf("topolvm.deviceClasses: %w", err))
