@@ -42,6 +42,8 @@ func run() error {
 		socketDir    = fs.String("socket-dir", "", "directory for the CSI and lvmd unix sockets (default: a new temporary directory)")
 		capacityPoll = fs.Duration("capacity-poll-interval", time.Minute, "external-provisioner's --capacity-poll-interval")
 		timeout      = fs.Duration("timeout", 10*time.Second, "external-provisioner's --timeout (CreateVolume deadline)")
+		lvmdStart    = fs.Duration("lvmd-start-delay", 0, "per node: time from the node agent's start (its DaemonSet Pod) until lvmd serves")
+		csiReg       = fs.Duration("csi-registration-delay", 0, "per node: time from the node plugin serving until the kubelet registered it (topology label, CSINode)")
 		verbosity    = fs.String("v", "0", "klog verbosity")
 	)
 	_ = fs.Parse(os.Args[1:])
@@ -85,6 +87,7 @@ func run() error {
 	g.Go(func() error {
 		return wrap("topolvm-node agents", topolvmreal.RunNodes(ctx, cfg, topolvmreal.NodeOptions{
 			Namespace: *namespace, ConfigMapName: *configMap, Key: *key, SocketDir: *socketDir,
+			LvmdStart: *lvmdStart, CSIRegistration: *csiReg,
 		}))
 	})
 	err = g.Wait()
