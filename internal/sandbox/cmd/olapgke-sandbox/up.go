@@ -569,6 +569,10 @@ func startRealTopoLVM(runCtx context.Context, dir string, cp *controlplane.Contr
 	}
 	cmd := exec.CommandContext(runCtx, f.topolvmBin, "--kubeconfig", kubeconfig,
 		"--namespace", w.TopoLVM.Namespace, "--configmap", w.TopoLVM.ConfigMapName, "--key", w.TopoLVM.Key,
+		// The world's topolvm.bringUp stages (world.BringUp; defaults applied by world.Load).
+		"--lvmd-start-delay", w.TopoLVM.BringUp.LvmdStart.Duration.String(),
+		"--csi-registration-delay", w.TopoLVM.BringUp.CSIRegistration.Duration.String(),
+		"--capacity-poll-interval", w.TopoLVM.BringUp.CapacityPoll.Duration.String(),
 		"--v", strconv.Itoa(f.verbosity))
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
