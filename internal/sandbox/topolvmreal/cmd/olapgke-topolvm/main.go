@@ -85,6 +85,10 @@ func run() error {
 		}))
 	})
 	g.Go(func() error {
+		return wrap("csi-resizer", topolvmreal.RunResizer(ctx, cfg, topolvmreal.ResizerOptions{CSIAddress: "unix://" + controllerSock}))
+	})
+	g.Go(func() error { return wrap("kubelet expansion shim", topolvmreal.RunKubeletExpansion(ctx, cfg)) })
+	g.Go(func() error {
 		return wrap("topolvm-node agents", topolvmreal.RunNodes(ctx, cfg, topolvmreal.NodeOptions{
 			Namespace: *namespace, ConfigMapName: *configMap, Key: *key, SocketDir: *socketDir,
 			LvmdStart: *lvmdStart, CSIRegistration: *csiReg,
