@@ -1,7 +1,8 @@
-// Package topolvmreal runs TopoLVM v0.41.0's own controller and node code and
-// external-provisioner v6.3.0's controllers in one process against a cluster (the olapgke
-// sandbox), with an in-memory lvmd per node (package fakelvmd) and a small stand-in for what the
-// kubelet does for a CSI node plugin (registration: CSINode and the node's topology label).
+// Package topolvmreal runs TopoLVM v0.41.0's own controller and node code,
+// external-provisioner v6.3.0's controllers and external-resizer v1.14.0's resize controller in
+// one process against a cluster (the olapgke sandbox), with an in-memory lvmd per node (package
+// fakelvmd) and small stand-ins for what the kubelet does for a CSI node plugin (registration:
+// CSINode and the node's topology label; the status writes after NodeExpandVolume).
 package topolvmreal
 
 import (
