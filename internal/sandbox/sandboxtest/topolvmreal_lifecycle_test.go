@@ -194,12 +194,13 @@ func hasStartupTaint(n *corev1.Node) bool {
 	return slices.ContainsFunc(n.Spec.Taints, func(t corev1.Taint) bool { return t.Key == startupTaint })
 }
 
-// TestRealTopoLVM_StartupTaintGatesTheNodeAgent: TopoLVM's DaemonSets tolerate nothing, so on a
-// node registered with the startup taint olapgke.io/storage-not-ready no lvmd / topolvm-node
-// runs and the kubelet registers no plugin: no topology label, no CSINode driver, no capacity,
-// and `up` does not wait for those nodes. Once the taint is removed as the volume-group
-// bootstrap removes it (one JSON patch, after writing olapgke.io/volume-group), the agent starts
-// on the volume group and capacity is published for the node.
+// TestRealTopoLVM_StartupTaintGatesTheNodeAgent: on a node registered with the startup taint
+// olapgke.io/storage-not-ready the node has no volume group yet. lvmd runs there (its DaemonSet
+// tolerates the taint, as olapgke's chart values make it) and exits for lack of the group
+// (BackOff Events), so the kubelet registers no plugin: no topology label, no CSINode driver, no
+// capacity, and `up` does not wait for those nodes. Once the bootstrap created the group and
+// removed the taint (one JSON patch writing olapgke.io/volume-group), lvmd's next restart finds
+// it and capacity is published for the node.
 func TestRealTopoLVM_StartupTaintGatesTheNodeAgent(t *testing.T) {
 	sb := startRealSandboxWorld(t, `
 clusters:
@@ -234,6 +235,29 @@ clusters:
 			}
 		}
 		return nil
+	})
+
+	// lvmd runs there (the lvmd DaemonSet tolerates the startup taint, as olapgke's chart values
+	// do) and exits: the volume group does not exist until the bootstrap created it.
+	poll(t, time.Minute, "lvmd crash-loops on the tainted nodes", func(ctx context.Context) (bool, error) {
+		evs, err := sb.kube.CoreV1().Events(metav1.NamespaceDefault).List(ctx, metav1.ListOptions{
+			FieldSelector: fields.Set{"involvedObject.kind": "Node", "reason": "BackOff"}.String(),
+		})
+		if err != nil {
+			return false, err
+		}
+		seen := map[string]bool{}
+		for _, e := range evs.Items {
+			if strings.Contains(e.Message, "container lvmd") && strings.Contains(e.Message, "vg-ssd") {
+				seen[e.InvolvedObject.Name] = true
+			}
+		}
+		for _, n := range tainted {
+			if !seen[n.Name] {
+				return false, fmt.Errorf("no lvmd BackOff naming vg-ssd on %s yet", n.Name)
+			}
+		}
+		return true, nil
 	})
 
 	// The bootstrap's pass on the first tainted node: annotation, then taint gone, in one patch.

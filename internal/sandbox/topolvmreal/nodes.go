@@ -24,6 +24,7 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
@@ -35,6 +36,7 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/client-go/util/workqueue"
+	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 	"k8s.io/klog/v2"
 
 	"github.com/olapgke/terraform-provider-olapgke/internal/sandbox/topolvmreal/fakelvmd"
@@ -77,7 +79,44 @@ type NodeOptions struct {
 	CSIRegistration time.Duration
 }
 
-// nodeVolumeGroup is the volume group a node's set-up created: Local SSD count x 375 GiB.
+// Node facts of the sandbox's volume-group bootstrap (internal/sandbox/topolvm bootstrap.go,
+// bootstrapctl.go; the provider's olapgke_volume_group_bootstrap installs the DaemonSet whose
+// effect it copies).
+const (
+	// AnnBootstrapVolumeGroup: the bootstrap created (or adopted) the node's volume group.
+	AnnBootstrapVolumeGroup = "olapgke.io/volume-group"
+	// AnnBootstrapBootID: the node's boot ID when the bootstrap last created its group.
+	AnnBootstrapBootID = "sandbox.olapgke.io/bootstrap-boot-id"
+	// AnnForeignVolumeGroup: the node's Local SSDs hold another tool's volume group.
+	AnnForeignVolumeGroup = "sandbox.olapgke.io/foreign-volume-group"
+)
+
+// volumeGroupPresent reports whether the node's volume group exists on its disks now. A node
+// registered without the startup taint has it from its set-up (the sandbox's default world). On
+// a node registered with the taint, the group exists once the bootstrap created it (its
+// annotation), and no longer after GKE recreated the VM under the same name until the bootstrap
+// ran again (its boot-ID record differs from the node's boot ID). Local SSDs holding a foreign
+// volume group hold no group of ours unless the bootstrap adopted it.
+func volumeGroupPresent(n *corev1.Node) bool {
+	if b := n.Annotations[AnnBootstrapBootID]; b != "" && b != n.Status.NodeInfo.BootID {
+		return false
+	}
+	if n.Annotations[AnnBootstrapVolumeGroup] != "" {
+		return true
+	}
+	if n.Annotations[AnnForeignVolumeGroup] != "" {
+		return false
+	}
+	for _, t := range n.Spec.Taints {
+		if t.Key == TaintStorageNotReady {
+			return false
+		}
+	}
+	return true
+}
+
+// nodeVolumeGroup is the volume group a node's Local SSDs form once it is created (by the node's
+// set-up or the bootstrap): Local SSD count x 375 GiB.
 func nodeVolumeGroup(n *corev1.Node) (fakelvmd.VolumeGroup, bool) {
 	if n.Labels[LabelLocalSSD] != "true" {
 		return fakelvmd.VolumeGroup{}, false
@@ -132,7 +171,9 @@ type nodeAgents struct {
 	// template is the hash of the lvmd DaemonSet's current pod template: new agents start from
 	// it; running ones with another hash are rolled (rollout.go).
 	template string
-	kick     chan struct{} // the template changed: (re)start the rollout
+	// tolerations are that pod template's: whether an agent may run on a tainted node.
+	tolerations []corev1.Toleration
+	kick        chan struct{} // the template changed: (re)start the rollout
 }
 
 // RunNodes runs one node agent per node that has raw-block Local SSDs (the nodes TopoLVM's
@@ -228,7 +269,7 @@ func (s *nodeAgents) sync(ctx context.Context, name string) {
 	hasVG, run, keep := false, false, false
 	if n != nil {
 		vg, hasVG = nodeVolumeGroup(n)
-		run, keep = daemonPodFits(n)
+		run, keep = daemonPodFits(n, s.tolerations)
 	}
 	// The VM: the same disks while the Node keeps its UID and boot ID.
 	d := s.disks[name]
@@ -246,11 +287,14 @@ func (s *nodeAgents) sync(ctx context.Context, name string) {
 	if d == nil {
 		delete(s.disks, name)
 		if hasVG {
-			// The node's set-up (or the volume-group bootstrap, which removes the startup taint
-			// only after it created the group) made an empty volume group on the new disks.
-			d = &disks{uid: n.UID, bootID: n.Status.NodeInfo.BootID, lvm: fakelvmd.NewLVM(vg)}
+			d = &disks{uid: n.UID, bootID: n.Status.NodeInfo.BootID, lvm: fakelvmd.NewLVM()}
 			s.disks[name] = d
 		}
+	}
+	if d != nil && volumeGroupPresent(n) && d.lvm.CreateVolumeGroup(vg) {
+		// The node's set-up, or the volume-group bootstrap, made the (empty) volume group. An
+		// lvmd crash-looping without it finds it at its next restart.
+		klog.InfoS("volume group created on the node's Local SSDs", "node", name, "volumeGroup", vg.Name, "size", vg.Size)
 	}
 	if cur != nil || !hasVG || !run {
 		return
@@ -259,25 +303,37 @@ func (s *nodeAgents) sync(ctx context.Context, name string) {
 }
 
 // daemonPodFits is the DaemonSet controller's NodeShouldRunDaemonPod for TopoLVM's lvmd/node
-// Pods with respect to the startup taint olapgke.io/storage-not-ready (kubernetes
-// pkg/controller/daemon/daemon_controller.go predicates): TopoLVM's chart tolerates nothing
-// (charts/topolvm/values.yaml lvmd.tolerations: [], node.tolerations: []), so no Pod is started
-// on a node carrying the taint, and a Pod already running keeps running unless the taint's
-// effect is NoExecute. The DaemonSet controller ignores PreferNoSchedule; the sandbox treats
-// every effect of this taint as keeping a new Pod off (as its simulator does: the provider's
-// storage_startup_taint is NO_SCHEDULE), so the node gets no agent until the volume-group
-// bootstrap removed the taint. Other taints are taken as tolerated (a chart configured for the
-// pools).
-func daemonPodFits(n *corev1.Node) (shouldRun, shouldContinueRunning bool) {
+// Pods with respect to the startup taint olapgke.io/storage-not-ready, judged with the
+// tolerations of the lvmd DaemonSet's pod template as the controller judges them (kubernetes
+// pkg/controller/daemon/daemon_controller.go predicates: a NoSchedule or NoExecute taint the Pod
+// does not tolerate keeps a new Pod off; only an untolerated NoExecute one stops a running Pod;
+// component-helpers FindMatchingUntoleratedTaint). TopoLVM's chart tolerates nothing by default
+// (charts/topolvm/values.yaml lvmd.tolerations: []); olapgke's values
+// (examples/topolvm-gke/topolvm-values.yaml) and so the sandbox's lvmd DaemonSet tolerate the
+// startup taint, so that lvmd is up (crash-looping until the bootstrap created the volume
+// group) when the taint goes. The sandbox also keeps a new agent off for PreferNoSchedule (the
+// controller ignores it; the provider's storage_startup_taint is NO_SCHEDULE). Other taints are
+// taken as tolerated (a chart configured for the pools).
+func daemonPodFits(n *corev1.Node, tolerations []corev1.Toleration) (shouldRun, shouldContinueRunning bool) {
 	if n.DeletionTimestamp != nil {
 		return false, true
 	}
+	var startup []corev1.Taint
 	for _, t := range n.Spec.Taints {
 		if t.Key == TaintStorageNotReady {
-			return false, t.Effect != corev1.TaintEffectNoExecute
+			if t.Effect == corev1.TaintEffectPreferNoSchedule {
+				t.Effect = corev1.TaintEffectNoSchedule
+			}
+			startup = append(startup, t)
 		}
 	}
-	return true, true
+	_, untolerated := corev1helpers.FindMatchingUntoleratedTaint(klog.Background(), startup, tolerations, func(t *corev1.Taint) bool {
+		return t.Effect == corev1.TaintEffectNoSchedule || t.Effect == corev1.TaintEffectNoExecute
+	}, false)
+	_, evicting := corev1helpers.FindMatchingUntoleratedTaint(klog.Background(), startup, tolerations, func(t *corev1.Taint) bool {
+		return t.Effect == corev1.TaintEffectNoExecute
+	}, false)
+	return !untolerated, !evicting
 }
 
 // stopLocked stops a node's agent (its Pod is deleted) and waits until it stopped.
@@ -543,4 +599,15 @@ func registerPlugin(ctx context.Context, kube kubernetes.Interface, node, csiSoc
 		_, err = kube.StorageV1().CSINodes().Update(ctx, cn, metav1.UpdateOptions{})
 		return err
 	})
+}
+
+// enqueueAll re-syncs every node.
+func (s *nodeAgents) enqueueAll() {
+	all, err := s.nodes.List(labels.Everything())
+	if err != nil {
+		return
+	}
+	for _, n := range all {
+		s.queue.Add(n.Name)
+	}
 }

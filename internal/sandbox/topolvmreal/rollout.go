@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"slices"
 	"strings"
 
@@ -47,6 +48,8 @@ func (s *nodeAgents) daemonSetHandler() cache.ResourceEventHandler {
 		}
 		h := templateHash(ds)
 		s.mu.Lock()
+		tolerationsChanged := !equality.Semantic.DeepEqual(s.tolerations, ds.Spec.Template.Spec.Tolerations)
+		s.tolerations = ds.Spec.Template.Spec.Tolerations
 		if s.template == "" {
 			// First sight (the informer's initial list): the Pods running are this template's.
 			s.template = h
@@ -57,6 +60,9 @@ func (s *nodeAgents) daemonSetHandler() cache.ResourceEventHandler {
 		moved := s.template != h
 		s.template = h
 		s.mu.Unlock()
+		if tolerationsChanged {
+			s.enqueueAll() // the nodes the DaemonSet's Pods may run on changed
+		}
 		if moved {
 			klog.InfoS("lvmd DaemonSet pod template changed: rolling the node agents", "daemonSet", ds.Namespace+"/"+ds.Name, "template", h)
 			select {

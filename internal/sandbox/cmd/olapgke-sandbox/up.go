@@ -28,6 +28,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	storagelisters "k8s.io/client-go/listers/storage/v1"
 	"k8s.io/klog/v2"
 
 	"github.com/olapgke/terraform-provider-olapgke/internal/sandbox/controlplane"
@@ -313,7 +314,7 @@ func startSandbox(sigCtx context.Context, dir string, w *world.World, logFile *o
 	if err == nil {
 		klog.InfoS("node pools seeded", "elapsed", time.Since(phase).String(), "cpu", cpuTime().String())
 		phase = time.Now()
-		err = waitWorldReady(waitCtx, cp.Kube, f.readyTimeout)
+		err = waitWorldReady(waitCtx, cp.Kube, w.TopoLVM.Namespace, f.readyTimeout)
 	} else {
 		err = fmt.Errorf("seed node pools: %w", err)
 	}
@@ -397,13 +398,17 @@ func createStorageClasses(ctx context.Context, kube kubernetes.Interface, w *wor
 // Local SSDs carry TopoLVM's topology label, and the default namespace has
 // its ServiceAccount (Pod admission needs it). Nodes are watched through an
 // informer; the poll below only reads its in-memory cache.
-func waitWorldReady(ctx context.Context, kube kubernetes.Interface, timeout time.Duration) error {
+func waitWorldReady(ctx context.Context, kube kubernetes.Interface, topolvmNamespace string, timeout time.Duration) error {
 	ctx, cancel := context.WithCancel(ctx)
 	factory := informers.NewSharedInformerFactory(kube, 0)
 	nodes := factory.Core().V1().Nodes()
 	sas := factory.Core().V1().ServiceAccounts()
+	scs := factory.Storage().V1().StorageClasses()
+	caps := factory.Storage().V1().CSIStorageCapacities()
 	nodes.Informer()
 	sas.Informer()
+	scs.Informer()
+	caps.Informer()
 	factory.Start(ctx.Done())
 	defer func() {
 		cancel() // stops the informers; Shutdown waits for them
@@ -417,7 +422,7 @@ func waitWorldReady(ctx context.Context, kube kubernetes.Interface, timeout time
 			klog.InfoS("waiting for the world", "state", last)
 			logged = time.Now()
 		}
-		if !nodes.Informer().HasSynced() || !sas.Informer().HasSynced() {
+		if !nodes.Informer().HasSynced() || !sas.Informer().HasSynced() || !scs.Informer().HasSynced() || !caps.Informer().HasSynced() {
 			last = "informers not synced"
 			return false, nil
 		}
@@ -436,6 +441,13 @@ func waitWorldReady(ctx context.Context, kube kubernetes.Interface, timeout time
 			last = fmt.Sprintf("%d of %d nodes not ready (e.g. %s)", notReady, len(all), last)
 			return false, nil
 		}
+		// Every TopoLVM node has its CSIStorageCapacity per TopoLVM StorageClass: the scheduler
+		// places no WaitForFirstConsumer claim on a node without one (external-provisioner
+		// publishes them after the node plugin registered, in real mode just after the label).
+		if missing := missingCapacities(all, scs.Lister(), caps.Lister().CSIStorageCapacities(topolvmNamespace)); missing != "" {
+			last = missing
+			return false, nil
+		}
 		if _, err := sas.Lister().ServiceAccounts(metav1.NamespaceDefault).Get("default"); err != nil {
 			last = "default ServiceAccount: " + err.Error()
 			return false, nil
@@ -446,6 +458,36 @@ func waitWorldReady(ctx context.Context, kube kubernetes.Interface, timeout time
 		return fmt.Errorf("world not ready within %s: %s", timeout, last)
 	}
 	return nil
+}
+
+// missingCapacities names a (node, StorageClass) pair of a TopoLVM node (topology label) and a
+// topolvm.io StorageClass without a CSIStorageCapacity, or is "".
+func missingCapacities(nodes []*corev1.Node, scs storagelisters.StorageClassLister, caps storagelisters.CSIStorageCapacityNamespaceLister) string {
+	classes, err := scs.List(labels.Everything())
+	if err != nil {
+		return err.Error()
+	}
+	all, err := caps.List(labels.Everything())
+	if err != nil {
+		return err.Error()
+	}
+	have := map[string]bool{}
+	for _, c := range all {
+		if c.NodeTopology != nil {
+			have[c.NodeTopology.MatchLabels[topolvm.TopologyKey]+"/"+c.StorageClassName] = true
+		}
+	}
+	for _, n := range nodes {
+		if n.Labels[topolvm.TopologyKey] != n.Name {
+			continue
+		}
+		for _, sc := range classes {
+			if sc.Provisioner == topolvm.DriverName && !have[n.Name+"/"+sc.Name] {
+				return "node " + n.Name + " has no CSIStorageCapacity for StorageClass " + sc.Name + " yet"
+			}
+		}
+	}
+	return ""
 }
 
 func nodeNotReady(n *corev1.Node) string {

@@ -103,6 +103,18 @@ func NewLVM(vgs ...VolumeGroup) *LVM {
 	return l
 }
 
+// CreateVolumeGroup is vgcreate on the node's disks: it adds vg (empty) unless a volume group of
+// that name exists, and reports whether it did.
+func (l *LVM) CreateVolumeGroup(vg VolumeGroup) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if _, ok := l.vgs[vg.Name]; ok {
+		return false
+	}
+	l.vgs[vg.Name] = &volumeGroup{size: vg.Size, lvs: map[string]*logicalVolume{}, pools: map[string]*thinPool{}}
+	return true
+}
+
 // Server is one node's lvmd. It implements proto.VGServiceServer and proto.LVServiceServer.
 type Server struct {
 	proto.UnimplementedVGServiceServer
