@@ -56,7 +56,7 @@ func up(args []string) error {
 	fs.IntVar(&f.verbosity, "v", 0, "log verbosity of DIR/sandbox.log (klog levels; 2 is chatty, 4 is debug)")
 	fs.DurationVar(&f.readyTimeout, "ready-timeout", 5*time.Minute, "how long to wait for the seeded world to become ready")
 	fs.StringVar(&f.kubeVersion, "kubernetes-version", "", fmt.Sprintf("Kubernetes minor the control plane emulates, one of %v (default: the world file's kubernetesVersion, else %s)", controlplane.Versions, controlplane.BinaryMinor()))
-	fs.StringVar(&f.topolvm, "topolvm", "sim", `TopoLVM: "sim" (the sandbox's simulator) or "real" (TopoLVM's and external-provisioner's own code, the olapgke-topolvm binary; experimental)`)
+	fs.StringVar(&f.topolvm, "topolvm", envOr("OLAPGKE_SANDBOX_TOPOLVM", "sim"), `TopoLVM: "sim" (the sandbox's simulator) or "real" (TopoLVM's, external-provisioner's and external-resizer's own code, the olapgke-topolvm binary) (default $OLAPGKE_SANDBOX_TOPOLVM, else sim)`)
 	fs.StringVar(&f.topolvmBin, "topolvm-bin", os.Getenv("OLAPGKE_TOPOLVM_BIN"), "path of olapgke-topolvm for --topolvm real (default $OLAPGKE_TOPOLVM_BIN; make topolvm-bin)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -630,4 +630,12 @@ func startRealTopoLVM(runCtx context.Context, dir string, cp *controlplane.Contr
 		}
 	}()
 	return nil
+}
+
+// envOr is the environment variable k, or def when it is unset or empty.
+func envOr(k, def string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return def
 }
