@@ -3,6 +3,7 @@ package world
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"cloud.google.com/go/container/apiv1/containerpb"
 )
@@ -89,6 +90,17 @@ func TestParse(t *testing.T) {
 				}
 			},
 		},
+		"bring-up delays and their defaults": {
+			yaml: "topolvm:\n  bringUp:\n    lvmdStart: 3s\n    capacityPoll: 10s\n",
+			check: func(t *testing.T, w *World) {
+				b := w.TopoLVM.BringUp
+				if b.LvmdStart.Duration != 3*time.Second || b.CSIRegistration.Duration != DefaultCSIRegistration || b.CapacityPoll.Duration != 10*time.Second {
+					t.Errorf("bringUp: %v %v %v", b.LvmdStart, b.CSIRegistration, b.CapacityPoll)
+				}
+			},
+		},
+		"negative bring-up delay":     {yaml: "topolvm:\n  bringUp: {csiRegistration: -1s}\n", wantErr: "topolvm.bringUp.csiRegistration -1s is negative"},
+		"zero capacity poll":          {yaml: "topolvm:\n  bringUp: {capacityPoll: 0s}\n", wantErr: "capacityPoll must be positive"},
 		"bad release channel":         {yaml: "clusters:\n- name: c\n  releaseChannel: BETA\n", wantErr: `releaseChannel "BETA" is not one of`},
 		"unknown field":               {yaml: "clusterz: []\n", wantErr: "unknown field"},
 		"duplicate pool":              {yaml: "clusters:\n- name: c\n  nodePools:\n  - name: p\n  - name: p\n", wantErr: "listed twice"},
