@@ -19,6 +19,15 @@ import (
 
 // Build predicts what applying s.Desired over s.Live does, per ordinal.
 func Build(s Snapshot) (*Plan, error) {
+	p, err := buildOnce(s)
+	if err != nil || s.Desired == nil {
+		return p, err
+	}
+	p.TopoLVMWaits = rolloutTopoLVMWait(&s, p)
+	return p, nil
+}
+
+func buildOnce(s Snapshot) (*Plan, error) {
 	if s.Desired == nil && s.Live == nil {
 		return nil, errors.New("planner: snapshot has neither a desired nor a live StatefulSet")
 	}

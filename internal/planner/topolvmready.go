@@ -53,7 +53,8 @@ func DescribeNodeWaits(ws []NodeWait) string {
 //     no CSINode and the node has no topology.topolvm.io/node label;
 //   - capacity not published: with the driver's storageCapacity on, no CSIStorageCapacity of
 //     the StorageClass selects the node (the scheduler then finds no free storage there);
-//     otherwise no capacity.topolvm.io/<device-class> annotation.
+//   - the device class not loaded: no capacity.topolvm.io/<device-class> annotation (lvmd
+//     reads its config only at start; a class added to it is unknown until lvmd restarts).
 //
 // A published capacity that is too small is not "not ready": that node does not fit.
 func (ix *Index) TopoLVMNotReady(n *corev1.Node, scs []string) string {
@@ -76,15 +77,15 @@ func (ix *Index) TopoLVMNotReady(n *corev1.Node, scs []string) string {
 	}
 	tracked := ix.driverTracksCapacity()
 	for _, name := range topo {
-		if tracked {
-			if !ix.capacityPublished(n, name) {
-				return "no CSIStorageCapacity of StorageClass " + name + " for it yet"
-			}
-			continue
+		if tracked && !ix.capacityPublished(n, name) {
+			return "no CSIStorageCapacity of StorageClass " + name + " for it yet"
 		}
-		key := stsutil.AnnotationCapacityPrefix + deviceClassKey(ix.scs[name])
-		if _, ok := n.Annotations[key]; !ok {
-			return "no " + key + " annotation yet"
+		// TopoLVM's metrics exporter annotates the classes its lvmd loaded; a class added to
+		// lvmd's config is loaded when lvmd restarts (restart_lvmd rolls the DaemonSet). Until
+		// then external-provisioner publishes 0 for it.
+		dc := deviceClassKey(ix.scs[name])
+		if _, ok := n.Annotations[stsutil.AnnotationCapacityPrefix+dc]; !ok {
+			return "no " + stsutil.AnnotationCapacityPrefix + dc + " annotation yet (its lvmd has not loaded the device class)"
 		}
 	}
 	return ""
@@ -272,7 +273,19 @@ func assumeTopoLVMReady(s *Snapshot, pending []NodeWait, scs []string) *Snapshot
 			if cls == nil || !isTopoLVMDriver(cls.Provisioner) {
 				continue
 			}
-			if !ix.capacityPublished(n, sc) {
+			key := stsutil.AnnotationCapacityPrefix + deviceClassKey(cls)
+			if _, loaded := n.Annotations[key]; !loaded {
+				// lvmd has not loaded the class: what external-provisioner published for it
+				// (0) says nothing yet.
+				c.Capacities = slices.DeleteFunc(c.Capacities, func(cap storagev1.CSIStorageCapacity) bool {
+					if cap.StorageClassName != sc || cap.NodeTopology == nil {
+						return false
+					}
+					sel, err := metav1.LabelSelectorAsSelector(cap.NodeTopology)
+					return err == nil && sel.Matches(labels.Set(n.Labels))
+				})
+			}
+			if !ix.capacityPublished(n, sc) || !hasKey(n.Annotations, key) {
 				q := unlimitedCapacity.DeepCopy()
 				c.Capacities = append(c.Capacities, storagev1.CSIStorageCapacity{
 					ObjectMeta:       metav1.ObjectMeta{Name: fmt.Sprintf("olapgke-assumed-%s-%s", sc, name)},
@@ -281,7 +294,6 @@ func assumeTopoLVMReady(s *Snapshot, pending []NodeWait, scs []string) *Snapshot
 					Capacity:         &q,
 				})
 			}
-			key := stsutil.AnnotationCapacityPrefix + deviceClassKey(cls)
 			if _, ok := n.Annotations[key]; !ok {
 				if n.Annotations == nil {
 					n.Annotations = map[string]string{}
@@ -291,4 +303,9 @@ func assumeTopoLVMReady(s *Snapshot, pending []NodeWait, scs []string) *Snapshot
 		}
 	}
 	return &c
+}
+
+func hasKey(m map[string]string, k string) bool {
+	_, ok := m[k]
+	return ok
 }

@@ -212,6 +212,12 @@ type Plan struct {
 	Stall           *Stall
 	Disruption      Disruption
 	Replace         *Replacement
+	// TopoLVMWaits are the nodes the desired template admits on which TopoLVM is not ready yet
+	// (TopoLVMNotReady), when that alone keeps ordinals this apply creates or recreates from
+	// being placed: with TopoLVM ready there every one of them would be. The scheduler retries
+	// such Pods, so they land once TopoLVM is ready (a pool or a device class created in the
+	// same apply). Empty otherwise.
+	TopoLVMWaits []NodeWait
 }
 
 // Verdict is the answer of a placement predicate.

@@ -375,7 +375,16 @@ func verdictDiagnostics(m *manifest, p *planner.Plan, allowUnschedulable bool) d
 				"then move the ordinals one at a time with the olapgke_statefulset_migration resource (it deletes each ordinal's PVCs and Pod and waits until it is Ready on the new nodes). " +
 				"To apply anyway and leave the Pods Pending, set allow_unschedulable = true.",
 		}
-		if allowUnschedulable {
+		if len(p.TopoLVMWaits) > 0 {
+			// Not a refusal: the same ordinals are placed once TopoLVM is ready on these nodes
+			// (a pool or a device class created in this apply), and the scheduler retries them.
+			diags.Append(diagnostics.AttributeWarning(manifestPath, "Waiting For TopoLVM On Target Nodes", diagnostics.Detail{
+				Checked: fmt.Sprintf("Where the Pods StatefulSet %s creates or recreates can land.", set),
+				Found: fmt.Sprintf("%d ordinal(s) cannot be placed yet (ordinal %d: %s). TopoLVM is not ready yet on %d node(s) the template admits: %s. They would all fit once it is.",
+					len(doomed), doomed[0].Ordinal, strings.TrimSuffix(doomed[0].Reason, "."), len(p.TopoLVMWaits), planner.DescribeNodeWaits(p.TopoLVMWaits)),
+				Do: "Nothing: the Pods stay Pending until TopoLVM publishes capacity there, and the apply waits for them (wait_for_rollout). If they never land, check lvmd and topolvm-node on those nodes (and restart_lvmd for a new device class).",
+			}))
+		} else if allowUnschedulable {
 			d.Do = "allow_unschedulable = true, so the apply proceeds and these Pods will stay Pending until their PVCs are deleted or the change is reverted; olapgke_statefulset_migration moves them safely."
 			diags.Append(diagnostics.AttributeWarning(manifestPath, "Ordinals Would Stay Pending", d))
 		} else {
@@ -520,3 +529,4 @@ func recreateTable(recreate []planner.OrdinalPlan) string {
 	}
 	return b.String()
 }
+

@@ -44,6 +44,7 @@ type upFlags struct {
 	verbosity    int
 	readyTimeout time.Duration
 	kubeVersion  string
+	capacityPoll string
 	topolvm      string // "sim" (the simulator goroutine) or "real" (olapgke-topolvm subprocess)
 	topolvmBin   string
 }
@@ -55,6 +56,7 @@ func up(args []string) error {
 	fs.StringVar(&f.config, "config", "", "world config YAML (default: the default world)")
 	fs.IntVar(&f.verbosity, "v", 0, "log verbosity of DIR/sandbox.log (klog levels; 2 is chatty, 4 is debug)")
 	fs.DurationVar(&f.readyTimeout, "ready-timeout", 5*time.Minute, "how long to wait for the seeded world to become ready")
+	fs.StringVar(&f.capacityPoll, "capacity-poll", os.Getenv("OLAPGKE_SANDBOX_CAPACITY_POLL"), "--topolvm real: external-provisioner's capacity poll interval, overriding the world's topolvm.bringUp.capacityPoll (default $OLAPGKE_SANDBOX_CAPACITY_POLL; test suites use a short one: capacity freed by deleted volumes is published only at the next poll)")
 	fs.StringVar(&f.kubeVersion, "kubernetes-version", "", fmt.Sprintf("Kubernetes minor the control plane emulates, one of %v (default: the world file's kubernetesVersion, else %s)", controlplane.Versions, controlplane.BinaryMinor()))
 	fs.StringVar(&f.topolvm, "topolvm", envOr("OLAPGKE_SANDBOX_TOPOLVM", "sim"), `TopoLVM: "sim" (the sandbox's simulator) or "real" (TopoLVM's, external-provisioner's and external-resizer's own code, the olapgke-topolvm binary) (default $OLAPGKE_SANDBOX_TOPOLVM, else sim)`)
 	fs.StringVar(&f.topolvmBin, "topolvm-bin", os.Getenv("OLAPGKE_TOPOLVM_BIN"), "path of olapgke-topolvm for --topolvm real (default $OLAPGKE_TOPOLVM_BIN; make topolvm-bin)")
@@ -96,6 +98,13 @@ func up(args []string) error {
 		}
 	}
 
+	if f.capacityPoll != "" {
+		d, err := time.ParseDuration(f.capacityPoll)
+		if err != nil || d <= 0 {
+			return fmt.Errorf("up: --capacity-poll %q: want a positive Go duration (e.g. 2s)", f.capacityPoll)
+		}
+		w.TopoLVM.BringUp.CapacityPoll = &metav1.Duration{Duration: d}
+	}
 	if f.kubeVersion != "" {
 		w.KubernetesVersion = f.kubeVersion
 		if err := w.Validate(); err != nil {

@@ -1,0 +1,61 @@
+package planner
+
+import (
+	"slices"
+	"sort"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// rolloutTopoLVMWait is the rollout's counterpart of the migration's topoLVMWait: when ordinals
+// this apply creates or recreates cannot be placed, and some nodes the desired template admits
+// (but for the start-up taint) are not TopoLVM-ready for the claims' StorageClasses, the plan is
+// built again on the snapshot with TopoLVM ready on those nodes (assumeTopoLVMReady: capacity
+// without limit until published); when every such ordinal is placed then, these nodes are what
+// the rollout waits for. nil otherwise: the unschedulable ordinals stand.
+func rolloutTopoLVMWait(s *Snapshot, p *Plan) []NodeWait {
+	if !unplaced(p) {
+		return nil
+	}
+	ix := NewIndex(s)
+	var scs []string
+	for i := range s.Desired.Spec.VolumeClaimTemplates {
+		if sc := ix.storageClassFor(s.Desired.Spec.VolumeClaimTemplates[i].Spec.StorageClassName); sc != "" && !slices.Contains(scs, sc) {
+			scs = append(scs, sc)
+		}
+	}
+	if len(scs) == 0 {
+		return nil
+	}
+	tmpl := &s.Desired.Spec.Template
+	placement := newPodPlacement(tmpl)
+	tols := append(slices.Clip(tmpl.Spec.Tolerations), corev1.Toleration{Key: TaintStorageNotReady, Operator: corev1.TolerationOpExists})
+	var pending []NodeWait
+	for _, n := range ix.nodes {
+		if f, _ := judgeNode(placement.req, tols, n, checkNow); f != failNone {
+			continue
+		}
+		if why := ix.TopoLVMNotReady(n, scs); why != "" {
+			pending = append(pending, NodeWait{Node: n.Name, Reason: why})
+		}
+	}
+	if len(pending) == 0 {
+		return nil
+	}
+	hp, err := buildOnce(*assumeTopoLVMReady(s, pending, scs))
+	if err != nil || unplaced(hp) {
+		return nil
+	}
+	sort.Slice(pending, func(i, j int) bool { return pending[i].Node < pending[j].Node })
+	return pending
+}
+
+// unplaced reports whether an ordinal the plan creates or recreates cannot be placed.
+func unplaced(p *Plan) bool {
+	for _, o := range p.Ordinals {
+		if (o.Action == ActionCreate || o.Action == ActionRecreate) && !o.Schedulable {
+			return true
+		}
+	}
+	return false
+}
