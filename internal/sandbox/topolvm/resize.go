@@ -11,6 +11,15 @@ import (
 	"k8s.io/client-go/util/retry"
 )
 
+// resizeNoSpaceMessage is external-resizer v1.14.0's VolumeResizeFailed message
+// (pkg/controller/expand_and_recover.go callResizeOnPlugin: resize volume %q by resizer %q
+// failed: <gRPC error>) for TopoLVM v0.41.0's answer when the growth exceeds the node's capacity
+// annotation (internal/driver/controller.go ControllerExpandVolume: codes.Internal "not enough
+// space"). The simulator's free space is the annotation's figure, so this is the answer real
+// TopoLVM gives; lvmd's own ResizeLV refusal (ResourceExhausted "no enough space left on VG")
+// is reached only with a stale annotation.
+const resizeNoSpaceMessage = "resize volume %q by resizer %q failed: rpc error: code = Internal desc = not enough space"
+
 // wantsExpansion reports whether a bound PVC asks for more than its status capacity.
 func wantsExpansion(c *corev1.PersistentVolumeClaim) bool {
 	if c.Spec.VolumeName == "" || c.Status.Phase != corev1.ClaimBound {
@@ -75,9 +84,7 @@ func (s *simulator) expand(ctx context.Context, pvc *corev1.PersistentVolumeClai
 		}
 		if want-cur > free {
 			s.mu.Unlock()
-			s.recorder.Eventf(pvc, corev1.EventTypeWarning, "VolumeResizeFailed",
-				"resize volume %q by resizer %q failed: rpc error: code = ResourceExhausted desc = no enough space left on VG: free=%d, requested=%d",
-				pv.Name, DriverName, free, want-cur)
+			s.recorder.Eventf(pvc, corev1.EventTypeWarning, "VolumeResizeFailed", resizeNoSpaceMessage, pv.Name, DriverName)
 			return nil
 		}
 		v.bytes = want
