@@ -102,6 +102,13 @@ func RecreateOrphaning(ctx context.Context, kube kubernetes.Interface, run Recre
 			if q := c.Status.Capacity[corev1.ResourceStorage]; q.Cmp(to) >= 0 {
 				return true, nil
 			}
+			if nodeExpansionPending(c) {
+				pv, err := kube.CoreV1().PersistentVolumes().Get(ctx, c.Spec.VolumeName, metav1.GetOptions{})
+				if err == nil && volumeExpanded(c, pv, to) {
+					run.Log(fmt.Sprintf("PVC %s: volume expanded to %s; its filesystem grows when a Pod mounts it (FileSystemResizePending)", e.PVC, to.String()))
+					return true, nil
+				}
+			}
 			if msg := resizeFailure(ctx, kube, c, since); msg != "" {
 				quote = msg
 				return false, fmt.Errorf("the volume cannot be expanded")
@@ -137,6 +144,33 @@ func RecreateOrphaning(ctx context.Context, kube kubernetes.Interface, run Recre
 		return &RecreateError{Step: "wait for the deletion of the StatefulSet", Deleted: true, Err: err}
 	}
 	return nil
+}
+
+// nodeExpansionPending reports whether the controller part of the claim's expansion is done and
+// the node part is left: external-resizer sets the condition FileSystemResizePending and (with
+// RecoverVolumeExpansionFailure, on by default since 1.32) allocatedResourceStatuses storage =
+// NodeResizePending; the kubelet grows the filesystem and the status capacity only once a Pod on
+// the volume's node mounts it (kubernetes pkg/volume/util/operationexecutor node_expander.go). A
+// claim no Pod uses (an ordinal scaled away with whenScaled: Retain) stays so until it is used.
+func nodeExpansionPending(c *corev1.PersistentVolumeClaim) bool {
+	if c.Status.AllocatedResourceStatuses[corev1.ResourceStorage] == corev1.PersistentVolumeClaimNodeResizePending {
+		return true
+	}
+	for _, cond := range c.Status.Conditions {
+		if cond.Type == corev1.PersistentVolumeClaimFileSystemResizePending && cond.Status == corev1.ConditionTrue {
+			return true
+		}
+	}
+	return false
+}
+
+// volumeExpanded: the claim's PV already has the capacity asked for (the volume was grown).
+func volumeExpanded(c *corev1.PersistentVolumeClaim, pv *corev1.PersistentVolume, to resource.Quantity) bool {
+	if pv == nil || pv.Name != c.Spec.VolumeName {
+		return false
+	}
+	q := pv.Spec.Capacity[corev1.ResourceStorage]
+	return q.Cmp(to) >= 0
 }
 
 // resizeFailure returns the latest VolumeResizeFailed event message of the
