@@ -277,11 +277,11 @@ func assumeTopoLVMReady(s *Snapshot, pending []NodeWait, scs []string) *Snapshot
 			if _, loaded := n.Annotations[key]; !loaded {
 				// lvmd has not loaded the class: what external-provisioner published for it
 				// (0) says nothing yet.
-				c.Capacities = slices.DeleteFunc(c.Capacities, func(cap storagev1.CSIStorageCapacity) bool {
-					if cap.StorageClassName != sc || cap.NodeTopology == nil {
+				c.Capacities = slices.DeleteFunc(c.Capacities, func(sc2 storagev1.CSIStorageCapacity) bool {
+					if sc2.StorageClassName != sc || sc2.NodeTopology == nil {
 						return false
 					}
-					sel, err := metav1.LabelSelectorAsSelector(cap.NodeTopology)
+					sel, err := metav1.LabelSelectorAsSelector(sc2.NodeTopology)
 					return err == nil && sel.Matches(labels.Set(n.Labels))
 				})
 			}

@@ -529,4 +529,3 @@ func recreateTable(recreate []planner.OrdinalPlan) string {
 	}
 	return b.String()
 }
-
