@@ -88,6 +88,19 @@ func (r *bootstrapResource) apply(ctx context.Context, m *model, timeout time.Du
 		return
 	}
 	start := time.Now()
+	if m.CreateNamespace.ValueBool() {
+		// A namespace still terminating (this resource destroyed a moment ago) refuses new
+		// objects: wait until it is gone.
+		if err := waitNamespaceGone(ctx, kube, m.Namespace.ValueString(), timeout, true); err != nil {
+			diags.Append(diagnostics.Error("Namespace Still Terminating", diagnostics.Detail{
+				Checked: "Namespace " + m.Namespace.ValueString() + ", which this resource creates.",
+				Found:   "It is being deleted and was not gone within the timeout; new objects cannot be created in it.",
+				Do:      "Find what holds it (kubectl get namespace " + m.Namespace.ValueString() + " -o yaml: status.conditions) and apply again.",
+				Err:     err,
+			}))
+			return
+		}
+	}
 	for _, obj := range objs {
 		if err := applyObject(ctx, dyn, obj); err != nil {
 			diags.Append(diagnostics.Error("Volume Group Bootstrap Not Installed", diagnostics.Detail{
@@ -252,6 +265,8 @@ func (r *bootstrapResource) Delete(ctx context.Context, req resource.DeleteReque
 		resp.Diagnostics.Append(diagnostics.ProviderBug("Bootstrap Manifest Unreadable", "The embedded vg-bootstrap.yaml did not render.", err))
 		return
 	}
+	timeout, d := m.Timeouts.Delete(ctx, defaultTimeout)
+	resp.Diagnostics.Append(d...)
 	// Reverse creation order: the DaemonSet first, the namespace (when ours) last.
 	for i := len(objs) - 1; i >= 0; i-- {
 		res, _ := gvr(objs[i])
@@ -270,6 +285,35 @@ func (r *bootstrapResource) Delete(ctx context.Context, req resource.DeleteReque
 			return
 		}
 	}
+	if m.CreateNamespace.ValueBool() {
+		kube, err := r.c.Kube(ctx)
+		if err == nil {
+			err = waitNamespaceGone(ctx, kube, m.Namespace.ValueString(), timeout, false)
+		}
+		if err != nil {
+			resp.Diagnostics.Append(diagnostics.Warning("Namespace Still Terminating", diagnostics.Detail{
+				Checked: "Namespace " + m.Namespace.ValueString() + " after deleting it.",
+				Found:   "It was not gone within the delete timeout.",
+				Do:      "Nothing is left in Terraform's state; check what holds the namespace (status.conditions) before creating the bootstrap there again.",
+				Err:     err,
+			}))
+		}
+	}
+}
+
+// waitNamespaceGone waits until namespace ns does not exist. With onlyIfTerminating it returns
+// at once when the namespace exists and is not being deleted.
+func waitNamespaceGone(ctx context.Context, kube kubernetes.Interface, ns string, timeout time.Duration, onlyIfTerminating bool) error {
+	return wait.PollUntilContextTimeout(ctx, pollInterval, max(timeout, pollInterval), true, func(ctx context.Context) (bool, error) {
+		n, err := kube.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+			return true, nil
+		case err != nil:
+			return false, nil //nolint:nilerr // transient: asked again until the timeout
+		}
+		return onlyIfTerminating && n.DeletionTimestamp == nil, nil
+	})
 }
 
 func orNodesUnread(pending []string) string {

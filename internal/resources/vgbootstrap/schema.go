@@ -50,7 +50,7 @@ func (r *bootstrapResource) Schema(ctx context.Context, _ resource.SchemaRequest
 			"only then removes the node pool's start-up taint `olapgke.io/storage-not-ready` " +
 			"(`olapgke_local_ssd_node_pool.storage_startup_taint`). Apply waits until every Local-SSD node has its " +
 			"volume group or the bootstrap said why not (Warning Events on the Node), and warns about the nodes " +
-			"left behind. One per cluster. Destroying it leaves the volume groups on the nodes.",
+			"left behind. One per cluster. Destroying it leaves the volume groups on the nodes (and waits until the namespace it created is gone).",
 		Attributes: map[string]schema.Attribute{
 			"id": schema.StringAttribute{
 				Computed: true, MarkdownDescription: "`<namespace>/vg-bootstrap`.",
@@ -91,7 +91,7 @@ func (r *bootstrapResource) Schema(ctx context.Context, _ resource.SchemaRequest
 				Optional: true, Computed: true, Default: booldefault.StaticBool(true),
 				MarkdownDescription: "After create and update, wait (up to the create/update timeout, default 10m) until every node labelled `cloud.google.com/gke-local-nvme-ssd=true` has the volume group and no start-up taint, or the bootstrap recorded why it left the node alone. Nodes left behind are named in a warning.",
 			},
-			"timeouts": timeouts.Attributes(ctx, timeouts.Opts{Create: true, Update: true}),
+			"timeouts": timeouts.Attributes(ctx, timeouts.Opts{Create: true, Update: true, Delete: true}),
 		},
 	}
 }
