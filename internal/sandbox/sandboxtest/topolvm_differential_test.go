@@ -11,13 +11,10 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"reflect"
 	"slices"
 	"sort"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -31,7 +28,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/yaml"
 )
 
@@ -294,60 +290,8 @@ func diffScenarios() []diffScenario {
 // startDiffRealSandbox starts `up --topolvm real` on diffRealWorld.
 func startDiffRealSandbox(t *testing.T, topolvmBin string) *diffSide {
 	t.Helper()
-	bin, err := sandboxBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	cfg := filepath.Join(dir, "world.yaml")
-	if err := os.WriteFile(cfg, []byte(diffRealWorld), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, "up", "--state-dir", dir, "--config", cfg, "--topolvm", "real", "--topolvm-bin", topolvmBin)
-	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(30 * time.Second):
-			_ = cmd.Process.Kill()
-		}
-		if t.Failed() {
-			if b, err := os.ReadFile(filepath.Join(dir, "sandbox.log")); err == nil && len(b) > 0 {
-				keep := filepath.Join(os.TempDir(), "topolvm-differential-real-sandbox.log")
-				_ = os.WriteFile(keep, b, 0o644)
-				t.Logf("real TopoLVM sandbox log kept in %s", keep)
-			}
-		}
-	})
-	err = wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 3*time.Minute, true, func(context.Context) (bool, error) {
-		select {
-		case err := <-exited:
-			return false, fmt.Errorf("sandbox exited before ready: %v", err)
-		default:
-		}
-		_, err := os.Stat(filepath.Join(dir, "ready"))
-		return err == nil, nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	env, err := readEnv(filepath.Join(dir, "env"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rc, err := clientcmd.BuildConfigFromFlags("", filepath.Join(dir, "kubeconfig"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rc.QPS, rc.Burst = 100, 200
-	return &diffSide{name: "real", kube: kubernetes.NewForConfigOrDie(rc), control: env["OLAPGKE_SANDBOX_CONTROL"]}
+	p := startRealProcess(t, diffRealWorld, topolvmBin)
+	return &diffSide{name: "real", kube: kubernetes.NewForConfigOrDie(p.rest), control: p.env["OLAPGKE_SANDBOX_CONTROL"]}
 }
 
 // diffWaitSettled waits until every Local-SSD node of a side publishes its capacity both ways

@@ -10,12 +10,9 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -26,11 +23,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/yaml"
 )
 
@@ -62,60 +57,8 @@ func startRealSandboxWorld(t *testing.T, worldYAML string) *realSandbox {
 	if topolvmBin == "" {
 		t.Skip("OLAPGKE_TOPOLVM_BIN is not set (make topolvm-bin; make test-topolvm-real)")
 	}
-	bin, err := sandboxBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	cfg := filepath.Join(dir, "world.yaml")
-	if err := os.WriteFile(cfg, []byte(worldYAML), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, "up", "--state-dir", dir, "--config", cfg, "--topolvm", "real", "--topolvm-bin", topolvmBin)
-	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(30 * time.Second):
-			_ = cmd.Process.Kill()
-		}
-		if t.Failed() {
-			if b, err := os.ReadFile(filepath.Join(dir, "sandbox.log")); err == nil && len(b) > 0 {
-				keep := filepath.Join(os.TempDir(), strings.ReplaceAll(t.Name(), "/", "_")+"-sandbox.log")
-				_ = os.WriteFile(keep, b, 0o644)
-				t.Logf("real TopoLVM sandbox log kept in %s", keep)
-			}
-		}
-	})
-	err = wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 3*time.Minute, true, func(context.Context) (bool, error) {
-		select {
-		case err := <-exited:
-			return false, fmt.Errorf("sandbox exited before ready: %v", err)
-		default:
-		}
-		_, err := os.Stat(filepath.Join(dir, "ready"))
-		return err == nil, nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	env, err := readEnv(filepath.Join(dir, "env"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rc, err := clientcmd.BuildConfigFromFlags("", filepath.Join(dir, "kubeconfig"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rc.QPS, rc.Burst = 100, 200
-	return &realSandbox{kube: kubernetes.NewForConfigOrDie(rc), dyn: dynamic.NewForConfigOrDie(rc), control: env["OLAPGKE_SANDBOX_CONTROL"]}
+	p := startRealProcess(t, worldYAML, topolvmBin)
+	return &realSandbox{kube: kubernetes.NewForConfigOrDie(p.rest), dyn: dynamic.NewForConfigOrDie(p.rest), control: p.env["OLAPGKE_SANDBOX_CONTROL"]}
 }
 
 // recreate asks the GKE emulator's control endpoint to recreate a node's VM and waits for the

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"sort"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -21,14 +22,23 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 )
 
 var logicalVolumes = schema.GroupVersionResource{Group: "topolvm.io", Version: "v1", Resource: "logicalvolumes"}
 
-// startRealTopoLVMSandbox starts a second sandbox (the package's first runs the simulator) with
-// `up --topolvm real`: TopoLVM's and external-provisioner's own code in olapgke-topolvm.
-func startRealTopoLVMSandbox(t *testing.T, topolvmBin string) (kubernetes.Interface, dynamic.Interface) {
+// realProcess is a sandbox started by startRealProcess: its REST config and the variables of
+// its DIR/env.
+type realProcess struct {
+	rest *rest.Config
+	env  map[string]string
+}
+
+// startRealProcess starts another sandbox (the package's first runs the simulator) with
+// `up --topolvm real` on worldYAML, waits until it is ready, stops it when the test ends and
+// keeps its log (in the temp dir, named after the test) when the test failed.
+func startRealProcess(t *testing.T, worldYAML, topolvmBin string) realProcess {
 	t.Helper()
 	bin, err := sandboxBinary()
 	if err != nil {
@@ -36,7 +46,7 @@ func startRealTopoLVMSandbox(t *testing.T, topolvmBin string) (kubernetes.Interf
 	}
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "world.yaml")
-	if err := os.WriteFile(cfg, []byte(testWorld), 0o644); err != nil {
+	if err := os.WriteFile(cfg, []byte(worldYAML), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(bin, "up", "--state-dir", dir, "--config", cfg, "--topolvm", "real", "--topolvm-bin", topolvmBin)
@@ -56,7 +66,7 @@ func startRealTopoLVMSandbox(t *testing.T, topolvmBin string) (kubernetes.Interf
 		}
 		if t.Failed() {
 			if b, err := os.ReadFile(filepath.Join(dir, "sandbox.log")); err == nil && len(b) > 0 {
-				keep := filepath.Join(os.TempDir(), "topolvmreal-sandbox.log")
+				keep := filepath.Join(os.TempDir(), strings.ReplaceAll(t.Name(), "/", "_")+"-sandbox.log")
 				_ = os.WriteFile(keep, b, 0o644)
 				t.Logf("real TopoLVM sandbox log kept in %s", keep)
 			}
@@ -74,12 +84,24 @@ func startRealTopoLVMSandbox(t *testing.T, topolvmBin string) (kubernetes.Interf
 	if err != nil {
 		t.Fatal(err)
 	}
+	env, err := readEnv(filepath.Join(dir, "env"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	rc, err := clientcmd.BuildConfigFromFlags("", filepath.Join(dir, "kubeconfig"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	rc.QPS, rc.Burst = 100, 200
-	return kubernetes.NewForConfigOrDie(rc), dynamic.NewForConfigOrDie(rc)
+	return realProcess{rest: rc, env: env}
+}
+
+// startRealTopoLVMSandbox starts a second sandbox (the package's first runs the simulator) with
+// `up --topolvm real` on the package's test world.
+func startRealTopoLVMSandbox(t *testing.T, topolvmBin string) (kubernetes.Interface, dynamic.Interface) {
+	t.Helper()
+	p := startRealProcess(t, testWorld, topolvmBin)
+	return kubernetes.NewForConfigOrDie(p.rest), dynamic.NewForConfigOrDie(p.rest)
 }
 
 // ordinalStorage is what olapgke relies on for one ordinal, in terms that do not depend on the
