@@ -1,15 +1,12 @@
 package sandboxtest
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"reflect"
 	"slices"
@@ -852,7 +849,7 @@ func diffSameName(t *testing.T, sb *diffSide, ns string) any {
 	var o sameNameOutcome
 	o.UsedBeforeGi = (diffFull - diffSettle(ctx, 30*time.Second, diffFull-10*diffGi, diffAnnOf(sb, node))) / diffGi
 	_, pv := diffGetClaim(t, sb, ns, "lost")
-	if err := diffRecreate(ctx, sb, node, "same-name"); err != nil {
+	if err := recreateVM(ctx, sb.control, node, "same-name"); err != nil {
 		t.Fatal(err)
 	}
 	o.AnnFull = diffSettle(ctx, 60*time.Second, diffFull, diffAnnOf(sb, node)) == diffFull
@@ -875,31 +872,6 @@ func diffSameName(t *testing.T, sb *diffSide, ns string) any {
 	})
 	o.PodGone = true
 	return o
-}
-
-// diffRecreate asks the GKE emulator's control endpoint to recreate a node's VM and waits for
-// the operation to be DONE.
-func diffRecreate(ctx context.Context, sb *diffSide, node, mode string) error {
-	body, _ := json.Marshal(map[string]string{"mode": mode})
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, sb.control+"/v1/nodes/"+node+":recreate", bytes.NewReader(body))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer res.Body.Close()
-	b, _ := io.ReadAll(res.Body)
-	var op struct {
-		Status string `json:"status"`
-		Error  any    `json:"error"`
-	}
-	if res.StatusCode != http.StatusOK || json.Unmarshal(b, &op) != nil || op.Status != "DONE" || op.Error != nil {
-		return fmt.Errorf("recreate %s %s: HTTP %d: %s", mode, node, res.StatusCode, b)
-	}
-	return nil
 }
 
 // ---- lvmd configuration ----
@@ -1112,14 +1084,12 @@ func diffMissingVG(t *testing.T, sb *diffSide, ns string) any {
 		t.Fatal(err)
 	}
 	backOff := func(ctx context.Context) (int, error) {
-		evs, err := sb.kube.CoreV1().Events(metav1.NamespaceDefault).List(ctx, metav1.ListOptions{
-			FieldSelector: fields.Set{"involvedObject.kind": "Node", "reason": "BackOff"}.String(),
-		})
+		evs, err := nodeBackOffs(ctx, sb.kube)
 		if err != nil {
 			return 0, err
 		}
 		on := map[string]bool{}
-		for _, e := range evs.Items {
+		for _, e := range evs {
 			if e.Type == corev1.EventTypeWarning && strings.Contains(e.Message, "vg-diff-missing") {
 				on[e.InvolvedObject.Name] = true
 			}

@@ -1,14 +1,11 @@
 package sandboxtest
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"slices"
 	"strconv"
@@ -21,7 +18,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
@@ -59,31 +55,6 @@ func startRealSandboxWorld(t *testing.T, worldYAML string) *realSandbox {
 	}
 	p := startRealProcess(t, worldYAML, topolvmBin)
 	return &realSandbox{kube: kubernetes.NewForConfigOrDie(p.rest), dyn: dynamic.NewForConfigOrDie(p.rest), control: p.env["OLAPGKE_SANDBOX_CONTROL"]}
-}
-
-// recreate asks the GKE emulator's control endpoint to recreate a node's VM and waits for the
-// operation to be DONE.
-func (sb *realSandbox) recreate(ctx context.Context, node, mode string) error {
-	body, _ := json.Marshal(map[string]string{"mode": mode})
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, sb.control+"/v1/nodes/"+node+":recreate", bytes.NewReader(body))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer res.Body.Close()
-	b, _ := io.ReadAll(res.Body)
-	var op struct {
-		Status string `json:"status"`
-		Error  any    `json:"error"`
-	}
-	if res.StatusCode != http.StatusOK || json.Unmarshal(b, &op) != nil || op.Status != "DONE" || op.Error != nil {
-		return fmt.Errorf("recreate %s %s: HTTP %d: %s", mode, node, res.StatusCode, b)
-	}
-	return nil
 }
 
 func (sb *realSandbox) nodesOf(t *testing.T, pool string) []corev1.Node {
@@ -183,14 +154,12 @@ clusters:
 	// lvmd runs there (the lvmd DaemonSet tolerates the startup taint, as olapgke's chart values
 	// do) and exits: the volume group does not exist until the bootstrap created it.
 	poll(t, time.Minute, "lvmd crash-loops on the tainted nodes", func(ctx context.Context) (bool, error) {
-		evs, err := sb.kube.CoreV1().Events(metav1.NamespaceDefault).List(ctx, metav1.ListOptions{
-			FieldSelector: fields.Set{"involvedObject.kind": "Node", "reason": "BackOff"}.String(),
-		})
+		evs, err := nodeBackOffs(ctx, sb.kube)
 		if err != nil {
 			return false, err
 		}
 		seen := map[string]bool{}
-		for _, e := range evs.Items {
+		for _, e := range evs {
 			if strings.Contains(e.Message, "container lvmd") && strings.Contains(e.Message, "vg-ssd") {
 				seen[e.InvolvedObject.Name] = true
 			}
@@ -279,7 +248,7 @@ topolvm:
 		t.Fatalf("node %s capacity annotation %d before the recreation: its volume is not counted (full %d)", node, got, full)
 	}
 
-	if err := sb.recreate(t.Context(), node, "same-name"); err != nil {
+	if err := recreateVM(t.Context(), sb.control, node, "same-name"); err != nil {
 		t.Fatal(err)
 	}
 	after, err := sb.kube.CoreV1().Nodes().Get(t.Context(), node, metav1.GetOptions{})
@@ -433,14 +402,12 @@ clusters:
 		map[string]any{"name": "ghost", "volume-group": "vg-missing"})
 	restartLVMD(withGhost)
 	backOffNodes := func(ctx context.Context) (map[string]string, error) {
-		evs, err := sb.kube.CoreV1().Events(metav1.NamespaceDefault).List(ctx, metav1.ListOptions{
-			FieldSelector: fields.Set{"involvedObject.kind": "Node", "reason": "BackOff"}.String(),
-		})
+		evs, err := nodeBackOffs(ctx, sb.kube)
 		if err != nil {
 			return nil, err
 		}
 		out := map[string]string{}
-		for _, e := range evs.Items {
+		for _, e := range evs {
 			if strings.Contains(e.Message, "vg-missing") && e.Type == corev1.EventTypeWarning {
 				out[e.InvolvedObject.Name] = e.Message
 			}
@@ -485,13 +452,11 @@ clusters:
 	restartLVMD(fixed)
 	poll(t, 2*time.Minute, "every lvmd on the fixed config", loaded(fixed, "ssd", "fast", "fast2"))
 	// The rollouts crashed nothing but the lvmd that lacked its volume group.
-	evs, err := sb.kube.CoreV1().Events(metav1.NamespaceDefault).List(ctx, metav1.ListOptions{
-		FieldSelector: fields.Set{"involvedObject.kind": "Node", "reason": "BackOff"}.String(),
-	})
+	evs, err := nodeBackOffs(ctx, sb.kube)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, e := range evs.Items {
+	for _, e := range evs {
 		if e.InvolvedObject.Name != crashing || !strings.Contains(e.Message, "vg-missing") {
 			t.Errorf("unexpected BackOff on node %s: %s", e.InvolvedObject.Name, e.Message)
 		}
@@ -524,7 +489,7 @@ topolvm:
 	}
 	defer w.Stop()
 	recreated := make(chan error, 1)
-	go func() { recreated <- sb.recreate(ctx, old.Name, "new-name") }()
+	go func() { recreated <- recreateVM(ctx, sb.control, old.Name, "new-name") }()
 
 	var created time.Time
 	var annotatedAt, labelledAt time.Time

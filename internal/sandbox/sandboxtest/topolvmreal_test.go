@@ -1,8 +1,12 @@
 package sandboxtest
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
@@ -94,6 +99,45 @@ func startRealProcess(t *testing.T, worldYAML, topolvmBin string) realProcess {
 	}
 	rc.QPS, rc.Burst = 100, 200
 	return realProcess{rest: rc, env: env}
+}
+
+// nodeBackOffs lists the BackOff Events about Nodes: a real-TopoLVM node agent that failed
+// (lvmd without its volume group) and is restarted, as the kubelet reports a container's
+// CrashLoopBackOff.
+func nodeBackOffs(ctx context.Context, kube kubernetes.Interface) ([]corev1.Event, error) {
+	l, err := kube.CoreV1().Events(metav1.NamespaceDefault).List(ctx, metav1.ListOptions{
+		FieldSelector: fields.Set{"involvedObject.kind": "Node", "reason": "BackOff"}.String(),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return l.Items, nil
+}
+
+// recreateVM asks the GKE emulator's control endpoint (OLAPGKE_SANDBOX_CONTROL of the sandbox's
+// DIR/env) to recreate a node's VM in mode "new-name" or "same-name" and waits for the operation
+// to be DONE.
+func recreateVM(ctx context.Context, control, node, mode string) error {
+	body, _ := json.Marshal(map[string]string{"mode": mode})
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, control+"/v1/nodes/"+node+":recreate", bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	var op struct {
+		Status string `json:"status"`
+		Error  any    `json:"error"`
+	}
+	if res.StatusCode != http.StatusOK || json.Unmarshal(b, &op) != nil || op.Status != "DONE" || op.Error != nil {
+		return fmt.Errorf("recreate %s %s: HTTP %d: %s", mode, node, res.StatusCode, b)
+	}
+	return nil
 }
 
 // startRealTopoLVMSandbox starts a second sandbox (the package's first runs the simulator) with
