@@ -104,7 +104,7 @@ func RecreateOrphaning(ctx context.Context, kube kubernetes.Interface, run Recre
 			}
 			if nodeExpansionPending(c) {
 				pv, err := kube.CoreV1().PersistentVolumes().Get(ctx, c.Spec.VolumeName, metav1.GetOptions{})
-				if err == nil && volumeExpanded(c, pv, to) {
+				if err == nil && volumeExpanded(pv, to) {
 					run.Log(fmt.Sprintf("PVC %s: volume expanded to %s; its filesystem grows when a Pod mounts it (FileSystemResizePending)", e.PVC, to.String()))
 					return true, nil
 				}
@@ -164,9 +164,10 @@ func nodeExpansionPending(c *corev1.PersistentVolumeClaim) bool {
 	return false
 }
 
-// volumeExpanded: the claim's PV already has the capacity asked for (the volume was grown).
-func volumeExpanded(c *corev1.PersistentVolumeClaim, pv *corev1.PersistentVolume, to resource.Quantity) bool {
-	if pv == nil || pv.Name != c.Spec.VolumeName {
+// volumeExpanded: the claim's PV (read by the claim's volumeName) already has the capacity asked
+// for: the volume was grown.
+func volumeExpanded(pv *corev1.PersistentVolume, to resource.Quantity) bool {
+	if pv == nil {
 		return false
 	}
 	q := pv.Spec.Capacity[corev1.ResourceStorage]

@@ -135,15 +135,20 @@ func (ix *Index) driverTracksCapacity() bool {
 
 func (ix *Index) capacityPublished(n *corev1.Node, sc string) bool {
 	for _, c := range ix.caps[sc] {
-		if c.NodeTopology == nil {
-			continue
-		}
-		sel, err := metav1.LabelSelectorAsSelector(c.NodeTopology)
-		if err == nil && sel.Matches(labels.Set(n.Labels)) {
+		if capacitySelects(c, n) {
 			return true
 		}
 	}
 	return false
+}
+
+// capacitySelects reports whether a CSIStorageCapacity's node topology selects node n.
+func capacitySelects(c *storagev1.CSIStorageCapacity, n *corev1.Node) bool {
+	if c.NodeTopology == nil {
+		return false
+	}
+	sel, err := metav1.LabelSelectorAsSelector(c.NodeTopology)
+	return err == nil && sel.Matches(labels.Set(n.Labels))
 }
 
 // claimStorageClasses are the StorageClasses of the node-local claims a move recreates.
@@ -274,18 +279,15 @@ func assumeTopoLVMReady(s *Snapshot, pending []NodeWait, scs []string) *Snapshot
 				continue
 			}
 			key := stsutil.AnnotationCapacityPrefix + deviceClassKey(cls)
-			if _, loaded := n.Annotations[key]; !loaded {
+			_, loaded := n.Annotations[key]
+			if !loaded {
 				// lvmd has not loaded the class: what external-provisioner published for it
 				// (0) says nothing yet.
-				c.Capacities = slices.DeleteFunc(c.Capacities, func(sc2 storagev1.CSIStorageCapacity) bool {
-					if sc2.StorageClassName != sc || sc2.NodeTopology == nil {
-						return false
-					}
-					sel, err := metav1.LabelSelectorAsSelector(sc2.NodeTopology)
-					return err == nil && sel.Matches(labels.Set(n.Labels))
+				c.Capacities = slices.DeleteFunc(c.Capacities, func(pub storagev1.CSIStorageCapacity) bool {
+					return pub.StorageClassName == sc && capacitySelects(&pub, n)
 				})
 			}
-			if !ix.capacityPublished(n, sc) || !hasKey(n.Annotations, key) {
+			if !loaded || !ix.capacityPublished(n, sc) {
 				q := unlimitedCapacity.DeepCopy()
 				c.Capacities = append(c.Capacities, storagev1.CSIStorageCapacity{
 					ObjectMeta:       metav1.ObjectMeta{Name: fmt.Sprintf("olapgke-assumed-%s-%s", sc, name)},
@@ -294,7 +296,7 @@ func assumeTopoLVMReady(s *Snapshot, pending []NodeWait, scs []string) *Snapshot
 					Capacity:         &q,
 				})
 			}
-			if _, ok := n.Annotations[key]; !ok {
+			if !loaded {
 				if n.Annotations == nil {
 					n.Annotations = map[string]string{}
 				}
@@ -303,9 +305,4 @@ func assumeTopoLVMReady(s *Snapshot, pending []NodeWait, scs []string) *Snapshot
 		}
 	}
 	return &c
-}
-
-func hasKey(m map[string]string, k string) bool {
-	_, ok := m[k]
-	return ok
 }
