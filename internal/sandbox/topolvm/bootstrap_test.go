@@ -208,18 +208,20 @@ func TestBootstrapLeavesForeignVolumeGroupAlone(t *testing.T) {
 	if _, err := h.kube.AppsV1().DaemonSets(ds.Namespace).Update(h.ctx, ds, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	// The bootstrap has seen the new DaemonSet once it reports the bootstrapped node (as the
+	// new Pods do after the rollout); a node registered before that gets the old VG_NAME.
+	h.eventually("ok reported", func() string {
+		ev := strings.Join(h.nodeEvents("ok"), "\n")
+		if !strings.Contains(ev, "Warning LocalSSDSkipped: /dev/nvme0n1 holds vg-ssd (foreign-pv)") {
+			return "events: " + ev
+		}
+		return ""
+	})
 	h.create(taintedSSDNode("x1", 1))
 	h.eventually("x1 gets vg-x", func() string {
 		n := h.node("x1")
 		if n.Annotations[AnnVolumeGroup] != "vg-x" || !strings.HasPrefix(n.Annotations[AnnBootstrapVolumeGroup], "vg-x created ") {
 			return fmt.Sprintf("annotations %v", n.Annotations)
-		}
-		return ""
-	})
-	h.eventually("ok reported", func() string {
-		ev := strings.Join(h.nodeEvents("ok"), "\n")
-		if !strings.Contains(ev, "Warning LocalSSDSkipped: /dev/nvme0n1 holds vg-ssd (foreign-pv)") {
-			return "events: " + ev
 		}
 		return ""
 	})
