@@ -132,6 +132,7 @@ func run(m *testing.M) int {
 		}
 	}
 	code := m.Run()
+	removeProviderBinary()
 	if started != nil {
 		keep := code != 0 || os.Getenv(EnvKeepSandbox) != ""
 		if err := started.stop(keep); err != nil {

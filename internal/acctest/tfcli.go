@@ -61,6 +61,14 @@ func ProviderBinaryDir(t testing.TB) string {
 	return pluginDir
 }
 
+// removeProviderBinary deletes the provider ProviderBinaryDir built (~120 MB per test process:
+// left behind, every acceptance run leaks one per package). Main calls it after the tests.
+func removeProviderBinary() {
+	if pluginDir != "" {
+		_ = os.RemoveAll(pluginDir)
+	}
+}
+
 // TerraformBinary is $TF_ACC_TERRAFORM_PATH, else terraform on PATH.
 func TerraformBinary(t testing.TB) string {
 	t.Helper()

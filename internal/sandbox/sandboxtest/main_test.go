@@ -36,6 +36,8 @@ var (
 	kube     kubernetes.Interface
 	stateDir string
 	envVars  map[string]string
+	// sandboxBin is the olapgke-sandbox binary every sandbox of the package runs.
+	sandboxBin string
 )
 
 func TestMain(m *testing.M) {
@@ -48,11 +50,13 @@ func run(m *testing.M) int {
 		fmt.Println("sandboxtest: skipped in -short mode (starts a sandbox)")
 		return 0
 	}
-	bin, err := sandboxBinary()
+	bin, cleanupBin, err := sandboxBinary()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "sandboxtest:", err)
 		return 1
 	}
+	defer cleanupBin()
+	sandboxBin = bin
 	stateDir, err = os.MkdirTemp("", "sandboxtest-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "sandboxtest:", err)
@@ -117,22 +121,25 @@ func run(m *testing.M) int {
 }
 
 // sandboxBinary is $OLAPGKE_SANDBOX_BIN, or the module's command built into
-// a temporary directory (warm build cache: well under a minute).
-func sandboxBinary() (string, error) {
+// a temporary directory (warm build cache: well under a minute) that cleanup removes (the
+// binary is ~250 MB: a leak per test run fills a runner's disk).
+func sandboxBinary() (bin string, cleanup func(), err error) {
 	if b := os.Getenv("OLAPGKE_SANDBOX_BIN"); b != "" {
-		return b, nil
+		return b, func() {}, nil
 	}
 	dir, err := os.MkdirTemp("", "sandboxtest-bin-")
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
+	cleanup = func() { _ = os.RemoveAll(dir) }
 	out := filepath.Join(dir, "olapgke-sandbox")
 	cmd := exec.Command("go", "build", "-o", out, "../cmd/olapgke-sandbox")
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("build olapgke-sandbox: %w", err)
+		cleanup()
+		return "", nil, fmt.Errorf("build olapgke-sandbox: %w", err)
 	}
-	return out, nil
+	return out, cleanup, nil
 }
 
 func readEnv(path string) (map[string]string, error) {

@@ -45,10 +45,7 @@ type realProcess struct {
 // keeps its log (in the temp dir, named after the test) when the test failed.
 func startRealProcess(t *testing.T, worldYAML, topolvmBin string) realProcess {
 	t.Helper()
-	bin, err := sandboxBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
+	bin := sandboxBin
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "world.yaml")
 	if err := os.WriteFile(cfg, []byte(worldYAML), 0o644); err != nil {
@@ -77,7 +74,7 @@ func startRealProcess(t *testing.T, worldYAML, topolvmBin string) realProcess {
 			}
 		}
 	})
-	err = wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 3*time.Minute, true, func(context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 3*time.Minute, true, func(context.Context) (bool, error) {
 		select {
 		case err := <-exited:
 			return false, fmt.Errorf("sandbox exited before ready: %v", err)
