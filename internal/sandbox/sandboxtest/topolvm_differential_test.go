@@ -993,6 +993,10 @@ type newClassOutcome struct {
 	SSDStillPublishedOnAll  bool
 	StaleAfterClassRemoved  int // nodes still annotated once the class is gone again
 	InvalidConfigEventCount int
+	// ThinCapacity is every distinct class=capacity of the two thin classes added with diff-fast
+	// (two pools on vg-ssd) across the nodes after the restart: the sandbox's one thin-pool rule
+	// (topolvmreal/fakelvmd's package comment) gives floor((VG - spare) x ratio) on both sides.
+	ThinCapacity []string
 }
 
 func diffNewClass(t *testing.T, sb *diffSide, ns string) any {
@@ -1003,7 +1007,13 @@ func diffNewClass(t *testing.T, sb *diffSide, ns string) any {
 		t.Fatal(err)
 	}
 	original := cm.Data[diffLVMDKey]
-	text := diffLVMDClasses(t, original, map[string]any{"name": "diff-fast", "volume-group": "vg-ssd", "spare-gb": 10})
+	thinClasses := []string{"diff-thin-a", "diff-thin-b"}
+	text := diffLVMDClasses(t, original,
+		map[string]any{"name": "diff-fast", "volume-group": "vg-ssd", "spare-gb": 10},
+		map[string]any{"name": thinClasses[0], "volume-group": "vg-ssd", "type": "thin", "spare-gb": 50,
+			"thin-pool": map[string]any{"name": "pool-a", "overprovision-ratio": 2}},
+		map[string]any{"name": thinClasses[1], "volume-group": "vg-ssd", "type": "thin",
+			"thin-pool": map[string]any{"name": "pool-b", "overprovision-ratio": 4.5}})
 	if err := diffSetLVMD(ctx, sb, text); err != nil {
 		t.Fatal(err)
 	}
@@ -1040,6 +1050,28 @@ func diffNewClass(t *testing.T, sb *diffSide, ns string) any {
 		t.Fatal(err)
 	}
 	o.SSDStillPublishedOnAll = ssd == len(nodes)
+	seen := map[string]bool{}
+	for _, n := range nodes {
+		got, err := sb.kube.CoreV1().Nodes().Get(ctx, n, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range thinClasses {
+			seen[c+"="+got.Annotations[diffCapPrefix+c]] = true
+		}
+	}
+	for k := range seen {
+		o.ThinCapacity = append(o.ThinCapacity, k)
+	}
+	sort.Strings(o.ThinCapacity)
+	vg := diffFull + 10*diffGi
+	want := []string{
+		fmt.Sprintf("%s=%d", thinClasses[0], 2*(vg-50*diffGi)),
+		fmt.Sprintf("%s=%d", thinClasses[1], int64(4.5*float64(vg-10*diffGi))),
+	}
+	if !slices.Equal(o.ThinCapacity, want) {
+		t.Errorf("%s: thin capacity %v, want %v (each pool: the group less its class's spare)", sb.name, o.ThinCapacity, want)
+	}
 	diffRestoreLVMD(t, sb, nodes, original, "new device class")
 	restored = true
 	// The class gone from every lvmd: is its annotation gone too?

@@ -20,7 +20,9 @@
 //   - Real lvmd reads its config only at start (a config change needs an lvmd restart, e.g. a
 //     rollout of the topolvm-lvmd-0 DaemonSet). The simulator applies ConfigMap changes at once.
 //   - A thin pool is taken to span the whole volume group minus spare-gb; thick and thin classes on
-//     one volume group do not take space from each other. Capacity never goes below zero.
+//     one volume group do not take space from each other. Capacity never goes below zero. The
+//     fake lvmd behind `--topolvm real` follows the same rule (topolvmreal/fakelvmd's package
+//     comment, which also says what real LVM does instead), so both modes publish the same.
 //   - The space check at provisioning uses the same figure as the capacity annotations (free space
 //     minus spare-gb for thick classes), so what the scheduler sees and what provisioning accepts agree.
 //   - Requested sizes are rounded up to whole GiB (minimum 1 GiB).

@@ -5,9 +5,17 @@
 // (NotFound for an unknown device class or volume, ResourceExhausted when the pool is short) and
 // a Watch stream that sends the metrics once at start and again after every change.
 //
-// What lvmd gets from LVM is faked: a volume group is a name and a size, a thin pool is carved
-// out of its volume group when the fake starts (size: the group's size less the class's spare,
-// as the sandbox's simulator assumes), and a logical volume is a name, a size and tags.
+// What lvmd gets from LVM is faked: a volume group is a name and a size, and a logical volume is a
+// name, a size and tags. Thin pools follow the sandbox's one thin-pool rule, shared with the
+// simulator (package topolvm, config.go) so that both modes publish the same capacity:
+//   - each thin class's pool spans its volume group less the class's spare-gb, sized again at
+//     every lvmd start (a spare-gb change takes effect at the restart that loads it);
+//   - pools do not take space from the thick classes or from each other.
+//
+// Real LVM differs, and GKE with it: a thin pool is a logical volume carved from the group
+// (lvcreate --type thin-pool) by whoever prepares the node, before lvmd starts, which exits with
+// "thin pool not found" otherwise (lvmd v0.41.0 internal/lvmd/command/lvm.go FindThinPool,
+// called from vgservice.go). TopoLVM creates neither groups nor pools.
 package fakelvmd
 
 import (
@@ -53,16 +61,13 @@ type volumeGroup struct {
 	pools map[string]*thinPool
 }
 
-// used is what the group's thick volumes and thin pools take.
+// used is what the group's thick volumes take (thin pools take nothing: the package comment).
 func (vg *volumeGroup) used() uint64 {
 	var n uint64
 	for _, lv := range vg.lvs {
 		if lv.pool == "" {
 			n += lv.size
 		}
-	}
-	for _, p := range vg.pools {
-		n += p.size
 	}
 	return n
 }
@@ -137,7 +142,7 @@ var ErrVolumeGroupMissing = errors.New("volume group not found")
 
 // New starts an lvmd over the node's disks with lvmd.yaml's device classes and lvcreate-option
 // classes. It fails, as lvmd does at start, when the classes are invalid or name a volume group
-// the node does not have. A thin class's pool is created when missing (see the package comment).
+// the node does not have. A thin class's pool is sized as the package comment says.
 func New(classes []*lvmdtypes.DeviceClass, optionClasses []*lvmdtypes.LvcreateOptionClass, lvm *LVM) (*Server, error) {
 	if err := validate(classes); err != nil {
 		return nil, err
@@ -161,13 +166,11 @@ func New(classes []*lvmdtypes.DeviceClass, optionClasses []*lvmdtypes.LvcreateOp
 			return nil, fmt.Errorf("device class %s: %w: %s", dc.Name, ErrVolumeGroupMissing, dc.VolumeGroup)
 		}
 		if dc.Type == lvmdtypes.TypeThin {
-			if _, ok := vg.pools[dc.ThinPoolConfig.Name]; !ok {
-				size := uint64(0)
-				if f, sp := vg.free(), spare(dc); f > sp {
-					size = f - sp
-				}
-				vg.pools[dc.ThinPoolConfig.Name] = &thinPool{size: size}
+			size := uint64(0)
+			if sp := spare(dc); vg.size > sp {
+				size = vg.size - sp
 			}
+			vg.pools[dc.ThinPoolConfig.Name] = &thinPool{size: size}
 		}
 	}
 	return s, nil

@@ -3,6 +3,7 @@ package fakelvmd
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/topolvm/topolvm/pkg/lvmd/proto"
@@ -103,12 +104,63 @@ func TestThinPoolOverprovision(t *testing.T) {
 	if thin == nil || thin.ThinPool.OverprovisionBytes != 150*gib || thin.ThinPool.SizeBytes != 375*gib {
 		t.Fatalf("thin metrics = %v", thin)
 	}
-	// The thick class on the same group has nothing left: the pool took it.
-	if m.FreeBytes != 0 {
-		t.Fatalf("default (thick) free = %d, want 0", m.FreeBytes)
+	// The pool takes nothing from the thick class on the same group (the sandbox's thin-pool
+	// rule, shared with the simulator): it still sees the group less its spare (10 GiB).
+	if m.FreeBytes != 365*gib {
+		t.Fatalf("default (thick) free = %d, want 365 GiB", m.FreeBytes)
 	}
 	if l, _ := s.GetLVList(ctx, &proto.GetLVListRequest{DeviceClass: "ssd"}); len(l.Volumes) != 0 {
 		t.Fatalf("thick list shows thin volumes: %v", l.Volumes)
+	}
+}
+
+// TestThinPoolsFollowTheSandboxRule: two thin classes on one group each see a pool of the group
+// less their own spare, and a spare-gb change takes effect when lvmd starts again on the same
+// disks, as the simulator publishes it.
+func TestThinPoolsFollowTheSandboxRule(t *testing.T) {
+	t.Parallel()
+	conf := func(spare int) string {
+		return fmt.Sprintf(`device-classes:
+- {name: ssd, volume-group: vg-ssd, default: true}
+- {name: fast, volume-group: vg-ssd, type: thin, spare-gb: %d, thin-pool: {name: pool-fast, overprovision-ratio: 2}}
+- {name: bulk, volume-group: vg-ssd, type: thin, thin-pool: {name: pool-bulk, overprovision-ratio: 4.5}}
+`, spare)
+	}
+	lvm := NewLVM(VolumeGroup{Name: "vg-ssd", Size: 750 * gib})
+	start := func(spare int) *Server {
+		c, err := ParseConfig(conf(spare))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := New(c.DeviceClasses, nil, lvm)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	// free is what Watch reports (topolvm-node's capacity annotation).
+	free := func(s *Server, class string) uint64 {
+		for _, it := range s.Metrics().Items {
+			if it.DeviceClass == class {
+				return it.ThinPool.OverprovisionBytes
+			}
+		}
+		t.Fatalf("no metrics for %s", class)
+		return 0
+	}
+	s := start(10)
+	if got, want := free(s, "fast"), 2*740*gib; got != want {
+		t.Fatalf("fast = %d, want %d", got, want)
+	}
+	if got, want := free(s, "bulk"), uint64(4.5*740)*gib; got != want {
+		t.Fatalf("bulk = %d, want %d (a second pool finds the group as the first did)", got, want)
+	}
+	s = start(50)
+	if got, want := free(s, "fast"), 2*700*gib; got != want {
+		t.Fatalf("fast after spare-gb 50 and a restart = %d, want %d", got, want)
+	}
+	if got, want := free(s, "bulk"), uint64(4.5*740)*gib; got != want {
+		t.Fatalf("bulk after the restart = %d, want %d", got, want)
 	}
 }
 
