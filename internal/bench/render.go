@@ -31,7 +31,7 @@ func (r *Results) Markdown() string {
 	w("The machine is shared (other builds and tests run on the same 2 cores), so absolute times are noisy;")
 	w("the comparisons below are side by side in the same run.")
 	w("")
-	w("## Targets (issue 11)")
+	w("## Targets (issues 11 and 17)")
 	w("")
 	w("| target | measured | holds |")
 	w("|---|---|---|")
@@ -138,14 +138,16 @@ func (r *Results) Markdown() string {
 	w("")
 	w("`olapgke-sandbox up --config` with pool-a of N-5 and pool-b of 5 nodes (KWOK). Ready = DIR/ready exists (all nodes Ready, TopoLVM capacity published). Peak RSS is the process's VmHWM at ready and at the end of that sandbox's plan (and migration) runs. `internal/sandbox/bench/startup.sh` measures the same alone.")
 	w("")
-	w("| nodes | start to ready s | CPU s to ready | Ready nodes | peak RSS at ready MiB | peak RSS at end MiB |")
-	w("|---|---|---|---|---|---|")
+	w("*TopoLVM real* is `up --topolvm real`: TopoLVM v0.41.0's controller and node code, external-provisioner and external-resizer in the olapgke-topolvm child process, one node agent (lvmd fake, topolvm-node, CSI registration) per Local-SSD node, with the world's bring-up delays (lvmd start, CSI registration) at zero and external-provisioner's CSIStorageCapacity client at 500 writes/s (its default, which TopoLVM's chart keeps, is 1/s with a burst of 5: 500 nodes then wait ~8 min for their capacity objects, on GKE too), so the time is what the components cost; ready also waits for every node's CSIStorageCapacity. Its CPU and RSS are the sandbox's plus the child's (the sum of the two peaks). Nothing runs on it after ready, so its end column is read just before it stops.")
+	w("")
+	w("| nodes | TopoLVM | start to ready s | CPU s to ready | Ready nodes | peak RSS at ready MiB | peak RSS at end MiB |")
+	w("|---|---|---|---|---|---|---|")
 	for _, s := range r.Sandboxes {
 		if s.Err != "" {
-			w("| %d | failed: %s | | | | |", s.Nodes, oneLine(s.Err))
+			w("| %d | %s | failed: %s | | | | |", s.Nodes, s.TopoLVM, oneLine(s.Err))
 			continue
 		}
-		w("| %d | %s | %s | %d | %d | %d |", s.Nodes, secs(s.Ready), secs(s.CPU), s.ReadyNodes, s.RSSReadyMiB, s.RSSEndMiB)
+		w("| %d | %s | %s | %s | %d | %d | %d |", s.Nodes, s.TopoLVM, secs(s.Ready), secs(s.CPU), s.ReadyNodes, s.RSSReadyMiB, s.RSSEndMiB)
 	}
 
 	w("")
@@ -257,12 +259,17 @@ func (r *Results) verdicts() [][3]string {
 		if s.Nodes != 500 {
 			continue
 		}
+		// Issue 11's targets for the simulator; issue 17's for TopoLVM's own code.
+		what, memMiB, mem := "sandbox", 1024, "1 GiB"
+		if s.TopoLVM == "real" {
+			what, memMiB, mem = "sandbox with real TopoLVM", 1536, "1.5 GiB"
+		}
 		if s.Err != "" {
-			out = append(out, [3]string{"sandbox ready < 10 s and < 1 GiB at 500 nodes", "failed: " + oneLine(s.Err), yes(false)})
+			out = append(out, [3]string{what + " ready < 10 s and < " + mem + " at 500 nodes", "failed: " + oneLine(s.Err), yes(false)})
 			continue
 		}
-		out = append(out, [3]string{"sandbox start to ready < 10 s at 500 nodes", secs(s.Ready) + " s (CPU " + secs(s.CPU) + " s)", yes(s.Ready < 10*time.Second)})
-		out = append(out, [3]string{"sandbox peak RSS < 1 GiB at 500 nodes", fmt.Sprintf("%d MiB at ready, %d MiB at end", s.RSSReadyMiB, s.RSSEndMiB), yes(s.RSSEndMiB < 1024 && s.RSSReadyMiB < 1024)})
+		out = append(out, [3]string{what + " start to ready < 10 s at 500 nodes", secs(s.Ready) + " s (CPU " + secs(s.CPU) + " s)", yes(s.Ready < 10*time.Second)})
+		out = append(out, [3]string{what + " peak RSS < " + mem + " at 500 nodes", fmt.Sprintf("%d MiB at ready, %d MiB at end", s.RSSReadyMiB, s.RSSEndMiB), yes(s.RSSEndMiB < memMiB && s.RSSReadyMiB < memMiB)})
 	}
 	var worst GoBench
 	var scale []GoBench

@@ -91,7 +91,10 @@ func ParseGoBench(out string) []GoBench {
 
 // SandboxResult is the start-up row for one world.
 type SandboxResult struct {
-	Nodes                  int
+	Nodes int
+	// TopoLVM is the sandbox's TopoLVM: "sim" (the simulator) or "real" (TopoLVM's and
+	// external-provisioner's own code, `up --topolvm real`).
+	TopoLVM                string
 	Ready, CPU             time.Duration
 	ReadyNodes             int
 	RSSReadyMiB, RSSEndMiB int

@@ -8,6 +8,7 @@ package topolvmreal
 import (
 	"context"
 	"fmt"
+	"net/http"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
 	"github.com/topolvm/topolvm"
@@ -18,6 +19,7 @@ import (
 	"github.com/topolvm/topolvm/pkg/runners"
 	"google.golang.org/grpc"
 	storagev1 "k8s.io/api/storage/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -26,6 +28,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -41,15 +44,22 @@ func init() {
 
 // newManager is a controller-runtime manager as TopoLVM's commands build one, without leader
 // election, metrics or health endpoints. Controller names repeat across the per-node managers of
-// one process (each runs TopoLVM's "logicalvolume" controller): name validation is off.
-func newManager(cfg *rest.Config) (ctrl.Manager, error) {
-	return ctrl.NewManager(cfg, ctrl.Options{
+// one process (each runs TopoLVM's "logicalvolume" controller): name validation is off. A node
+// agent's manager uses the process's shared cache (sharedcache.go); topolvm-controller's
+// (shared nil) has its own.
+func newManager(cfg *rest.Config, shared *agentShared) (ctrl.Manager, error) {
+	o := ctrl.Options{
 		Scheme:                 scheme,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 		LeaderElection:         false,
 		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
-	})
+	}
+	if shared != nil {
+		o.MapperProvider = func(*rest.Config, *http.Client) (meta.RESTMapper, error) { return shared.mapper, nil }
+		o.NewCache = func(*rest.Config, cache.Options) (cache.Cache, error) { return shared.view(), nil }
+	}
+	return ctrl.NewManager(cfg, o)
 }
 
 // csiDriverReady is the identity service's readiness, as topolvm-controller's checker: the
@@ -69,7 +79,7 @@ func csiDriverReady(r client.Reader) func() (bool, error) {
 // the node finalizer and PVC reconcilers and the CSI identity and controller services on the unix
 // socket csiSocket. It returns when ctx ends or a component fails.
 func RunController(ctx context.Context, cfg *rest.Config, csiSocket string) error {
-	mgr, err := newManager(cfg)
+	mgr, err := newManager(cfg, nil)
 	if err != nil {
 		return err
 	}

@@ -38,6 +38,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 	"k8s.io/klog/v2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/olapgke/terraform-provider-olapgke/internal/sandbox/topolvmreal/fakelvmd"
 )
@@ -159,6 +160,7 @@ func (a *agent) markReady() { a.readyOnce.Do(func() { close(a.ready) }) }
 
 type nodeAgents struct {
 	cfg    *rest.Config
+	shared *agentShared // the informer cache every agent's manager reads
 	kube   kubernetes.Interface
 	o      NodeOptions
 	nodes  corelisters.NodeLister
@@ -184,7 +186,12 @@ func RunNodes(ctx context.Context, cfg *rest.Config, o NodeOptions) error {
 	if o.RestartBackoff == 0 {
 		o.RestartBackoff = time.Second
 	}
-	kube, err := kubernetes.NewForConfig(cfg)
+	// This client is every node's kubelet (plugin registration, the crash-loop Events) and the
+	// DaemonSet controller's rollout: on a cluster each kubelet has its own (--kube-api-qps 50),
+	// so one client-side limit for all of them would make start-up grow with the node count.
+	kcfg := rest.CopyConfig(cfg)
+	kcfg.QPS, kcfg.Burst = -1, 0
+	kube, err := kubernetes.NewForConfig(kcfg)
 	if err != nil {
 		return err
 	}
@@ -192,11 +199,22 @@ func RunNodes(ctx context.Context, cfg *rest.Config, o NodeOptions) error {
 	inf := factory.Core().V1().Nodes()
 	dsFactory := informers.NewSharedInformerFactoryWithOptions(kube, 0, informers.WithNamespace(o.Namespace))
 	dsInf := dsFactory.Apps().V1().DaemonSets()
+	shared, err := newAgentShared(cfg)
+	if err != nil {
+		return err
+	}
+	sharedCtx, stopShared := context.WithCancel(ctx)
+	sharedDone := make(chan error, 1)
+	go func() { sharedDone <- shared.run(sharedCtx) }()
+	defer func() {
+		stopShared()
+		<-sharedDone
+	}()
 	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: kube.CoreV1().Events("")})
 	defer broadcaster.Shutdown()
 	s := &nodeAgents{
-		cfg: cfg, kube: kube, o: o, nodes: inf.Lister(), agents: map[string]*agent{}, disks: map[string]*disks{},
+		cfg: cfg, shared: shared, kube: kube, o: o, nodes: inf.Lister(), agents: map[string]*agent{}, disks: map[string]*disks{},
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "topolvm-node-agents"}),
 		// The kubelet reports container restarts (here: of the node agent) as Events.
@@ -465,7 +483,16 @@ func (s *nodeAgents) runAgent(ctx context.Context, name string, a *agent) error 
 	defer conn.Close()
 	vgc, lvc := proto.NewVGServiceClient(conn), proto.NewLVServiceClient(conn)
 
-	mgr, err := newManager(s.cfg)
+	// This agent started from the node informer above; the shared cache's own Node informer may
+	// not have seen the Node yet, while a topolvm-node Pod's fresh cache would list it at start
+	// (TopoLVM's metrics exporter and node server fail on a missing Node).
+	if err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		var n corev1.Node
+		return s.shared.cache.Get(ctx, client.ObjectKey{Name: name}, &n) == nil, nil
+	}); err != nil {
+		return fmt.Errorf("node %s not in the shared cache: %w", name, err)
+	}
+	mgr, err := newManager(s.cfg, s.shared)
 	if err != nil {
 		return err
 	}
@@ -486,7 +513,7 @@ func (s *nodeAgents) runAgent(ctx context.Context, name string, a *agent) error 
 		return err
 	}
 	regErr := make(chan error, 1)
-	go func() { regErr <- registerPlugin(ctx, s.kube, name, csiSock, s.o.CSIRegistration) }()
+	go func() { regErr <- registerPlugin(ctx, s.kube, s.nodes, name, csiSock, s.o.CSIRegistration) }()
 	mgrErr := make(chan error, 1)
 	go func() { mgrErr <- mgr.Start(ctx) }()
 	select {
@@ -513,7 +540,7 @@ func (s *nodeAgents) runAgent(ctx context.Context, name string, a *agent) error 
 //
 // delay is the time the registration takes once the plugin serves (node-driver-registrar's start,
 // the kubelet's plugin watcher and its GetInfo/NodeGetInfo calls).
-func registerPlugin(ctx context.Context, kube kubernetes.Interface, node, csiSock string, delay time.Duration) error {
+func registerPlugin(ctx context.Context, kube kubernetes.Interface, nodes corelisters.NodeLister, node, csiSock string, delay time.Duration) error {
 	conn, err := grpc.NewClient("unix:"+csiSock, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		return err
@@ -534,8 +561,9 @@ func registerPlugin(ctx context.Context, kube kubernetes.Interface, node, csiSoc
 		return fmt.Errorf("node plugin on %s did not answer: %w", csiSock, err)
 	}
 	capKey := topolvm.GetCapacityKeyPrefix() + topolvm.DefaultDeviceClassAnnotationName
-	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-		n, err := kube.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+	// From the informer: 500 agents polling the API server would starve the shared client.
+	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+		n, err := nodes.Get(node)
 		if err != nil {
 			return false, nil
 		}

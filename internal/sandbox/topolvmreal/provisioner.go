@@ -31,6 +31,10 @@ type ProvisionerOptions struct {
 	Namespace string
 	// CapacityPollInterval is --capacity-poll-interval (upstream default 1m).
 	CapacityPollInterval time.Duration
+	// CapacityQPS and CapacityBurst are --kube-api-capacity-qps/-burst (upstream defaults 1, 5):
+	// the CSIStorageCapacity client's rate limit.
+	CapacityQPS   float32
+	CapacityBurst int
 	// OperationTimeout is --timeout (upstream default 10s): the CreateVolume deadline.
 	OperationTimeout time.Duration
 }
@@ -43,6 +47,12 @@ type ProvisionerOptions struct {
 func RunProvisioner(ctx context.Context, cfg *rest.Config, o ProvisionerOptions) error {
 	if o.CapacityPollInterval == 0 {
 		o.CapacityPollInterval = time.Minute
+	}
+	if o.CapacityQPS == 0 {
+		o.CapacityQPS = 1
+	}
+	if o.CapacityBurst == 0 {
+		o.CapacityBurst = 5
 	}
 	if o.OperationTimeout == 0 {
 		o.OperationTimeout = 10 * time.Second
@@ -114,7 +124,7 @@ func RunProvisioner(ctx context.Context, cfg *rest.Config, o ProvisionerOptions)
 
 	// Storage capacity tracking (--enable-capacity), central (not per-node) deployment.
 	capConfig := rest.CopyConfig(cfg)
-	capConfig.QPS, capConfig.Burst = 1, 5 // --kube-api-capacity-qps/-burst defaults
+	capConfig.QPS, capConfig.Burst = o.CapacityQPS, o.CapacityBurst
 	capClientset, err := kubernetes.NewForConfig(capConfig)
 	if err != nil {
 		return err

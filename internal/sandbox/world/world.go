@@ -109,6 +109,13 @@ type BringUp struct {
 	// chart: 1m): how often CSIStorageCapacity is refreshed besides after each provisioning and
 	// on topology changes. Default 1m.
 	CapacityPoll *metav1.Duration `json:"capacityPoll,omitempty"`
+	// CapacityQPS and CapacityBurst are external-provisioner's --kube-api-capacity-qps and
+	// --kube-api-capacity-burst: the rate of its CSIStorageCapacity writes (upstream and
+	// TopoLVM's chart, which passes neither: 1 and 5). One object per node and StorageClass, so
+	// a new pool's capacity is published at about one node-StorageClass pair per second after
+	// the first five: 500 nodes and one StorageClass take ~8 min, on GKE as here. Defaults 1, 5.
+	CapacityQPS   *float64 `json:"capacityQPS,omitempty"`
+	CapacityBurst *int     `json:"capacityBurst,omitempty"`
 }
 
 // Defaults of BringUp.
@@ -116,6 +123,8 @@ const (
 	DefaultLvmdStart       = time.Second
 	DefaultCSIRegistration = 500 * time.Millisecond
 	DefaultCapacityPoll    = time.Minute
+	DefaultCapacityQPS     = 1.0
+	DefaultCapacityBurst   = 5
 )
 
 // StorageClass is a TopoLVM StorageClass (provisioner topolvm.io,
@@ -236,6 +245,12 @@ func (w *World) applyDefaults() {
 			*d.f = &metav1.Duration{Duration: d.def}
 		}
 	}
+	if w.TopoLVM.BringUp.CapacityQPS == nil {
+		w.TopoLVM.BringUp.CapacityQPS = ptr(DefaultCapacityQPS)
+	}
+	if w.TopoLVM.BringUp.CapacityBurst == nil {
+		w.TopoLVM.BringUp.CapacityBurst = ptr(DefaultCapacityBurst)
+	}
 	if len(w.TopoLVM.DeviceClasses) == 0 {
 		w.TopoLVM.DeviceClasses = []topolvm.DeviceClass{{Name: topolvm.DefaultDeviceClass, VolumeGroup: topolvm.DefaultVolumeGroup, Default: true}}
 	}
@@ -293,6 +308,12 @@ func (w *World) Validate() error {
 	}
 	if w.TopoLVM.BringUp.CapacityPoll.Duration == 0 {
 		errs = append(errs, errors.New("topolvm.bringUp.capacityPoll must be positive (external-provisioner polls at this interval)"))
+	}
+	if q := *w.TopoLVM.BringUp.CapacityQPS; q <= 0 {
+		errs = append(errs, fmt.Errorf("topolvm.bringUp.capacityQPS %g must be positive (client-go rate limit)", q))
+	}
+	if b := *w.TopoLVM.BringUp.CapacityBurst; b < 1 {
+		errs = append(errs, fmt.Errorf("topolvm.bringUp.capacityBurst %d must be at least 1", b))
 	}
 	if err := topolvm.ValidateDeviceClasses(w.TopoLVM.DeviceClasses); err != nil {
 		errs = append(errs, fmt.Errorf("topolvm.deviceClasses: %w", err))

@@ -34,10 +34,14 @@ func main() {
 		migrate     = flag.Int("migrate", 10, "ordinals to migrate on the first world (0: skip)")
 		runs        = flag.Int("plan-runs", 3, "`terraform plan -refresh=false` runs per cell")
 		planner     = flag.Bool("planner", true, "run the planner Go benchmarks")
+		topolvmBin  = flag.String("topolvm-bin", filepath.Join(root, ".bin/olapgke-topolvm"), "olapgke-topolvm binary: each world also starts once with `up --topolvm real` (empty: skip)")
 		note        = flag.String("note", "", "a sentence to add to the report (e.g. which commit was measured)")
 	)
 	flag.Parse()
-	for _, p := range []*string{sandboxBin, providerDir, kubectl, work} {
+	for _, p := range []*string{sandboxBin, providerDir, kubectl, work, topolvmBin} {
+		if *p == "" {
+			continue
+		}
 		if a, err := filepath.Abs(*p); err == nil {
 			*p = a // terraform runs with -chdir; dev_overrides needs an absolute path
 		}
@@ -57,6 +61,11 @@ func main() {
 	for _, f := range []string{*sandboxBin, filepath.Join(*providerDir, "terraform-provider-olapgke")} {
 		if _, err := os.Stat(f); err != nil {
 			log.Fatalf("%s missing (make bench builds it): %v", f, err)
+		}
+	}
+	if *topolvmBin != "" {
+		if _, err := os.Stat(*topolvmBin); err != nil {
+			log.Fatalf("%s missing (make bench builds it; -topolvm-bin= skips real TopoLVM): %v", *topolvmBin, err)
 		}
 	}
 	if *migrate > 0 {
@@ -89,7 +98,7 @@ func main() {
 		dir := filepath.Join(*work, fmt.Sprintf("nodes-%d", n))
 		_ = os.RemoveAll(dir)
 		logf("sandbox with %d nodes", n)
-		sr := bench.SandboxResult{Nodes: n}
+		sr := bench.SandboxResult{Nodes: n, TopoLVM: "sim"}
 		sb, err := bench.StartSandbox(ctx, *sandboxBin, dir, bench.World(n-5, 5), 15*time.Minute)
 		if err != nil {
 			sr.Err = err.Error()
@@ -118,6 +127,12 @@ func main() {
 		if ctx.Err() != nil {
 			break
 		}
+		if *topolvmBin != "" {
+			res.Sandboxes = append(res.Sandboxes, realTopoLVMStartup(ctx, *sandboxBin, *topolvmBin, filepath.Join(*work, fmt.Sprintf("nodes-%d-real", n)), n, logf))
+			if ctx.Err() != nil {
+				break
+			}
+		}
 	}
 	res.Finished = time.Now()
 	md := res.Markdown()
@@ -128,6 +143,25 @@ func main() {
 		}
 		logf("wrote %s", *out)
 	}
+}
+
+// realTopoLVMStartup starts the world of n nodes with `up --topolvm real` (TopoLVM's own code,
+// external-provisioner, external-resizer in the olapgke-topolvm child) and measures its start-up.
+func realTopoLVMStartup(ctx context.Context, sandboxBin, topolvmBin, dir string, n int, logf func(string, ...any)) bench.SandboxResult {
+	_ = os.RemoveAll(dir)
+	logf("sandbox with %d nodes, real TopoLVM", n)
+	sr := bench.SandboxResult{Nodes: n, TopoLVM: "real"}
+	sb, err := bench.StartSandbox(ctx, sandboxBin, dir, bench.RealTopoLVMWorld(n-5, 5), 15*time.Minute, "--topolvm", "real", "--topolvm-bin", topolvmBin)
+	if err != nil {
+		sr.Err = err.Error()
+		logf("  %v", err)
+		return sr
+	}
+	defer sb.Stop()
+	sr.Ready, sr.CPU, sr.ReadyNodes, sr.RSSReadyMiB = sb.StartToReady, sb.CPUToReady, sb.ReadyNodes, sb.RSSAtReadyMiB
+	sr.RSSEndMiB = sb.PeakRSSMiB()
+	logf("  ready in %s (CPU %s), %d Ready nodes, peak RSS %d MiB (sandbox + olapgke-topolvm)", sb.StartToReady.Round(time.Millisecond), sb.CPUToReady, sb.ReadyNodes, sb.RSSAtReadyMiB)
+	return sr
 }
 
 func ints(s string) ([]int, error) {

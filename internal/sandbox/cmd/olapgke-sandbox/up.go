@@ -624,6 +624,8 @@ func startRealTopoLVM(runCtx context.Context, dir string, cp *controlplane.Contr
 		"--lvmd-start-delay", w.TopoLVM.BringUp.LvmdStart.Duration.String(),
 		"--csi-registration-delay", w.TopoLVM.BringUp.CSIRegistration.Duration.String(),
 		"--capacity-poll-interval", w.TopoLVM.BringUp.CapacityPoll.Duration.String(),
+		"--kube-api-capacity-qps", strconv.FormatFloat(*w.TopoLVM.BringUp.CapacityQPS, 'g', -1, 64),
+		"--kube-api-capacity-burst", strconv.Itoa(*w.TopoLVM.BringUp.CapacityBurst),
 		"--v", strconv.Itoa(f.verbosity))
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }

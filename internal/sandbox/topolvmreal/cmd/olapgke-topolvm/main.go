@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/pprof"
 	"syscall"
 	"time"
 
@@ -35,20 +36,34 @@ func run() error {
 	// Own flag set: controller-runtime registers --kubeconfig on flag.CommandLine.
 	fs := flag.NewFlagSet("olapgke-topolvm", flag.ExitOnError)
 	var (
-		kubeconfig   = fs.String("kubeconfig", os.Getenv("KUBECONFIG"), "kubeconfig of the cluster (the sandbox's admin kubeconfig)")
-		namespace    = fs.String("namespace", "topolvm-system", "TopoLVM's namespace: the lvmd ConfigMap and the CSIStorageCapacity objects")
-		configMap    = fs.String("configmap", "topolvm-lvmd-0", "the lvmd ConfigMap")
-		key          = fs.String("key", "lvmd.yaml", "the lvmd ConfigMap's key")
-		socketDir    = fs.String("socket-dir", "", "directory for the CSI and lvmd unix sockets (default: a new temporary directory)")
-		capacityPoll = fs.Duration("capacity-poll-interval", time.Minute, "external-provisioner's --capacity-poll-interval")
-		timeout      = fs.Duration("timeout", 10*time.Second, "external-provisioner's --timeout (CreateVolume deadline)")
-		lvmdStart    = fs.Duration("lvmd-start-delay", 0, "per node: time from the node agent's start (its DaemonSet Pod) until lvmd serves")
-		csiReg       = fs.Duration("csi-registration-delay", 0, "per node: time from the node plugin serving until the kubelet registered it (topology label, CSINode)")
-		verbosity    = fs.String("v", "0", "klog verbosity")
+		kubeconfig    = fs.String("kubeconfig", os.Getenv("KUBECONFIG"), "kubeconfig of the cluster (the sandbox's admin kubeconfig)")
+		namespace     = fs.String("namespace", "topolvm-system", "TopoLVM's namespace: the lvmd ConfigMap and the CSIStorageCapacity objects")
+		configMap     = fs.String("configmap", "topolvm-lvmd-0", "the lvmd ConfigMap")
+		key           = fs.String("key", "lvmd.yaml", "the lvmd ConfigMap's key")
+		socketDir     = fs.String("socket-dir", "", "directory for the CSI and lvmd unix sockets (default: a new temporary directory)")
+		capacityPoll  = fs.Duration("capacity-poll-interval", time.Minute, "external-provisioner's --capacity-poll-interval")
+		capacityQPS   = fs.Float64("kube-api-capacity-qps", 1, "external-provisioner's --kube-api-capacity-qps (rate of CSIStorageCapacity writes)")
+		capacityBurst = fs.Int("kube-api-capacity-burst", 5, "external-provisioner's --kube-api-capacity-burst")
+		timeout       = fs.Duration("timeout", 10*time.Second, "external-provisioner's --timeout (CreateVolume deadline)")
+		lvmdStart     = fs.Duration("lvmd-start-delay", 0, "per node: time from the node agent's start (its DaemonSet Pod) until lvmd serves")
+		csiReg        = fs.Duration("csi-registration-delay", 0, "per node: time from the node plugin serving until the kubelet registered it (topology label, CSINode)")
+		verbosity     = fs.String("v", "0", "klog verbosity")
+		cpuProfile    = fs.String("cpuprofile", os.Getenv("OLAPGKE_TOPOLVM_CPUPROFILE"), "write a CPU profile (go tool pprof) to this file until exit (default $OLAPGKE_TOPOLVM_CPUPROFILE)")
 	)
 	_ = fs.Parse(os.Args[1:])
 	_ = kfs.Set("v", *verbosity)
 	ctrl.SetLogger(klog.NewKlogr())
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	if *kubeconfig == "" {
 		return fmt.Errorf("--kubeconfig is required")
 	}
@@ -82,6 +97,7 @@ func run() error {
 		return wrap("csi-provisioner", topolvmreal.RunProvisioner(ctx, cfg, topolvmreal.ProvisionerOptions{
 			CSIAddress: "unix://" + controllerSock, Namespace: *namespace,
 			CapacityPollInterval: *capacityPoll, OperationTimeout: *timeout,
+			CapacityQPS: float32(*capacityQPS), CapacityBurst: *capacityBurst,
 		}))
 	})
 	g.Go(func() error {
