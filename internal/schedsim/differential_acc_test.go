@@ -75,6 +75,11 @@ func generate(id int, seed int64) *genWorld {
 				Allocatable: corev1.ResourceList{corev1.ResourceCPU: q(cpu), corev1.ResourceMemory: q(mem), corev1.ResourcePods: q("110")},
 				Capacity:    corev1.ResourceList{corev1.ResourceCPU: q(cpu), corev1.ResourceMemory: q(mem), corev1.ResourcePods: q("110")},
 			}}
+		if n.Annotations["sandbox.olapgke.io/local-nvme-ssd-count"] != "0" {
+			// GKE labels nodes with raw-block Local SSDs; TopoLVM's DaemonSets select them by it
+			// (`up --topolvm real` starts node agents only there; the simulator reads the count).
+			n.Labels["cloud.google.com/gke-local-nvme-ssd"] = "true"
+		}
 		if rng.Intn(5) == 0 {
 			n.Spec.Taints = []corev1.Taint{{Key: "diff-dedicated", Value: "x", Effect: corev1.TaintEffectNoSchedule}}
 		}

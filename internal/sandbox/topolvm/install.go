@@ -214,11 +214,12 @@ func installDaemonSet(ctx context.Context, kube kubernetes.Interface, o InstallO
 				ObjectMeta: metav1.ObjectMeta{Labels: labels},
 				Spec: corev1.PodSpec{
 					NodeSelector: map[string]string{"cloud.google.com/gke-local-nvme-ssd": "true"},
-					// As examples/topolvm-gke/topolvm-values.yaml: lvmd runs on a node still
-					// carrying the startup taint (crash-looping until the bootstrap created the
-					// volume group), so it is up when the taint goes. `up --topolvm real` judges
-					// where the agents run by these tolerations.
-					Tolerations: []corev1.Toleration{{Key: StartupTaintKey, Operator: corev1.TolerationOpEqual, Value: "true", Effect: corev1.TaintEffectNoSchedule}},
+					// As examples/topolvm-gke/topolvm-values.yaml: every taint, so lvmd runs
+					// wherever a historical may land (pools with taints of their own) and on a
+					// node still carrying the startup taint (crash-looping until the bootstrap
+					// created the volume group), so it is up when the taint goes. `up --topolvm
+					// real` judges where the agents run by these tolerations.
+					Tolerations: []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
 					Containers: []corev1.Container{{
 						Name:    "lvmd",
 						Image:   "sandbox.invalid/topolvm/topolvm-with-sidecar:placeholder",
