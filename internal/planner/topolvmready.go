@@ -12,7 +12,6 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 )
 
 // A node becomes usable for TopoLVM volumes in stages, none of which the scheduler waits for:
@@ -133,22 +132,9 @@ func (ix *Index) driverTracksCapacity() bool {
 	return false
 }
 
+// capacityPublished reports whether some CSIStorageCapacity of sc selects n.
 func (ix *Index) capacityPublished(n *corev1.Node, sc string) bool {
-	for _, c := range ix.caps[sc] {
-		if capacitySelects(c, n) {
-			return true
-		}
-	}
-	return false
-}
-
-// capacitySelects reports whether a CSIStorageCapacity's node topology selects node n.
-func capacitySelects(c *storagev1.CSIStorageCapacity, n *corev1.Node) bool {
-	if c.NodeTopology == nil {
-		return false
-	}
-	sel, err := metav1.LabelSelectorAsSelector(c.NodeTopology)
-	return err == nil && sel.Matches(labels.Set(n.Labels))
+	return len(ix.capacitiesSelecting(n, sc)) > 0
 }
 
 // claimStorageClasses are the StorageClasses of the node-local claims a move recreates.
@@ -283,8 +269,12 @@ func assumeTopoLVMReady(s *Snapshot, pending []NodeWait, scs []string) *Snapshot
 			if !loaded {
 				// lvmd has not loaded the class: what external-provisioner published for it
 				// (0) says nothing yet.
+				selecting := map[string]bool{}
+				for _, pub := range ix.capacitiesSelecting(n, sc) {
+					selecting[pub.Namespace+"/"+pub.Name] = true
+				}
 				c.Capacities = slices.DeleteFunc(c.Capacities, func(pub storagev1.CSIStorageCapacity) bool {
-					return pub.StorageClassName == sc && capacitySelects(&pub, n)
+					return selecting[pub.Namespace+"/"+pub.Name]
 				})
 			}
 			if !loaded || !ix.capacityPublished(n, sc) {
