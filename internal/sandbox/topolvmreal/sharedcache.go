@@ -3,7 +3,6 @@ package topolvmreal
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"sync"
 	"time"
 
@@ -16,15 +15,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 )
 
-// agentShared is what every node agent's manager of one process shares: the HTTP client, the
-// REST mapper and one informer cache. On a cluster each topolvm-node Pod has a manager with its
+// agentShared is what every node agent's manager of one process shares: the REST mapper and one
+// informer cache. On a cluster each topolvm-node Pod has a manager with its
 // own cache of every Node, LogicalVolume and PersistentVolume (TopoLVM v0.41.0
 // cmd/topolvm-node/app/run.go: default cache options, nothing filtered per node), so each agent
 // sees exactly what the shared cache holds; in one process N copies cost N watches per kind and
 // N copies of every object, which does not reach 500 nodes. controller-runtime has no way to
 // share one cache between managers (a manager starts the cache it was given), hence agentCache.
 type agentShared struct {
-	http   *http.Client
 	mapper meta.RESTMapper
 	cache  cache.Cache
 
@@ -46,7 +44,7 @@ func newAgentShared(cfg *rest.Config) (*agentShared, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &agentShared{http: hc, mapper: mapper, cache: c}, nil
+	return &agentShared{mapper: mapper, cache: c}, nil
 }
 
 // run runs the shared cache's informers until ctx ends.

@@ -51,14 +51,18 @@ type logicalVolume struct {
 	pool  string // thin pool name; "" for a thick volume
 }
 
-type thinPool struct {
-	size uint64 // physical data size
+type volumeGroup struct {
+	size uint64
+	lvs  map[string]*logicalVolume
 }
 
-type volumeGroup struct {
-	size  uint64
-	lvs   map[string]*logicalVolume
-	pools map[string]*thinPool
+// thinPoolSize is the data size of thin class dc's pool on vg: the group less the class's spare
+// (the package comment's thin-pool rule).
+func thinPoolSize(vg *volumeGroup, dc *lvmdtypes.DeviceClass) uint64 {
+	if sp := spare(dc); vg.size > sp {
+		return vg.size - sp
+	}
+	return 0
 }
 
 // used is what the group's thick volumes take (thin pools take nothing: the package comment).
@@ -90,7 +94,7 @@ func (vg *volumeGroup) virtual(pool string) uint64 {
 	return n
 }
 
-// LVM is a node's disks as LVM sees them: its volume groups, thin pools and logical volumes. It
+// LVM is a node's disks as LVM sees them: its volume groups and logical volumes. It
 // outlives an lvmd (a restarted lvmd finds the volumes it created) and goes with the node.
 type LVM struct {
 	mu        sync.Mutex
@@ -103,7 +107,7 @@ type LVM struct {
 func NewLVM(vgs ...VolumeGroup) *LVM {
 	l := &LVM{vgs: map[string]*volumeGroup{}}
 	for _, vg := range vgs {
-		l.vgs[vg.Name] = &volumeGroup{size: vg.Size, lvs: map[string]*logicalVolume{}, pools: map[string]*thinPool{}}
+		l.vgs[vg.Name] = &volumeGroup{size: vg.Size, lvs: map[string]*logicalVolume{}}
 	}
 	return l
 }
@@ -116,7 +120,7 @@ func (l *LVM) CreateVolumeGroup(vg VolumeGroup) bool {
 	if _, ok := l.vgs[vg.Name]; ok {
 		return false
 	}
-	l.vgs[vg.Name] = &volumeGroup{size: vg.Size, lvs: map[string]*logicalVolume{}, pools: map[string]*thinPool{}}
+	l.vgs[vg.Name] = &volumeGroup{size: vg.Size, lvs: map[string]*logicalVolume{}}
 	return true
 }
 
@@ -161,16 +165,8 @@ func New(classes []*lvmdtypes.DeviceClass, optionClasses []*lvmdtypes.LvcreateOp
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, dc := range classes {
-		vg, ok := s.vgs[dc.VolumeGroup]
-		if !ok {
+		if _, ok := s.vgs[dc.VolumeGroup]; !ok {
 			return nil, fmt.Errorf("device class %s: %w: %s", dc.Name, ErrVolumeGroupMissing, dc.VolumeGroup)
-		}
-		if dc.Type == lvmdtypes.TypeThin {
-			size := uint64(0)
-			if sp := spare(dc); vg.size > sp {
-				size = vg.size - sp
-			}
-			vg.pools[dc.ThinPoolConfig.Name] = &thinPool{size: size}
 		}
 	}
 	return s, nil
@@ -240,8 +236,7 @@ func (s *Server) poolFree(dc *lvmdtypes.DeviceClass) uint64 {
 	if dc.Type != lvmdtypes.TypeThin {
 		return vg.free()
 	}
-	p := vg.pools[dc.ThinPoolConfig.Name]
-	virtualSize := uint64(math.Floor(dc.ThinPoolConfig.OverprovisionRatio * float64(p.size)))
+	virtualSize := uint64(math.Floor(dc.ThinPoolConfig.OverprovisionRatio * float64(thinPoolSize(vg, dc))))
 	if v := vg.virtual(dc.ThinPoolConfig.Name); v < virtualSize {
 		return virtualSize - v
 	}
@@ -416,7 +411,6 @@ func (s *Server) Metrics() *proto.WatchResponse {
 		vg := s.vgs[dc.VolumeGroup]
 		vgFree := vg.free()
 		if dc.Type == lvmdtypes.TypeThin {
-			p := vg.pools[dc.ThinPoolConfig.Name]
 			opb := s.poolFree(dc)
 			if dc.Default {
 				res.FreeBytes = opb
@@ -424,7 +418,7 @@ func (s *Server) Metrics() *proto.WatchResponse {
 			res.Items = append(res.Items, &proto.WatchItem{
 				DeviceClass: dc.Name, FreeBytes: vgFree, SizeBytes: vg.size,
 				// No data is ever written to a fake volume: data and metadata percent stay 0.
-				ThinPool: &proto.ThinPoolItem{OverprovisionBytes: opb, SizeBytes: p.size},
+				ThinPool: &proto.ThinPoolItem{OverprovisionBytes: opb, SizeBytes: thinPoolSize(vg, dc)},
 			})
 			continue
 		}
