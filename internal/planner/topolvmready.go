@@ -210,8 +210,10 @@ func (v *Migration) topoLVMWait(steps []Move, claims []string, problems []Migrat
 	return pending
 }
 
-// unlimitedCapacity stands for a capacity not published yet in assumeTopoLVMReady.
-var unlimitedCapacity = resource.MustParse("1Ei")
+// unlimitedCapacity stands for a capacity not published yet in assumeTopoLVMReady. It is a
+// new Quantity per call, not a package variable: Quantity.String caches its text in the
+// value (pointer receiver), so a shared one is written by concurrent plans.
+func unlimitedCapacity() resource.Quantity { return resource.MustParse("1Ei") }
 
 // assumeTopoLVMReady is s with TopoLVM ready on the pending nodes: start-up taint removed,
 // topology label set, driver in their CSINode, and CSIStorageCapacity without limit for each
@@ -278,7 +280,7 @@ func assumeTopoLVMReady(s *Snapshot, pending []NodeWait, scs []string) *Snapshot
 				})
 			}
 			if !loaded || !ix.capacityPublished(n, sc) {
-				q := unlimitedCapacity.DeepCopy()
+				q := unlimitedCapacity()
 				c.Capacities = append(c.Capacities, storagev1.CSIStorageCapacity{
 					ObjectMeta:       metav1.ObjectMeta{Name: fmt.Sprintf("olapgke-assumed-%s-%s", sc, name)},
 					NodeTopology:     &metav1.LabelSelector{MatchLabels: map[string]string{stsutil.LabelTopoLVMNode: n.Labels[stsutil.LabelTopoLVMNode]}},
@@ -290,7 +292,8 @@ func assumeTopoLVMReady(s *Snapshot, pending []NodeWait, scs []string) *Snapshot
 				if n.Annotations == nil {
 					n.Annotations = map[string]string{}
 				}
-				n.Annotations[key] = unlimitedCapacity.String()
+				q := unlimitedCapacity()
+				n.Annotations[key] = q.String()
 			}
 		}
 	}

@@ -3,6 +3,7 @@ package planner
 import (
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -241,4 +242,37 @@ func movesOf(p MigrationPlan) []int32 {
 		out = append(out, m.Ordinal)
 	}
 	return out
+}
+
+// TestTopoLVMWaitPlansConcurrently plans fresh-pool migrations from several goroutines at once,
+// as parallel applies in one provider process do. Under -race (make test-race) it fails when
+// the TopoLVM-ready assumption writes shared state (once: a package-level Quantity whose
+// String caches its text).
+func TestTopoLVMWaitPlansConcurrently(t *testing.T) {
+	const n = 4
+	worlds := make([]*Snapshot, n)
+	for i := range worlds {
+		w := newMigWorld(3, "pool-a")
+		w.switchTemplate("pool-b")
+		freshPoolB(w, true)
+		worlds[i] = w.final()
+	}
+	start := make(chan struct{})
+	waits := make([]int, n)
+	var wg sync.WaitGroup
+	for i := range worlds {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			waits[i] = len(NewMigration(worlds[i]).Plan(MigrationOptions{Order: OrderDescending, MaxUnavailable: 1}).TopoLVMWaits)
+		}()
+	}
+	close(start)
+	wg.Wait()
+	for i, w := range waits {
+		if w != 3 {
+			t.Errorf("plan %d: %d TopoLVM waits, want 3", i, w)
+		}
+	}
 }
