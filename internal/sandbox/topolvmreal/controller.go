@@ -18,6 +18,7 @@ import (
 	"github.com/topolvm/topolvm/pkg/driver"
 	"github.com/topolvm/topolvm/pkg/runners"
 	"google.golang.org/grpc"
+	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -55,11 +56,31 @@ func newManager(cfg *rest.Config, shared *agentShared) (ctrl.Manager, error) {
 		LeaderElection:         false,
 		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
 	}
+	if shared == nil {
+		o.Cache = controllerCacheOptions()
+	}
 	if shared != nil {
 		o.MapperProvider = func(*rest.Config, *http.Client) (meta.RESTMapper, error) { return shared.mapper, nil }
 		o.NewCache = func(*rest.Config, cache.Options) (cache.Cache, error) { return shared.view(), nil }
 	}
 	return ctrl.NewManager(cfg, o)
+}
+
+// controllerCacheOptions tune topolvm-controller's cache for one process serving a whole world,
+// without changing what TopoLVM's code reads (its cmd/topolvm-controller sets none of them):
+//   - managed fields are dropped from cached objects: nothing in TopoLVM reads them, and they are
+//     most of a Node's metadata;
+//   - Node reads are not deep-copied. external-provisioner asks GetCapacity once per node and
+//     StorageClass, and TopoLVM's answer (internal/driver/internal/k8s node_service.go
+//     GetCapacityByTopologyLabel) lists every Node's metadata, so each round copied N^2 objects
+//     (the largest CPU cost of a 500-node start-up). TopoLVM's readers of Node metadata (that
+//     lookup, GetTotalCapacity, GetMaxCapacity, the node finalizer's reconciler) read the listed
+//     objects or patch a DeepCopy of them, never write them: sharing the cache's copy is safe.
+func controllerCacheOptions() cache.Options {
+	return cache.Options{
+		DefaultTransform: cache.TransformStripManagedFields(),
+		ByObject:         map[client.Object]cache.ByObject{&corev1.Node{}: {UnsafeDisableDeepCopy: ptr.To(true)}},
+	}
 }
 
 // csiDriverReady is the identity service's readiness, as topolvm-controller's checker: the

@@ -472,9 +472,6 @@ func (s *nodeAgents) runAgent(ctx context.Context, name string, a *agent) error 
 	proto.RegisterLVServiceServer(lvmdSrv, lvmd)
 	go func() { _ = lvmdSrv.Serve(l) }()
 	defer lvmdSrv.Stop()
-	if err := s.recordConfigHash(ctx, name, text); err != nil {
-		return err
-	}
 
 	conn, err := grpc.NewClient("unix:"+lvmdSock, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
@@ -513,7 +510,9 @@ func (s *nodeAgents) runAgent(ctx context.Context, name string, a *agent) error 
 		return err
 	}
 	regErr := make(chan error, 1)
-	go func() { regErr <- registerPlugin(ctx, s.kube, s.nodes, name, csiSock, s.o.CSIRegistration) }()
+	go func() {
+		regErr <- registerPlugin(ctx, s.kube, s.nodes, name, csiSock, s.o.CSIRegistration, configHash(text))
+	}()
 	mgrErr := make(chan error, 1)
 	go func() { mgrErr <- mgr.Start(ctx) }()
 	select {
@@ -539,8 +538,10 @@ func (s *nodeAgents) runAgent(ctx context.Context, name string, a *agent) error 
 // next capacity poll).
 //
 // delay is the time the registration takes once the plugin serves (node-driver-registrar's start,
-// the kubelet's plugin watcher and its GetInfo/NodeGetInfo calls).
-func registerPlugin(ctx context.Context, kube kubernetes.Interface, nodes corelisters.NodeLister, node, csiSock string, delay time.Duration) error {
+// the kubelet's plugin watcher and its GetInfo/NodeGetInfo calls). The same Node update records
+// configHash (AnnLVMDConfigHash, the configuration this lvmd loaded): one write per agent start
+// instead of two, as the API server absorbs every node's writes at once when a world starts.
+func registerPlugin(ctx context.Context, kube kubernetes.Interface, nodes corelisters.NodeLister, node, csiSock string, delay time.Duration, configHash string) error {
 	conn, err := grpc.NewClient("unix:"+csiSock, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		return err
@@ -581,42 +582,64 @@ func registerPlugin(ctx context.Context, kube kubernetes.Interface, nodes coreli
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
-	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		n, err := kube.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+	var uid types.UID
+	fresh := false // the first try updates the informer's copy; a conflict reads the Node again
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		n, err := nodes.Get(node)
+		if fresh || err != nil {
+			n, err = kube.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+		}
+		fresh = true
 		if err != nil {
 			return err
 		}
+		uid = n.UID
+		n = n.DeepCopy()
 		changed := false
-		for k, v := range info.GetAccessibleTopology().GetSegments() {
-			if n.Labels[k] != v {
-				if n.Labels == nil {
-					n.Labels = map[string]string{}
+		set := func(m *map[string]string, k, v string) {
+			if (*m)[k] != v {
+				if *m == nil {
+					*m = map[string]string{}
 				}
-				n.Labels[k] = v
+				(*m)[k] = v
 				changed = true
 			}
 		}
+		for k, v := range info.GetAccessibleTopology().GetSegments() {
+			set(&n.Labels, k, v)
+		}
+		set(&n.Annotations, AnnLVMDConfigHash, configHash)
 		if changed {
-			if n, err = kube.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{}); err != nil {
-				return err
-			}
+			_, err = kube.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{})
 		}
-		want := storagev1.CSINodeDriver{Name: driverName, NodeID: info.GetNodeId(), TopologyKeys: keys}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return registerCSINode(ctx, kube, node, uid, storagev1.CSINodeDriver{Name: driverName, NodeID: info.GetNodeId(), TopologyKeys: keys})
+}
+
+// registerCSINode adds (or updates) the driver in the node's CSINode object, as the kubelet's
+// CSI plugin registration does; it creates the object (owned by the Node) first, as a node's
+// first registration finds none.
+func registerCSINode(ctx context.Context, kube kubernetes.Interface, node string, uid types.UID, want storagev1.CSINodeDriver) error {
+	_, err := kube.StorageV1().CSINodes().Create(ctx, &storagev1.CSINode{
+		ObjectMeta: metav1.ObjectMeta{Name: node, OwnerReferences: []metav1.OwnerReference{{
+			APIVersion: "v1", Kind: "Node", Name: node, UID: uid,
+		}}},
+		Spec: storagev1.CSINodeSpec{Drivers: []storagev1.CSINodeDriver{want}},
+	}, metav1.CreateOptions{})
+	if !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		cn, err := kube.StorageV1().CSINodes().Get(ctx, node, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			_, err = kube.StorageV1().CSINodes().Create(ctx, &storagev1.CSINode{
-				ObjectMeta: metav1.ObjectMeta{Name: node, OwnerReferences: []metav1.OwnerReference{{
-					APIVersion: "v1", Kind: "Node", Name: n.Name, UID: n.UID,
-				}}},
-				Spec: storagev1.CSINodeSpec{Drivers: []storagev1.CSINodeDriver{want}},
-			}, metav1.CreateOptions{})
-			return err
-		}
 		if err != nil {
 			return err
 		}
-		i := slices.IndexFunc(cn.Spec.Drivers, func(d storagev1.CSINodeDriver) bool { return d.Name == driverName })
-		if i >= 0 && cn.Spec.Drivers[i].NodeID == want.NodeID && slices.Equal(cn.Spec.Drivers[i].TopologyKeys, keys) {
+		i := slices.IndexFunc(cn.Spec.Drivers, func(d storagev1.CSINodeDriver) bool { return d.Name == want.Name })
+		if i >= 0 && cn.Spec.Drivers[i].NodeID == want.NodeID && slices.Equal(cn.Spec.Drivers[i].TopologyKeys, want.TopologyKeys) {
 			return nil
 		}
 		if i >= 0 {

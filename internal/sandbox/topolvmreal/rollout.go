@@ -5,13 +5,12 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"k8s.io/apimachinery/pkg/api/equality"
 	"slices"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/equality"
+
 	appsv1 "k8s.io/api/apps/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 )
@@ -152,11 +151,9 @@ func isClosed(ch chan struct{}) bool {
 	}
 }
 
-// recordConfigHash writes AnnLVMDConfigHash on the node: the sha256 of the lvmd.yaml text its
-// lvmd loaded (the same hash restart_lvmd computes from the ConfigMap).
-func (s *nodeAgents) recordConfigHash(ctx context.Context, node, text string) error {
+// configHash is AnnLVMDConfigHash's value for the lvmd.yaml text an lvmd loaded: its sha256
+// (the same hash restart_lvmd computes from the ConfigMap).
+func configHash(text string) string {
 	sum := sha256.Sum256([]byte(text))
-	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{AnnLVMDConfigHash: hex.EncodeToString(sum[:])}}})
-	_, err := s.kube.CoreV1().Nodes().Patch(ctx, node, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: "olapgke-sandbox"})
-	return err
+	return hex.EncodeToString(sum[:])
 }

@@ -40,7 +40,9 @@ func newAgentShared(cfg *rest.Config) (*agentShared, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := cache.New(cfg, cache.Options{HTTPClient: hc, Scheme: scheme, Mapper: mapper})
+	c, err := cache.New(cfg, cache.Options{HTTPClient: hc, Scheme: scheme, Mapper: mapper,
+		// Nothing in topolvm-node reads managed fields, most of a Node's metadata: not cached.
+		DefaultTransform: cache.TransformStripManagedFields()})
 	if err != nil {
 		return nil, err
 	}

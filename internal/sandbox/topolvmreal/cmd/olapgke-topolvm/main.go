@@ -40,7 +40,7 @@ func run() error {
 		namespace     = fs.String("namespace", "topolvm-system", "TopoLVM's namespace: the lvmd ConfigMap and the CSIStorageCapacity objects")
 		configMap     = fs.String("configmap", "topolvm-lvmd-0", "the lvmd ConfigMap")
 		key           = fs.String("key", "lvmd.yaml", "the lvmd ConfigMap's key")
-		socketDir     = fs.String("socket-dir", "", "directory for the CSI and lvmd unix sockets (default: a new temporary directory)")
+		socketDir     = fs.String("socket-dir", "", "directory for the CSI and lvmd unix sockets (default: a new directory in /dev/shm, else in $TMPDIR)")
 		capacityPoll  = fs.Duration("capacity-poll-interval", time.Minute, "external-provisioner's --capacity-poll-interval")
 		capacityQPS   = fs.Float64("kube-api-capacity-qps", 1, "external-provisioner's --kube-api-capacity-qps (rate of CSIStorageCapacity writes)")
 		capacityBurst = fs.Int("kube-api-capacity-burst", 5, "external-provisioner's --kube-api-capacity-burst")
@@ -73,8 +73,13 @@ func run() error {
 	}
 	cfg.QPS, cfg.Burst = 50, 100
 	if *socketDir == "" {
-		// unix socket paths are limited to 108 bytes: keep the directory short.
-		d, err := os.MkdirTemp("", "otl-")
+		// unix socket paths are limited to 108 bytes: keep the directory short. A tmpfs
+		// (/dev/shm) when there is one: 500 node agents create a directory and two sockets
+		// each at start, ~35x slower on this machine's ext4 /tmp (~0.8 s of a 500-node start-up).
+		d, err := os.MkdirTemp("/dev/shm", "otl-")
+		if err != nil {
+			d, err = os.MkdirTemp("", "otl-")
+		}
 		if err != nil {
 			return err
 		}
