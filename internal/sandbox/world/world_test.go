@@ -31,6 +31,9 @@ func TestDefault(t *testing.T) {
 	if len(w.StorageClasses) != 1 || w.StorageClasses[0].Name != "topolvm-provisioner" {
 		t.Errorf("default storage classes: %+v", w.StorageClasses)
 	}
+	if b := w.TopoLVM.BringUp; b.CapacityQPS == nil || *b.CapacityQPS != 1 || b.CapacityBurst == nil || *b.CapacityBurst != 5 {
+		t.Errorf("default capacity client %v/%v, want external-provisioner's 1/5", b.CapacityQPS, b.CapacityBurst)
+	}
 	if err := w.Validate(); err != nil {
 		t.Errorf("default world invalid: %v", err)
 	}
@@ -99,6 +102,18 @@ func TestParse(t *testing.T) {
 				}
 			},
 		},
+		"capacity client defaults and overrides": {
+			yaml: "topolvm:\n  bringUp: {capacityQPS: 2.5}\n",
+			check: func(t *testing.T, w *World) {
+				b := w.TopoLVM.BringUp
+				if *b.CapacityQPS != 2.5 || *b.CapacityBurst != DefaultCapacityBurst {
+					t.Errorf("capacity client %v/%v, want 2.5/%d", *b.CapacityQPS, *b.CapacityBurst, DefaultCapacityBurst)
+				}
+			},
+		},
+		"zero capacity QPS":           {yaml: "topolvm:\n  bringUp: {capacityQPS: 0}\n", wantErr: "capacityQPS 0 must be positive"},
+		"negative capacity QPS":       {yaml: "topolvm:\n  bringUp: {capacityQPS: -1}\n", wantErr: "capacityQPS -1 must be positive"},
+		"zero capacity burst":         {yaml: "topolvm:\n  bringUp: {capacityBurst: 0}\n", wantErr: "capacityBurst 0 must be at least 1"},
 		"negative bring-up delay":     {yaml: "topolvm:\n  bringUp: {csiRegistration: -1s}\n", wantErr: "topolvm.bringUp.csiRegistration -1s is negative"},
 		"zero capacity poll":          {yaml: "topolvm:\n  bringUp: {capacityPoll: 0s}\n", wantErr: "capacityPoll must be positive"},
 		"bad release channel":         {yaml: "clusters:\n- name: c\n  releaseChannel: BETA\n", wantErr: `releaseChannel "BETA" is not one of`},
