@@ -75,15 +75,31 @@ func ensurePool(t *testing.T, env *acctest.Env, name string, nodes int32) {
 		if err != nil || len(ns.Items) < int(nodes) {
 			return false, err
 		}
+		// The scheduler and the plan read CSIStorageCapacity, which real TopoLVM publishes
+		// after the node's annotation and CSI registration: until then the plan waits for
+		// TopoLVM instead of judging capacity.
+		caps, err := env.Kube.StorageV1().CSIStorageCapacities(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err
+		}
+		published := map[string]bool{}
+		for _, c := range caps.Items {
+			if c.NodeTopology != nil && c.Capacity != nil {
+				published[c.NodeTopology.MatchLabels[stsutil.LabelTopoLVMNode]] = true
+			}
+		}
 		for _, n := range ns.Items {
 			if !nodeReady(&n) || n.Spec.Unschedulable || !hasCapacity(&n) {
+				return false, nil
+			}
+			if v := n.Labels[stsutil.LabelTopoLVMNode]; v == "" || !published[v] {
 				return false, nil
 			}
 		}
 		return true, nil
 	})
 	if err != nil {
-		t.Fatalf("nodes of pool %s not Ready with TopoLVM capacity: %v", name, err)
+		t.Fatalf("nodes of pool %s not Ready with TopoLVM capacity published: %v", name, err)
 	}
 }
 
