@@ -67,7 +67,10 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "sandboxtest:", err)
 		return 1
 	}
-	cmd := exec.Command(bin, "up", "--state-dir", stateDir, "--config", cfg)
+	// The package's sandbox is the simulator whatever $OLAPGKE_SANDBOX_TOPOLVM says (make
+	// testacc-topolvm-real sets it to real): the differential test and the real-TopoLVM tests
+	// compare their own `up --topolvm real` sandboxes with it.
+	cmd := exec.Command(bin, "up", "--state-dir", stateDir, "--config", cfg, "--topolvm", "sim")
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
 	if err := cmd.Start(); err != nil {
