@@ -58,8 +58,7 @@ func newManager(cfg *rest.Config, shared *agentShared) (ctrl.Manager, error) {
 	}
 	if shared == nil {
 		o.Cache = controllerCacheOptions()
-	}
-	if shared != nil {
+	} else {
 		o.MapperProvider = func(*rest.Config, *http.Client) (meta.RESTMapper, error) { return shared.mapper, nil }
 		o.NewCache = func(*rest.Config, cache.Options) (cache.Cache, error) { return shared.view(), nil }
 	}
