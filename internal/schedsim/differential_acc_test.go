@@ -18,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 
 	"github.com/olapgke/terraform-provider-olapgke/internal/acctest"
@@ -345,7 +346,15 @@ func outcome(ctx context.Context, kube kubernetes.Interface, name string) (node,
 
 func TestAccSchedulerDifferential(t *testing.T) {
 	env := acctest.Sandbox(t)
-	kube := env.Kube
+	// Settling a batch reads every world's nodes, Pods and claims one by one on each poll (about
+	// 150 GETs for 25 worlds): at client-go's default 5 QPS one poll took ~30 s, and a slow
+	// machine ran the 2-minute settle out (a CI failure). The limit is the test's own client's.
+	cfg := rest.CopyConfig(env.REST)
+	cfg.QPS, cfg.Burst = 200, 400
+	kube, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
 	ctx := t.Context()
 	if _, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: diffNS}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
