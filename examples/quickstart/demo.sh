@@ -81,7 +81,7 @@ on_exit() {
 }
 trap 'exit 130' INT TERM
 
-step "starting the sandbox (Kubernetes control plane, KWOK nodes, TopoLVM and GKE emulators)"
+step "starting the sandbox (Kubernetes control plane, KWOK nodes, TopoLVM's own code, GKE emulator)"
 sandbox_start "$SANDBOX_BIN" "$SANDBOX_DIR" || die "could not start the sandbox"
 trap on_exit EXIT
 echo "    ready: cluster $OLAPGKE_CLUSTER in $OLAPGKE_LOCATION (project $GOOGLE_PROJECT), GKE API at $OLAPGKE_CONTAINER_ENDPOINT"

@@ -52,11 +52,26 @@ const (
 	// (`olapgke-sandbox up --kubernetes-version`; "1.34".."1.37"; default the
 	// sandbox's own, 1.37). `make testacc-matrix` sets it per run.
 	EnvKubernetesVersion = "OLAPGKE_SANDBOX_KUBERNETES_VERSION"
-	// EnvTopoLVM selects the sandbox's TopoLVM: "real" starts it with `--topolvm real`
-	// (TopoLVM's and external-provisioner's own code; the sandbox finds the olapgke-topolvm
-	// binary through OLAPGKE_TOPOLVM_BIN, which it inherits); unset: the simulator.
+	// EnvTopoLVM selects the sandbox's TopoLVM (`up --topolvm`): unset or "real" is
+	// TopoLVM's, external-provisioner's and external-resizer's own code (the sandbox finds
+	// olapgke-topolvm next to its own binary, or through OLAPGKE_TOPOLVM_BIN, which it
+	// inherits); "sim" is the sandbox's simulator.
 	EnvTopoLVM = "OLAPGKE_SANDBOX_TOPOLVM"
+	// EnvCapacityPoll is external-provisioner's capacity poll interval on the harness's
+	// sandboxes (`up --capacity-poll`; default TestCapacityPoll).
+	EnvCapacityPoll = "OLAPGKE_SANDBOX_CAPACITY_POLL"
 )
+
+// TestCapacityPoll is the capacity poll of the harness's sandboxes unless EnvCapacityPoll says
+// otherwise. external-provisioner refreshes a node's CSIStorageCapacity after it provisions
+// there and on topology changes, but capacity freed by a deleted volume only at the next poll
+// (upstream's and the world's default: 1 minute, as on GKE). Suites free and reuse capacity
+// within seconds, so their sandboxes poll every 2 s; the world's 1 m stays the default of `up`.
+const TestCapacityPoll = "2s"
+
+// RealTopoLVM reports whether the harness's sandboxes run TopoLVM's own code (the default)
+// rather than the simulator (EnvTopoLVM=sim).
+func RealTopoLVM() bool { return os.Getenv(EnvTopoLVM) != "sim" }
 
 // Timeouts of the harness.
 var (
@@ -273,6 +288,9 @@ func start(ctx context.Context) (*Env, error) {
 	}
 	if v := os.Getenv(EnvTopoLVM); v != "" {
 		args = append(args, "--topolvm", v)
+	}
+	if os.Getenv(EnvCapacityPoll) == "" {
+		args = append(args, "--capacity-poll", TestCapacityPoll)
 	}
 	p, err := startProcess(bin, dir, args)
 	if err != nil {

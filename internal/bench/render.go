@@ -136,7 +136,7 @@ func (r *Results) Markdown() string {
 	w("")
 	w("## 3. Sandbox start-up and memory")
 	w("")
-	w("`olapgke-sandbox up --config` with pool-a of N-5 and pool-b of 5 nodes (KWOK). Ready = DIR/ready exists (all nodes Ready, TopoLVM capacity published). Peak RSS is the process's VmHWM at ready and at the end of that sandbox's plan (and migration) runs. `internal/sandbox/bench/startup.sh` measures the same alone.")
+	w("`olapgke-sandbox up --config` with pool-a of N-5 and pool-b of 5 nodes (KWOK), on the TopoLVM simulator (`--topolvm sim`, which sections 1 and 2 run on too: they measure the provider, not TopoLVM) and on TopoLVM's own code (`--topolvm real`, the sandbox's default). Ready = DIR/ready exists (all nodes Ready, TopoLVM capacity published). Peak RSS is the process's VmHWM at ready and at the end of that sandbox's plan (and migration) runs. `internal/sandbox/bench/startup.sh` measures the same alone.")
 	w("")
 	w("*TopoLVM real* is `up --topolvm real`: TopoLVM v0.41.0's controller and node code, external-provisioner and external-resizer in the olapgke-topolvm child process, one node agent (lvmd fake, topolvm-node, CSI registration) per Local-SSD node, with the world's bring-up delays (lvmd start, CSI registration) at zero and external-provisioner's CSIStorageCapacity client at 500 writes/s (its default, which TopoLVM's chart keeps, is 1/s with a burst of 5: 500 nodes then wait ~8 min for their capacity objects, on GKE too), so the time is what the components cost; ready also waits for every node's CSIStorageCapacity. Its CPU and RSS are the sandbox's plus the child's (the sum of the two peaks). Nothing runs on it after ready, so its end column is read just before it stops.")
 	w("")

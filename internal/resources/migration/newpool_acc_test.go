@@ -81,9 +81,9 @@ resource "olapgke_statefulset_migration" "hist" {
 }
 
 // TestAccStatefulSetMigration_OntoPoolCreatedInSameApply creates a node pool and migrates the
-// ordinals onto it in one apply. With the simulator TopoLVM is ready on new nodes at once; with
-// the real TopoLVM (OLAPGKE_SANDBOX_TOPOLVM=real) the migration waits for driver registration
-// and published capacity on the new nodes before deleting anything.
+// ordinals onto it in one apply. With the real TopoLVM (the sandbox's default) the migration
+// waits for driver registration and published capacity on the new nodes before deleting
+// anything; with the simulator (OLAPGKE_SANDBOX_TOPOLVM=sim) TopoLVM is ready on new nodes at once.
 func TestAccStatefulSetMigration_OntoPoolCreatedInSameApply(t *testing.T) {
 	env := acctest.Sandbox(t)
 	const ns, pool = "mig-newpool", "pool-new"

@@ -398,7 +398,7 @@ func checkVolumeLost(ctx context.Context, env *acctest.Env, ns, claim, node stri
 		last = fmt.Sprintf("PV %s: %s=%q, pinned to %s: %v; node capacity.topolvm.io/ssd=%s", pv.Name, annLVLost, pv.Annotations[annLVLost], node, pinned, free)
 		// Only the simulator marks the lost volume (sandbox.olapgke.io/logical-volume-lost); real
 		// TopoLVM notices nothing, and shows the loss as a whole volume group free again.
-		marked := pv.Annotations[annLVLost] != "" || os.Getenv(acctest.EnvTopoLVM) == "real"
+		marked := pv.Annotations[annLVLost] != "" || acctest.RealTopoLVM()
 		return marked && pinned && free == fmt.Sprint(740<<30), nil
 	})
 	if err != nil {

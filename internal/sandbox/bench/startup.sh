@@ -9,6 +9,8 @@
 # "ready" is the moment DIR/ready appears (all nodes Ready, TopoLVM labels set).
 # Peak RSS is the kernel's VmHWM of the process, read at ready and again after
 # SETTLE seconds of idling (default 20) with all simulated nodes heartbeating.
+# TOPOLVM=real measures `up --topolvm real` (the sandbox's default; world without
+# Local SSDs, so no node agents); default sim, the control plane and KWOK alone.
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -37,7 +39,7 @@ clusters:
 YAML
     load_before="$(cut -d' ' -f1 /proc/loadavg)"
     t0="$(now_ms)"
-    "$bin" up --state-dir "$dir/state" --config "$dir/world.yaml" > "$dir/out" 2>&1 &
+    "$bin" up --topolvm "${TOPOLVM:-sim}" --state-dir "$dir/state" --config "$dir/world.yaml" > "$dir/out" 2>&1 &
     pid=$!
     while [ ! -f "$dir/state/ready" ]; do
       if ! kill -0 "$pid" 2>/dev/null; then

@@ -90,7 +90,7 @@ type TopoLVM struct {
 	// spare-gb, type, thin-pool{name, overprovision-ratio}, ...).
 	DeviceClasses []topolvm.DeviceClass `json:"deviceClasses,omitempty"`
 	// BringUp are the stages of TopoLVM's start on a node and of capacity publishing, for
-	// `up --topolvm real` (the simulator ignores them: it publishes at once).
+	// `up --topolvm real`, the default (the simulator ignores them: it publishes at once).
 	BringUp *BringUp `json:"bringUp,omitempty"`
 }
 

@@ -31,6 +31,10 @@ mock | all)
 	;;&
 sandbox | all)
 	echo "==> terraform test on a fresh sandbox: modules/olap-historical/tests/sandbox"
+	# TopoLVM's own code (the sandbox's default) publishes capacity freed by deleted volumes at
+	# external-provisioner's next poll (1 min by default, as on GKE); the suite reuses capacity
+	# within seconds, so its sandbox polls every 2 s, as the acceptance harness's do.
+	export OLAPGKE_SANDBOX_CAPACITY_POLL="${OLAPGKE_SANDBOX_CAPACITY_POLL:-2s}"
 	sandbox_start "$SANDBOX_BIN" "$WORK/sandbox"
 	"$TERRAFORM" -chdir="$MODULE" test -test-directory=tests/sandbox -no-color
 	;;

@@ -17,6 +17,7 @@ import (
 	"runtime/debug"
 	"runtime/pprof"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -58,16 +59,20 @@ func up(args []string) error {
 	fs.DurationVar(&f.readyTimeout, "ready-timeout", 5*time.Minute, "how long to wait for the seeded world to become ready")
 	fs.StringVar(&f.capacityPoll, "capacity-poll", os.Getenv("OLAPGKE_SANDBOX_CAPACITY_POLL"), "--topolvm real: external-provisioner's capacity poll interval, overriding the world's topolvm.bringUp.capacityPoll (default $OLAPGKE_SANDBOX_CAPACITY_POLL; test suites use a short one: capacity freed by deleted volumes is published only at the next poll)")
 	fs.StringVar(&f.kubeVersion, "kubernetes-version", "", fmt.Sprintf("Kubernetes minor the control plane emulates, one of %v (default: the world file's kubernetesVersion, else %s)", controlplane.Versions, controlplane.BinaryMinor()))
-	fs.StringVar(&f.topolvm, "topolvm", envOr("OLAPGKE_SANDBOX_TOPOLVM", "sim"), `TopoLVM: "sim" (the sandbox's simulator) or "real" (TopoLVM's, external-provisioner's and external-resizer's own code, the olapgke-topolvm binary) (default $OLAPGKE_SANDBOX_TOPOLVM, else sim)`)
-	fs.StringVar(&f.topolvmBin, "topolvm-bin", os.Getenv("OLAPGKE_TOPOLVM_BIN"), "path of olapgke-topolvm for --topolvm real (default $OLAPGKE_TOPOLVM_BIN; make topolvm-bin)")
+	fs.StringVar(&f.topolvm, "topolvm", envOr("OLAPGKE_SANDBOX_TOPOLVM", "real"), `TopoLVM: "real" (TopoLVM's, external-provisioner's and external-resizer's own code, the olapgke-topolvm binary) or "sim" (the sandbox's in-process simulator, kept for speed; see DESIGN.md) (default $OLAPGKE_SANDBOX_TOPOLVM, else real)`)
+	fs.StringVar(&f.topolvmBin, "topolvm-bin", os.Getenv("OLAPGKE_TOPOLVM_BIN"), "path of olapgke-topolvm for --topolvm real (default $OLAPGKE_TOPOLVM_BIN, else olapgke-topolvm next to this binary, else on PATH; make sandbox-bin builds both)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	switch {
-	case f.topolvm != "sim" && f.topolvm != "real":
-		return fmt.Errorf("up: --topolvm must be sim or real, not %q", f.topolvm)
-	case f.topolvm == "real" && f.topolvmBin == "":
-		return errors.New("up: --topolvm real needs --topolvm-bin or OLAPGKE_TOPOLVM_BIN (make topolvm-bin)")
+	if f.topolvm != "sim" && f.topolvm != "real" {
+		return fmt.Errorf("up: --topolvm must be real or sim, not %q", f.topolvm)
+	}
+	if f.topolvm == "real" {
+		bin, err := findTopoLVMBin(f.topolvmBin)
+		if err != nil {
+			return err
+		}
+		f.topolvmBin = bin
 	}
 	if f.stateDir == "" {
 		return errors.New("up: --state-dir is required")
@@ -644,6 +649,33 @@ func startRealTopoLVM(runCtx context.Context, dir string, cp *controlplane.Contr
 }
 
 // envOr is the environment variable k, or def when it is unset or empty.
+// findTopoLVMBin resolves the olapgke-topolvm binary of --topolvm real: the flag (or
+// $OLAPGKE_TOPOLVM_BIN) if given, else the one next to this executable (make sandbox-bin puts
+// both into .bin/), else the one on PATH.
+func findTopoLVMBin(flagValue string) (string, error) {
+	if flagValue != "" {
+		if _, err := os.Stat(flagValue); err != nil {
+			return "", fmt.Errorf("up: --topolvm-bin (or OLAPGKE_TOPOLVM_BIN) %s: %w", flagValue, err)
+		}
+		return flagValue, nil
+	}
+	var tried []string
+	if self, err := os.Executable(); err == nil {
+		sibling := filepath.Join(filepath.Dir(self), "olapgke-topolvm")
+		if st, err := os.Stat(sibling); err == nil && !st.IsDir() {
+			return sibling, nil
+		}
+		tried = append(tried, sibling)
+	}
+	if p, err := exec.LookPath("olapgke-topolvm"); err == nil {
+		return p, nil
+	}
+	tried = append(tried, "olapgke-topolvm on PATH")
+	return "", fmt.Errorf("up: TopoLVM runs its own code by default (--topolvm real), in the olapgke-topolvm binary, "+
+		"and none was found (tried %s). Build it next to this binary with make sandbox-bin (or make topolvm-bin), "+
+		"point --topolvm-bin or OLAPGKE_TOPOLVM_BIN at it, or pass --topolvm sim for the simulator", strings.Join(tried, ", "))
+}
+
 func envOr(k, def string) string {
 	if v := os.Getenv(k); v != "" {
 		return v
