@@ -4,6 +4,7 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
+	"slices"
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -22,7 +23,7 @@ import (
 var logicalVolumeCRD []byte
 
 // InstallCRD creates or updates the LogicalVolume CRD (topolvm.io/v1) and waits until it is
-// established.
+// established and served by discovery.
 func InstallCRD(ctx context.Context, cfg *rest.Config) error {
 	var want apiextensionsv1.CustomResourceDefinition
 	if err := yaml.Unmarshal(logicalVolumeCRD, &want); err != nil {
@@ -44,7 +45,7 @@ func InstallCRD(ctx context.Context, cfg *rest.Config) error {
 	if err != nil {
 		return fmt.Errorf("CRD %s: %w", want.Name, err)
 	}
-	return wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
 		cur, err := crds.Get(ctx, want.Name, metav1.GetOptions{})
 		if err != nil {
 			return false, nil
@@ -56,4 +57,36 @@ func InstallCRD(ctx context.Context, cfg *rest.Config) error {
 		}
 		return false, nil
 	})
+	if err != nil {
+		return fmt.Errorf("CRD %s not established: %w", want.Name, err)
+	}
+	// Established is not yet discoverable: the API server's discovery documents catch up a
+	// moment later, and controller-runtime's REST mapper, which reads them when TopoLVM's
+	// reconcilers are set up, then fails with `no matches for kind "LogicalVolume"` (seen on a
+	// loaded machine at 500 nodes; on a cluster the chart installs the CRD long before the
+	// controller starts, and a crash-looping Pod would retry). Wait until discovery serves it.
+	gv := want.Spec.Group + "/" + want.Spec.Versions[0].Name
+	err = wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		// The mapper finds groups in /apis (aggregated discovery), then the group's resources.
+		groups, err := cs.Discovery().ServerGroups()
+		if err != nil || !slices.ContainsFunc(groups.Groups, func(g metav1.APIGroup) bool {
+			return slices.ContainsFunc(g.Versions, func(v metav1.GroupVersionForDiscovery) bool { return v.GroupVersion == gv })
+		}) {
+			return false, nil
+		}
+		list, err := cs.Discovery().ServerResourcesForGroupVersion(gv)
+		if err != nil {
+			return false, nil
+		}
+		for _, r := range list.APIResources {
+			if r.Name == want.Spec.Names.Plural {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		return fmt.Errorf("CRD %s established but %s/%s not discoverable: %w", want.Name, gv, want.Spec.Names.Plural, err)
+	}
+	return nil
 }
