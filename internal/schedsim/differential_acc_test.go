@@ -25,7 +25,17 @@ import (
 	"github.com/olapgke/terraform-provider-olapgke/internal/planner"
 )
 
-func TestMain(m *testing.M) { acctest.Main(m) }
+// The default world, with external-provisioner's CSIStorageCapacity writes unthrottled: each
+// batch of worlds creates ~100 Local SSD nodes at once, and at its default rate (1/s after a
+// burst of 5, as on GKE) real TopoLVM took ~100 s a batch to publish their capacity (11 min for
+// the test). The test is about the scheduler's verdicts, not the publishing rate.
+const diffWorld = `topolvm:
+  bringUp:
+    capacityQPS: 500
+    capacityBurst: 500
+`
+
+func TestMain(m *testing.M) { acctest.MainWithWorld(m, diffWorld) }
 
 // The differential test: in generated worlds (nodes of mixed sizes, taints, cordons, existing
 // Pods, anti-affinity, topology spread, resource requests, host ports, PVs pinned or not, TopoLVM
@@ -199,55 +209,85 @@ func (g *genWorld) create(ctx context.Context, kube kubernetes.Interface) error 
 }
 
 // settled: nodes Ready with TopoLVM's label (and capacity where they have Local SSDs), existing
-// Pods Running, static PVCs Bound.
-func (g *genWorld) settled(ctx context.Context, kube kubernetes.Interface, caps map[string]bool) (bool, error) {
+// Pods Running, static PVCs Bound, judged on one poll's view of the cluster.
+func (g *genWorld) settled(v *clusterView) bool {
 	for _, n := range g.nodes {
-		got, err := kube.CoreV1().Nodes().Get(ctx, n.Name, metav1.GetOptions{})
-		if err != nil {
-			return false, err
+		got := v.nodes[n.Name]
+		if got == nil {
+			return false
 		}
 		hasSSD := n.Annotations["sandbox.olapgke.io/local-nvme-ssd-count"] != "0"
 		if hasSSD && got.Labels["topology.topolvm.io/node"] == "" {
-			return false, nil
+			return false
 		}
 		ready := false
 		for _, c := range got.Status.Conditions {
 			ready = ready || (c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue)
 		}
 		if !ready {
-			return false, nil
+			return false
 		}
 		for _, t := range got.Spec.Taints {
 			if t.Key == corev1.TaintNodeNotReady {
-				return false, nil
+				return false
 			}
 		}
-		if hasSSD && !caps[n.Name] {
-			return false, nil
+		if hasSSD && !v.caps[n.Name] {
+			return false
 		}
 	}
 	for _, p := range g.existing {
-		got, err := kube.CoreV1().Pods(diffNS).Get(ctx, p.Name, metav1.GetOptions{})
-		if err != nil {
-			return false, err
-		}
-		if got.Status.Phase != corev1.PodRunning {
-			return false, nil
+		if got := v.pods[p.Name]; got == nil || got.Status.Phase != corev1.PodRunning {
+			return false
 		}
 	}
 	for _, c := range g.pvcs {
 		if c.Spec.VolumeName == "" {
 			continue
 		}
-		got, err := kube.CoreV1().PersistentVolumeClaims(diffNS).Get(ctx, c.Name, metav1.GetOptions{})
-		if err != nil {
-			return false, err
-		}
-		if got.Status.Phase != corev1.ClaimBound {
-			return false, nil
+		if got := v.pvcs[c.Name]; got == nil || got.Status.Phase != corev1.ClaimBound {
+			return false
 		}
 	}
-	return true, nil
+	return true
+}
+
+// clusterView is what one settle poll reads: one LIST per kind for the whole batch of worlds
+// (GETs per object were ~150 requests a poll for 25 worlds).
+type clusterView struct {
+	nodes map[string]*corev1.Node
+	pods  map[string]*corev1.Pod                   // in diffNS
+	pvcs  map[string]*corev1.PersistentVolumeClaim // in diffNS
+	caps  map[string]bool                          // nodes with a CSIStorageCapacity
+}
+
+func readView(ctx context.Context, kube kubernetes.Interface) (*clusterView, error) {
+	v := &clusterView{nodes: map[string]*corev1.Node{}, pods: map[string]*corev1.Pod{}, pvcs: map[string]*corev1.PersistentVolumeClaim{}}
+	nodes, err := kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	for i := range nodes.Items {
+		v.nodes[nodes.Items[i].Name] = &nodes.Items[i]
+	}
+	pods, err := kube.CoreV1().Pods(diffNS).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	for i := range pods.Items {
+		v.pods[pods.Items[i].Name] = &pods.Items[i]
+	}
+	pvcs, err := kube.CoreV1().PersistentVolumeClaims(diffNS).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	for i := range pvcs.Items {
+		v.pvcs[pvcs.Items[i].Name] = &pvcs.Items[i]
+	}
+	if v.caps, err = capacityNodes(ctx, kube); err != nil {
+		return nil, err
+	}
+	return v, nil
 }
 
 func (g *genWorld) delete(kube kubernetes.Interface) {
@@ -346,9 +386,9 @@ func outcome(ctx context.Context, kube kubernetes.Interface, name string) (node,
 
 func TestAccSchedulerDifferential(t *testing.T) {
 	env := acctest.Sandbox(t)
-	// Settling a batch reads every world's nodes, Pods and claims one by one on each poll (about
-	// 150 GETs for 25 worlds): at client-go's default 5 QPS one poll took ~30 s, and a slow
-	// machine ran the 2-minute settle out (a CI failure). The limit is the test's own client's.
+	// The test's own client, above client-go's default 5 QPS: each world's creation and its
+	// probe's outcome poll are many requests (settling once read every object one by one, ~150
+	// GETs a poll for 25 worlds, ~30 s a poll at 5 QPS: a CI failure; now a LIST per kind).
 	cfg := rest.CopyConfig(env.REST)
 	cfg.QPS, cfg.Burst = 200, 400
 	kube, err := kubernetes.NewForConfig(cfg)
@@ -388,18 +428,13 @@ func TestAccSchedulerDifferential(t *testing.T) {
 		// asked again on the next poll; the last such error is reported if the worlds never settle.
 		var lastErr error
 		err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
-			caps, err := capacityNodes(ctx, kube)
+			v, err := readView(ctx, kube)
 			if err != nil {
 				lastErr = err
 				return false, nil //nolint:nilerr // retried on the next poll
 			}
 			for _, g := range worlds {
-				ok, err := g.settled(ctx, kube, caps)
-				if err != nil {
-					lastErr = err
-					return false, nil //nolint:nilerr // retried on the next poll
-				}
-				if !ok {
+				if !g.settled(v) {
 					return false, nil
 				}
 			}
