@@ -648,7 +648,6 @@ func startRealTopoLVM(runCtx context.Context, dir string, cp *controlplane.Contr
 	return nil
 }
 
-// envOr is the environment variable k, or def when it is unset or empty.
 // findTopoLVMBin resolves the olapgke-topolvm binary of --topolvm real: the flag (or
 // $OLAPGKE_TOPOLVM_BIN) if given, else the one next to this executable (make sandbox-bin puts
 // both into .bin/), else the one on PATH.
@@ -676,6 +675,7 @@ func findTopoLVMBin(flagValue string) (string, error) {
 		"point --topolvm-bin or OLAPGKE_TOPOLVM_BIN at it, or pass --topolvm sim for the simulator", strings.Join(tried, ", "))
 }
 
+// envOr is the environment variable k, or def when it is unset or empty.
 func envOr(k, def string) string {
 	if v := os.Getenv(k); v != "" {
 		return v
