@@ -11,6 +11,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // Label and annotation keys.
@@ -79,6 +80,18 @@ func FormatGatesPending(ordinals []int32) string {
 		parts[i] = strconv.Itoa(int(o))
 	}
 	return strings.Join(parts, ",")
+}
+
+// AppliedBy reports whether field manager fm owns fields of obj through server-side apply: the
+// object was written by that manager (managedFields record it; kubectl, Helm and controllers
+// write under their own names).
+func AppliedBy(obj metav1.Object, fm string) bool {
+	for _, e := range obj.GetManagedFields() {
+		if e.Manager == fm && e.Operation == metav1.ManagedFieldsOperationApply {
+			return true
+		}
+	}
+	return false
 }
 
 // PodName is the name of ordinal o's Pod: <set>-<ordinal>.

@@ -6,8 +6,28 @@ import (
 	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 )
+
+func TestAppliedBy(t *testing.T) {
+	t.Parallel()
+	set := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{ManagedFields: []metav1.ManagedFieldsEntry{
+		{Manager: "kubectl-client-side-apply", Operation: metav1.ManagedFieldsOperationUpdate},
+		{Manager: "olapgke-migration", Operation: metav1.ManagedFieldsOperationApply},
+		{Manager: "olapgke", Operation: metav1.ManagedFieldsOperationUpdate},
+	}}}
+	if AppliedBy(set, "olapgke") {
+		t.Error("an Update entry of olapgke counted as applied by olapgke")
+	}
+	if !AppliedBy(set, "olapgke-migration") {
+		t.Error("the Apply entry of olapgke-migration not found")
+	}
+	set.ManagedFields = append(set.ManagedFields, metav1.ManagedFieldsEntry{Manager: "olapgke", Operation: metav1.ManagedFieldsOperationApply})
+	if !AppliedBy(set, "olapgke") {
+		t.Error("the Apply entry of olapgke not found")
+	}
+}
 
 func TestNamesAndOrdinals(t *testing.T) {
 	t.Parallel()

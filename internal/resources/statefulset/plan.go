@@ -24,6 +24,7 @@ import (
 	"github.com/olapgke/terraform-provider-olapgke/internal/diagnostics"
 	"github.com/olapgke/terraform-provider-olapgke/internal/planner"
 	"github.com/olapgke/terraform-provider-olapgke/internal/snapshot"
+	"github.com/olapgke/terraform-provider-olapgke/internal/stsutil"
 )
 
 var manifestPath = path.Root("manifest")
@@ -148,13 +149,36 @@ func (r *statefulSetResource) planChange(ctx context.Context, plan, state *resou
 			}))
 		}
 	}
+	if state == nil && pr.live != nil && stsutil.AppliedBy(pr.live, FieldManager) {
+		// A create of an object olapgke already wrote: Terraform replaces a tainted resource (an
+		// earlier apply failed after the write), deleting the object and its Pods before it plans
+		// the create again, or the state was removed and the apply adopts the live object. The
+		// plan cannot tell which, and the ordinals differ between the two, so they are known only
+		// at apply (Terraform refuses a known value that changes).
+		plan.Ordinals = types.ListUnknown(ordinalType)
+		diags.Append(existingObjectWarning(m))
+	}
 	diags.Append(verdictDiagnostics(m, p, plan.AllowUnschedulable.ValueBool())...)
 	return replace
+}
+
+// existingObjectWarning says what a create of a StatefulSet olapgke already wrote does: a
+// tainted resource's replacement restarts every Pod.
+func existingObjectWarning(m *manifest) diag.Diagnostic {
+	set := m.Namespace + "/" + m.Name
+	return diagnostics.AttributeWarning(manifestPath, "StatefulSet Already Exists", diagnostics.Detail{
+		Checked: fmt.Sprintf("The live StatefulSet %s against this resource's state.", set),
+		Found: fmt.Sprintf("StatefulSet %s exists and olapgke wrote it, but Terraform plans a create: an earlier apply failed after writing it "+
+			"(the resource is tainted and is replaced: the StatefulSet and all its Pods are deleted and created again; the PVCs are kept and adopted again), "+
+			"or its state was removed. The ordinals are known after apply.", set),
+		Do: "To keep the running Pods, run terraform untaint on this resource (tainted) or terraform import it (state removed) before applying.",
+	})
 }
 
 // prediction is what the planner says applying a manifest does to the live StatefulSet.
 type prediction struct {
 	desired *appsv1.StatefulSet // as the API server's dry run stores it
+	live    *appsv1.StatefulSet // the object as it exists now; nil when there is none
 	imm     *planner.ImmutableChange
 	plan    *planner.Plan
 }
@@ -192,6 +216,7 @@ func predict(ctx context.Context, kube kubernetes.Interface, m *manifest, fm str
 		return nil
 	}
 	snap.Immutable = imm
+	live := snap.Live
 	if dropped := observeGated(m, desired, snap); len(dropped) > 0 {
 		diags.Append(gatedWarning(m, snap.Server, dropped))
 	}
@@ -203,7 +228,7 @@ func predict(ctx context.Context, kube kubernetes.Interface, m *manifest, fm str
 		diags.Append(diagnostics.ProviderBug("Rollout Planner Failed", fmt.Sprintf("The planner could not predict the rollout of StatefulSet %s/%s.", m.Namespace, m.Name), err))
 		return nil
 	}
-	return &prediction{desired: desired, imm: imm, plan: p}
+	return &prediction{desired: desired, live: live, imm: imm, plan: p}
 }
 
 func rejected(err error) diag.Diagnostic {

@@ -629,3 +629,35 @@ func TestAccStatefulSet_SchedulerVerdicts(t *testing.T) {
 	})
 	_ = nodes
 }
+
+// A create that fails after writing the StatefulSet (here: its Pods can never schedule and the
+// rollout wait times out) leaves the resource tainted; the next apply replaces it, deleting the
+// object and its Pods before Terraform plans the create again. The first plan cannot know the
+// ordinals (the live Pods are gone by then), so they are unknown and the apply is not refused
+// as "inconsistent final plan"; the warning says what the replacement does.
+func TestAccStatefulSet_TaintedCreateReplaced(t *testing.T) {
+	env := acctest.Sandbox(t)
+	t.Parallel()
+	ns := namespace(t, env.Kube, "sts-tainted")
+	stuck := stsConfig{ns: ns, name: "hist", pool: "pool-none", extra: "  allow_unschedulable = true\n  timeouts {\n    create = \"10s\"\n  }"}
+	fixed := stsConfig{ns: ns, name: "hist"}
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{Config: stuck.String(), ExpectError: wrapped(`Rollout Timed Out`)},
+			{
+				Config: fixed.String(),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(res, plancheck.ResourceActionDestroyBeforeCreate),
+					plancheck.ExpectUnknownValue(res, tfjsonpath.New("ordinals")),
+				}},
+				Check: resource.ComposeTestCheckFunc(
+					resource.TestCheckResourceAttr(res, "ordinals.#", "3"),
+					resource.TestCheckResourceAttr(res, "ordinals.2.action", "create"),
+					resource.TestCheckResourceAttr(res, "rollout.stalled", "false"),
+				),
+			},
+		},
+	})
+}
