@@ -156,7 +156,9 @@ func (r *statefulSetResource) planChange(ctx context.Context, plan, state *resou
 		// plan cannot tell which, and the ordinals differ between the two, so they are known only
 		// at apply (Terraform refuses a known value that changes).
 		plan.Ordinals = types.ListUnknown(ordinalType)
-		diags.Append(existingObjectWarning(m))
+		if imm == nil { // an immutable change has its own replacement warning
+			diags.Append(existingObjectWarning(m))
+		}
 	}
 	diags.Append(verdictDiagnostics(m, p, plan.AllowUnschedulable.ValueBool())...)
 	return replace
