@@ -61,11 +61,20 @@ func (v *Migration) need(o int32, claims []string) ordinalNeed {
 		}
 	}
 	switch {
-	case pod == nil && !anyPVC:
-		// Neither Pod nor PVCs: an ordinal not created yet (scale-up) or a
-		// move whose old objects are gone; the controller creates both where
-		// the template says without help.
+	case pod == nil && !anyPVC && (v.live == nil || !stsutil.InRange(v.live, o)):
+		// Neither Pod nor PVCs of an ordinal the live set does not have yet
+		// (a scale-up in this apply): the controller creates both where the
+		// template says; it is not a step.
 		return ordinalNeed{}
+	case pod == nil && !anyPVC && len(claims) == 0:
+		return ordinalNeed{MigrationRestart, "Pod " + stsutil.PodName(set.Name, o) + " does not exist (the StatefulSet controller recreates it)"}
+	case pod == nil && !anyPVC:
+		// Neither Pod nor PVCs of a live ordinal: a move whose old objects are
+		// gone (an apply stopped after its deletes) before the controller
+		// recreates them. It is finished as a step, waited for until Ready on
+		// the target: leaving it would count it as an "other" ordinal that is
+		// down, and start the next move while it still is.
+		return ordinalNeed{MigrationMove, "Pod " + stsutil.PodName(set.Name, o) + " and its PVCs do not exist (a move in progress: the StatefulSet controller recreates them)"}
 	case pod == nil && missing != "":
 		return ordinalNeed{MigrationMove, "Pod " + stsutil.PodName(set.Name, o) + " and PVC " + missing + " do not exist (a move in progress: the StatefulSet controller recreates them)"}
 	case pod == nil && unbound != "":

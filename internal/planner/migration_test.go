@@ -191,6 +191,17 @@ func TestPlanMigration(t *testing.T) {
 			wantMoves: []int32{0}, wantProbs: []MigrationProblemKind{}, wantPar: 1,
 			wantReason: "Pod hist-0 does not exist",
 		},
+		"Pod and PVC gone (an apply killed mid-move): finished first, not a down other ordinal": {
+			replicas: 3,
+			setup: func(w *migWorld) {
+				w.switchTemplate("pool-b")
+				w.addOrdinal(2, "gke-olap-pool-b-0", migRevB, "b2")
+				w.removePod(1)
+				w.removePVC(1)
+			},
+			wantMoves: []int32{1, 0}, wantProbs: []MigrationProblemKind{}, wantPar: 1,
+			wantReason: "Pod hist-1 and its PVCs do not exist",
+		},
 		"target nodes missing": {
 			replicas: 3, setup: func(w *migWorld) { w.switchTemplate("pool-c") },
 			wantMoves: []int32{2, 1, 0}, wantProbs: []MigrationProblemKind{ProblemTargetNodesMissing}, wantPar: 1,
