@@ -126,4 +126,6 @@ func (g gapHeld) CheckPlan(ctx context.Context, _ plancheck.CheckPlanRequest, re
 // afterPlan runs fn once the plan was made, before the apply.
 type afterPlan func()
 
-func (fn afterPlan) CheckPlan(context.Context, plancheck.CheckPlanRequest, *plancheck.CheckPlanResponse) { fn() }
+func (fn afterPlan) CheckPlan(context.Context, plancheck.CheckPlanRequest, *plancheck.CheckPlanResponse) {
+	fn()
+}
