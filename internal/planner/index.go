@@ -256,11 +256,7 @@ func (ix *Index) computeCapacity(node int, sc string) capInfo {
 	if cls == nil || (cls.Provisioner != stsutil.ProvisionerTopoLVM && cls.Provisioner != stsutil.ProvisionerTopoLVMLegacy) {
 		return capInfo{maxVol: -1}
 	}
-	dc := cls.Parameters[stsutil.ParamDeviceClass]
-	if dc == "" {
-		dc = stsutil.DefaultDeviceClassKey
-	}
-	key := stsutil.AnnotationCapacityPrefix + dc
+	key := stsutil.AnnotationCapacityPrefix + deviceClassKey(cls)
 	c := capInfo{limited: true, maxVol: -1, source: "node annotation " + key}
 	if v, ok := n.Annotations[key]; ok {
 		if q, err := resource.ParseQuantity(v); err == nil {

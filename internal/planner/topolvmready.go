@@ -53,9 +53,11 @@ func DescribeNodeWaits(ws []NodeWait) string {
 //   - capacity not published: with the driver's storageCapacity on, no CSIStorageCapacity of
 //     the StorageClass selects the node (the scheduler then finds no free storage there);
 //   - the device class not loaded: no capacity.topolvm.io/<device-class> annotation (lvmd
-//     reads its config only at start; a class added to it is unknown until lvmd restarts).
+//     reads its config only at start; a class added to it is unknown until lvmd restarts);
+//   - capacity published as 0 while the annotation says there is free space: a publication
+//     that raced TopoLVM's controller, corrected on external-provisioner's next poll.
 //
-// A published capacity that is too small is not "not ready": that node does not fit.
+// A published capacity that is too small but not 0 is not "not ready": that node does not fit.
 func (ix *Index) TopoLVMNotReady(n *corev1.Node, scs []string) string {
 	for _, t := range n.Spec.Taints {
 		if t.Key == TaintStorageNotReady {
@@ -82,12 +84,38 @@ func (ix *Index) TopoLVMNotReady(n *corev1.Node, scs []string) string {
 		// TopoLVM's metrics exporter annotates the classes its lvmd loaded; a class added to
 		// lvmd's config is loaded when lvmd restarts (restart_lvmd rolls the DaemonSet). Until
 		// then external-provisioner publishes 0 for it.
-		dc := deviceClassKey(ix.scs[name])
-		if _, ok := n.Annotations[stsutil.AnnotationCapacityPrefix+dc]; !ok {
-			return "no " + stsutil.AnnotationCapacityPrefix + dc + " annotation yet (its lvmd has not loaded the device class)"
+		key := stsutil.AnnotationCapacityPrefix + deviceClassKey(ix.scs[name])
+		if _, ok := n.Annotations[key]; !ok {
+			return "no " + key + " annotation yet (its lvmd has not loaded the device class)"
+		}
+		if tracked && ix.capacityPublishedStale(n, name, key) {
+			return "its CSIStorageCapacity of StorageClass " + name + " says 0 while " + key + " says " + n.Annotations[key] +
+				" (published before TopoLVM's controller saw the node; external-provisioner corrects it on its next poll)"
 		}
 	}
 	return ""
+}
+
+// capacityPublishedStale: every CSIStorageCapacity of sc that selects n publishes 0 while n's
+// capacity annotation key says there is free space. TopoLVM's GetCapacity answers 0 for a node
+// its controller's cache does not list with its topology label or capacity annotation yet
+// (topolvm/topolvm v0.41.0 internal/driver/controller.go, ErrNodeNotFound and
+// ErrDeviceClassNotFound), and external-provisioner, whose own informers can see a new node
+// first, publishes that 0 until its next capacity poll (default 1 min). A volume group that was
+// full and has space again looks the same until that poll. Either way the scheduler places the
+// Pod once the poll published the annotation's figure: a wait, not a node that does not fit.
+func (ix *Index) capacityPublishedStale(n *corev1.Node, sc, key string) bool {
+	free, err := resource.ParseQuantity(n.Annotations[key])
+	if err != nil || free.Sign() <= 0 {
+		return false
+	}
+	cs := ix.capacitiesSelecting(n, sc)
+	for _, c := range cs {
+		if c.Capacity != nil && c.Capacity.Sign() > 0 {
+			return false
+		}
+	}
+	return len(cs) > 0
 }
 
 func isTopoLVMDriver(name string) bool {
@@ -217,7 +245,8 @@ func unlimitedCapacity() resource.Quantity { return resource.MustParse("1Ei") }
 
 // assumeTopoLVMReady is s with TopoLVM ready on the pending nodes: start-up taint removed,
 // topology label set, driver in their CSINode, and CSIStorageCapacity without limit for each
-// TopoLVM StorageClass of scs that has none for the node (an annotation likewise).
+// TopoLVM StorageClass of scs that has none for the node, or only a stale 0 (an annotation
+// likewise).
 func assumeTopoLVMReady(s *Snapshot, pending []NodeWait, scs []string) *Snapshot {
 	c := *s
 	c.PodCache = nil
@@ -268,9 +297,10 @@ func assumeTopoLVMReady(s *Snapshot, pending []NodeWait, scs []string) *Snapshot
 			}
 			key := stsutil.AnnotationCapacityPrefix + deviceClassKey(cls)
 			_, loaded := n.Annotations[key]
-			if !loaded {
-				// lvmd has not loaded the class: what external-provisioner published for it
-				// (0) says nothing yet.
+			stale := !loaded || ix.capacityPublishedStale(n, sc, key)
+			if stale {
+				// lvmd has not loaded the class, or the publication raced TopoLVM's
+				// controller: what external-provisioner published (0) says nothing yet.
 				selecting := map[string]bool{}
 				for _, pub := range ix.capacitiesSelecting(n, sc) {
 					selecting[pub.Namespace+"/"+pub.Name] = true
@@ -279,7 +309,7 @@ func assumeTopoLVMReady(s *Snapshot, pending []NodeWait, scs []string) *Snapshot
 					return selecting[pub.Namespace+"/"+pub.Name]
 				})
 			}
-			if !loaded || !ix.capacityPublished(n, sc) {
+			if stale || !ix.capacityPublished(n, sc) {
 				q := unlimitedCapacity()
 				c.Capacities = append(c.Capacities, storagev1.CSIStorageCapacity{
 					ObjectMeta:       metav1.ObjectMeta{Name: fmt.Sprintf("olapgke-assumed-%s-%s", sc, name)},

@@ -71,6 +71,21 @@ func TestTopoLVMNotReady(t *testing.T) {
 				}
 			}
 		}, want: ""},
+		"capacity published as 0, annotation says free space: the first publication raced TopoLVM": {setup: func(s *Snapshot, _ *corev1.Node) {
+			for i := range s.Capacities {
+				if s.Capacities[i].NodeTopology.MatchLabels[stsutil.LabelTopoLVMNode] == node {
+					s.Capacities[i].Capacity = ptr.To(resource.MustParse("0"))
+				}
+			}
+		}, want: "its CSIStorageCapacity of StorageClass topolvm-provisioner says 0 while capacity.topolvm.io/ssd says"},
+		"capacity published as 0, annotation says 0: a full node, not a readiness question": {setup: func(s *Snapshot, n *corev1.Node) {
+			for i := range s.Capacities {
+				if s.Capacities[i].NodeTopology.MatchLabels[stsutil.LabelTopoLVMNode] == node {
+					s.Capacities[i].Capacity = ptr.To(resource.MustParse("0"))
+				}
+			}
+			n.Annotations[stsutil.AnnotationCapacityPrefix+"ssd"] = "0"
+		}, want: ""},
 		"driver without capacity tracking: the annotation": {setup: func(s *Snapshot, n *corev1.Node) {
 			s.CSIDrivers = []storagev1.CSIDriver{{ObjectMeta: metav1.ObjectMeta{Name: "topolvm.io"}}}
 			delete(n.Annotations, stsutil.AnnotationCapacityPrefix+"ssd")
@@ -135,6 +150,18 @@ func TestMigrationWaitsForTopoLVMOnFreshPool(t *testing.T) {
 				}
 			},
 			want: want{waits: poolBNodes, why: "start-up taint"},
+		},
+		"capacity published as 0 before TopoLVM's controller saw the nodes": {
+			setup: func(w *migWorld) {
+				for _, n := range poolBNodes {
+					w.s.Capacities = append(w.s.Capacities, storagev1.CSIStorageCapacity{
+						ObjectMeta:       metav1.ObjectMeta{Namespace: "topolvm-system", Name: "csisc-" + n},
+						NodeTopology:     &metav1.LabelSelector{MatchLabels: map[string]string{stsutil.LabelTopoLVMNode: n}},
+						StorageClassName: migSC, Capacity: ptr.To(resource.MustParse("0")),
+					})
+				}
+			},
+			want: want{waits: poolBNodes, why: "says 0 while capacity.topolvm.io/ssd says"},
 		},
 		"one node not ready, the others take the moves": {
 			setup: func(w *migWorld) {
