@@ -357,11 +357,17 @@ func (m *migrator) judgeBatch(v *planner.Migration, set *appsv1.StatefulSet, rem
 		}
 	}
 	// An ordinal outside the batch that is down is refused at once, before waiting for a
-	// budget that it alone may be holding at zero.
+	// budget that it alone may be holding at zero; one that is only coming up where the
+	// template places it (an earlier apply's step, stopped before its Pod was Ready) is waited
+	// for, up to the ordinal timeout: the planner decides which is which.
 	if m.run.RequireOthersReady {
-		if bad := v.OthersNotReady(batch, without(remaining, batch)); len(bad) > 0 {
+		down, up := v.OthersDown(m.run.Claims, batch, without(remaining, batch))
+		if len(down) > 0 {
 			return nil, "", &PreconditionError{Msg: fmt.Sprintf("before moving ordinal(s) %s, ordinals that are not moved must be Running and Ready: %s",
-				planner.JoinOrdinals(batch), strings.Join(bad, "; "))}
+				planner.JoinOrdinals(batch), strings.Join(down, "; "))}
+		}
+		if len(up) > 0 {
+			return batch, "ordinals that are not moved to be Running and Ready: " + strings.Join(up, "; "), nil
 		}
 	}
 	return batch, v.PDBBlocks(batch), nil

@@ -425,6 +425,107 @@ func TestMigrateRefusesOthersNotReadyBeforeWaitingForBudget(t *testing.T) {
 	}
 }
 
+// With require_others_ready, an ordinal outside the batch that is only coming up where the
+// template places it (an earlier apply moved it to b1 and was stopped before its new Pod was
+// Ready) is waited for, with nothing deleted meanwhile; once it is Ready the batch starts. If it
+// never becomes Ready, the run stops before deleting anything, naming it.
+func TestMigrateWaitsForOthersComingUp(t *testing.T) {
+	t.Parallel()
+	objects := func() []runtime.Object {
+		objs := oneOrdinalOnPoolA()
+		objs[0].(*appsv1.StatefulSet).Spec.Replicas = new(int32(2))
+		pod := objs[1].(*corev1.Pod).DeepCopy()
+		pod.Name, pod.UID, pod.Spec.NodeName = "hist-1", "pod-1-uid", "b1"
+		pod.Spec.Volumes[0].PersistentVolumeClaim.ClaimName = "cache-hist-1"
+		pod.Status.Conditions = nil // Running, not Ready: loading its data
+		pvc := objs[2].(*corev1.PersistentVolumeClaim).DeepCopy()
+		pvc.Name, pvc.UID, pvc.Spec.VolumeName = "cache-hist-1", "pvc-1-uid", "pv-1"
+		pv := objs[3].(*corev1.PersistentVolume).DeepCopy()
+		pv.Name, pv.Spec.ClaimRef.Name, pv.Spec.ClaimRef.UID = "pv-1", "cache-hist-1", "pvc-1-uid"
+		pv.Spec.NodeAffinity.Required.NodeSelectorTerms[0].MatchExpressions[0].Values = []string{"b1"}
+		for _, o := range objs {
+			if n, ok := o.(*corev1.Node); ok {
+				n.Labels["topology.topolvm.io/node"] = n.Name // TopoLVM registered: the PVs' pins match
+			}
+		}
+		return append(objs, pod, pvc, pv)
+	}
+	run := MigrationRun{Namespace: "olap", Name: "hist", Ordinals: []int32{0}, Claims: []string{"cache"}, RequireOthersReady: true}
+
+	t.Run("never Ready", func(t *testing.T) {
+		t.Parallel()
+		kube := fake.NewClientset(objects()...)
+		r := run
+		r.OrdinalTimeout = time.Second
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		err := Migrate(ctx, kube, r)
+		if !IsPrecondition(err) || !strings.Contains(err.Error(), "still waiting after 1s") || !strings.Contains(err.Error(), "ordinal 1: Pod hist-1 is not Ready") {
+			t.Fatalf("Migrate: %v, want a precondition error after waiting for ordinal 1", err)
+		}
+		for _, a := range kube.Actions() {
+			if a.GetVerb() == "delete" {
+				t.Errorf("deleted while ordinal 1 was not Ready: %v", a)
+			}
+		}
+	})
+
+	t.Run("Ready later", func(t *testing.T) {
+		t.Parallel()
+		kube := fake.NewClientset(objects()...)
+		var deletes []string
+		var mu sync.Mutex
+		kube.PrependReactor("delete", "*", func(a k8stesting.Action) (bool, runtime.Object, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			deletes = append(deletes, a.GetResource().Resource)
+			return true, nil, nil
+		})
+		waiting := make(chan struct{})
+		var once sync.Once
+		r := run
+		r.OrdinalTimeout = 20 * time.Second
+		r.Log = func(l string) {
+			if strings.Contains(l, "waiting: ordinals that are not moved to be Running and Ready: ordinal 1") {
+				once.Do(func() { close(waiting) })
+			}
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		done := make(chan error, 1)
+		go func() { done <- Migrate(ctx, kube, r) }()
+		select {
+		case <-waiting:
+		case err := <-done:
+			t.Fatalf("Migrate returned before waiting for ordinal 1: %v", err)
+		case <-time.After(20 * time.Second):
+			t.Fatal("Migrate never reported waiting for ordinal 1")
+		}
+		mu.Lock()
+		if len(deletes) != 0 {
+			t.Errorf("deleted before ordinal 1 was Ready: %v", deletes)
+		}
+		mu.Unlock()
+		p, err := kube.CoreV1().Pods("olap").Get(ctx, "hist-1", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
+		if _, err := kube.CoreV1().Pods("olap").UpdateStatus(ctx, p, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 20*time.Second, true, func(context.Context) (bool, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			return len(deletes) == 2, nil
+		}); err != nil {
+			t.Fatalf("no PVC and Pod delete after ordinal 1 was Ready: %v", deletes)
+		}
+		cancel()
+		t.Logf("migration ended: %v", <-done)
+	})
+}
+
 // A planned restart never deletes a PVC: when the live state asks for a move
 // by the time the ordinal's turn comes (here the template selects pool b, the
 // PV is pinned to a1 on pool a), the run stops before deleting anything.

@@ -136,6 +136,10 @@ type MigrationPlan struct {
 	// TopoLVMWaits are the target nodes TopoLVM is not ready on yet, when that alone keeps the
 	// moves from fitting: the apply waits for them before deleting anything (no problem then).
 	TopoLVMWaits []NodeWait
+	// OthersComingUp are ordinals left alone that are not Ready yet but run where and as the
+	// template says (OthersDown): with RequireOthersReady the apply waits for them before its
+	// first batch (no problem then).
+	OthersComingUp []string
 }
 
 // OK reports whether the plan has no problems.
@@ -376,29 +380,16 @@ func (v *Migration) Plan(opt MigrationOptions) MigrationPlan {
 
 	// Others ready.
 	if opt.RequireOthersReady && len(plan.Moves) > 0 {
-		moved := map[int32]bool{}
+		var moved []int32
 		for _, m := range plan.Moves {
-			moved[m.Ordinal] = true
+			moved = append(moved, m.Ordinal)
 		}
-		// Ordinals the live set does not have yet (a scale-up in the same
-		// apply) are created by the controller: they are not "other" ordinals.
-		live := map[int32]bool{}
-		for _, o := range stsutil.OrdinalRange(v.live) {
-			live[o] = true
-		}
-		var bad []string
-		for _, o := range rng {
-			if moved[o] || !live[o] {
-				continue
-			}
-			if why := v.notReady(o); why != "" {
-				bad = append(bad, fmt.Sprintf("ordinal %d: %s", o, why))
-			}
-		}
-		if len(bad) > 0 {
+		down, up := v.OthersDown(plan.Claims, moved)
+		if len(down) > 0 {
 			plan.Problems = append(plan.Problems, MigrationProblem{Kind: ProblemOthersUnhealthy, Ordinal: -1,
-				Message: "ordinals that are not replaced are not Running and Ready: " + strings.Join(bad, "; ")})
+				Message: "ordinals that are not replaced are not Running and Ready: " + strings.Join(down, "; ")})
 		}
+		plan.OthersComingUp = up
 	}
 	return plan
 }

@@ -294,29 +294,58 @@ func JoinOrdinals(os []int32) string {
 	return strings.Join(parts, ", ")
 }
 
-// OthersNotReady lists ordinals of the set outside `moving` and `queued`
-// whose Pod is not Running and Ready, with why.
-func (v *Migration) OthersNotReady(moving, queued []int32) []string {
-	if v.set == nil {
-		return nil
+// OthersDown judges the ordinals of the set that the migration leaves alone (outside skip) and
+// that are not Running and Ready, as require_others_ready does at plan and before every batch.
+// down stop the migration. comingUp are not Ready yet but run where and as the template says
+// (comingUp): the apply waits for them (up to ordinal_timeout) instead of refusing. Ordinals
+// the live set does not have yet (a scale-up in the same apply) are not others: the controller
+// creates them. Entries read "ordinal N: why".
+func (v *Migration) OthersDown(claims []string, skip ...[]int32) (down, comingUp []string) {
+	if v.set == nil || v.live == nil {
+		return nil, nil
 	}
-	skip := map[int32]bool{}
-	for _, o := range moving {
-		skip[o] = true
+	skipped := map[int32]bool{}
+	for _, os := range skip {
+		for _, o := range os {
+			skipped[o] = true
+		}
 	}
-	for _, o := range queued {
-		skip[o] = true
-	}
-	var out []string
 	for _, o := range stsutil.OrdinalRange(v.set) {
-		if skip[o] {
+		if skipped[o] || !stsutil.InRange(v.live, o) {
 			continue
 		}
-		if why := v.notReady(o); why != "" {
-			out = append(out, fmt.Sprintf("ordinal %d: %s", o, why))
+		why := v.notReady(o)
+		switch {
+		case why == "":
+		case v.comingUp(o, claims):
+			comingUp = append(comingUp, fmt.Sprintf("ordinal %d: %s (scheduled on node %s at the update revision, its PVCs bound)",
+				o, why, v.pod(o).Spec.NodeName))
+		default:
+			down = append(down, fmt.Sprintf("ordinal %d: %s", o, why))
 		}
 	}
-	return out
+	return down, comingUp
+}
+
+// comingUp: ordinal o's Pod is scheduled on a node the template selects, at the update
+// revision, Pending or Running, and each of its node-local PVCs is bound to a PV that fits the
+// template: what a restart or move leaves while the Pod starts. Its readiness is all that is
+// left (for example after an apply that was stopped once the Pod was recreated, before it was
+// Ready: a Druid historical loading its segments can take minutes).
+func (v *Migration) comingUp(o int32, claims []string) bool {
+	pod := v.pod(o)
+	if pod == nil || pod.DeletionTimestamp != nil || pod.Spec.NodeName == "" ||
+		(pod.Status.Phase != corev1.PodPending && pod.Status.Phase != corev1.PodRunning) ||
+		v.targetRev == "" || pod.Labels[stsutil.LabelControllerRevision] != v.targetRev || v.nodeRejects(pod.Spec.NodeName) != "" {
+		return false
+	}
+	for _, c := range claims {
+		pvc := v.pvc(stsutil.ClaimPVCName(c, v.set.Name, o))
+		if pvc == nil || pvc.DeletionTimestamp != nil || v.boundPV(pvc) == nil || v.pvcNeedsReplace(pvc, MoveProgress{}) != "" {
+			return false
+		}
+	}
+	return true
 }
 
 // TargetProblem checks, at apply time, that the live template can take moved

@@ -620,11 +620,77 @@ func TestMigrationBatch(t *testing.T) {
 	if d := cmp.Diff([]int32{1, 3}, got); d != "" {
 		t.Errorf("batch (-want +got):\n%s", d)
 	}
-	if d := cmp.Diff([]string{"ordinal 1: Pod hist-1 is Pending"}, NewMigration(w.final()).OthersNotReady([]int32{3}, []int32{2})); d != "" {
-		t.Errorf("others (-want +got):\n%s", d)
+	claims := []string{migClaim}
+	if down, up := NewMigration(w.final()).OthersDown(claims, []int32{3}, []int32{2}); cmp.Diff([]string{"ordinal 1: Pod hist-1 is Pending"}, down) != "" || up != nil {
+		t.Errorf("others: down %q, coming up %q; want ordinal 1 down (not scheduled)", down, up)
 	}
-	if got := NewMigration(w.final()).OthersNotReady([]int32{3}, []int32{1}); len(got) != 0 {
-		t.Errorf("queued ordinal counted as other: %q", got)
+	if down, up := NewMigration(w.final()).OthersDown(claims, []int32{3}, []int32{1}); len(down)+len(up) != 0 {
+		t.Errorf("queued ordinal counted as other: %q %q", down, up)
+	}
+}
+
+// TestOthersDown: an ordinal left alone that is not Ready is down (the migration refuses)
+// unless it is only coming up where and as the template says (the apply waits for it): Pending
+// or Running on a node the template selects, at the update revision, its PVC bound to a PV that
+// fits.
+func TestOthersDown(t *testing.T) {
+	t.Parallel()
+	claims := []string{migClaim}
+	tests := map[string]struct {
+		setup    func(w *migWorld)
+		down, up string // substrings of ordinal 1's entry; "" when not in that list
+	}{
+		"Ready": {setup: func(w *migWorld) {}},
+		"moved earlier, Running but not Ready yet: coming up": {setup: func(w *migWorld) {
+			w.addOrdinal(1, "gke-olap-pool-b-1", migRevB, "b1")
+			w.pod(1).Status.Conditions = nil
+		}, up: "ordinal 1: Pod hist-1 is not Ready (scheduled on node gke-olap-pool-b-1 at the update revision"},
+		"moved earlier, Pending on its node (containers starting): coming up": {setup: func(w *migWorld) {
+			w.addPVC(1, "gke-olap-pool-b-1", "b1")
+			w.addPod(1, "gke-olap-pool-b-1", migRevB, "b1", false)
+		}, up: "ordinal 1: Pod hist-1 is Pending"},
+		"not scheduled: down": {setup: func(w *migWorld) {
+			w.addPVC(1, "", "b1")
+			w.addPod(1, "", migRevB, "b1", false)
+		}, down: "ordinal 1: Pod hist-1 is Pending"},
+		"on the old pool, not Ready: down": {setup: func(w *migWorld) {
+			w.pod(1).Status.Conditions = nil
+		}, down: "ordinal 1: Pod hist-1 is not Ready"},
+		"old revision on the target pool, not Ready: down": {setup: func(w *migWorld) {
+			w.addOrdinal(1, "gke-olap-pool-b-1", migRevA, "b1")
+			w.pod(1).Status.Conditions = nil
+		}, down: "not Ready"},
+		"PV pinned to the old pool: down": {setup: func(w *migWorld) {
+			w.addPVC(1, "gke-olap-pool-a-1", "a1")
+			w.addPod(1, "gke-olap-pool-b-1", migRevB, "b1", false)
+		}, down: "Pending"},
+		"Failed: down": {setup: func(w *migWorld) {
+			w.addOrdinal(1, "gke-olap-pool-b-1", migRevB, "b1")
+			w.pod(1).Status.Phase = corev1.PodFailed
+		}, down: "is Failed"},
+		"Pod gone: down": {setup: func(w *migWorld) { w.removePod(1) }, down: "does not exist"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			w := newMigWorld(3, "pool-a")
+			w.switchTemplate("pool-b")
+			tc.setup(w)
+			down, up := NewMigration(w.final()).OthersDown(claims, []int32{2, 0})
+			check := func(what string, got []string, want string) {
+				if want == "" {
+					if len(got) != 0 {
+						t.Errorf("%s = %q, want none", what, got)
+					}
+					return
+				}
+				if len(got) != 1 || !strings.Contains(got[0], want) {
+					t.Errorf("%s = %q, want one entry containing %q", what, got, want)
+				}
+			}
+			check("down", down, tc.down)
+			check("coming up", up, tc.up)
+		})
 	}
 }
 
@@ -679,5 +745,30 @@ func TestMigrationInFlux(t *testing.T) {
 	want := []string{"PVC cache-hist-1 is being deleted", "Pod hist-2 is not scheduled"}
 	if d := cmp.Diff(want, NewMigration(w.final()).InFlux([]string{"cache"})); d != "" {
 		t.Errorf("in flux (-want +got):\n%s", d)
+	}
+}
+
+// TestPlanWaitsForOthersComingUp: with require_others_ready, an ordinal an earlier apply moved
+// whose new Pod is not Ready yet is no problem; the plan names it for the apply to wait for.
+func TestPlanWaitsForOthersComingUp(t *testing.T) {
+	t.Parallel()
+	w := newMigWorld(3, "pool-a")
+	w.switchTemplate("pool-b")
+	w.addOrdinal(1, "gke-olap-pool-b-1", migRevB, "b1")
+	w.pod(1).Status.Conditions = nil
+	p := NewMigration(w.final()).Plan(MigrationOptions{Order: OrderDescending, MaxUnavailable: 1, RequireOthersReady: true})
+	var moves []int32
+	for _, m := range p.Moves {
+		moves = append(moves, m.Ordinal)
+	}
+	if d := cmp.Diff([]int32{2, 0}, moves); d != "" || len(p.Problems) != 0 {
+		t.Fatalf("moves (-want +got):\n%s\nproblems: %v", d, p.Problems)
+	}
+	if len(p.OthersComingUp) != 1 || !strings.Contains(p.OthersComingUp[0], "ordinal 1: Pod hist-1 is not Ready") {
+		t.Errorf("OthersComingUp = %q, want ordinal 1", p.OthersComingUp)
+	}
+	p = NewMigration(w.final()).Plan(MigrationOptions{Order: OrderDescending, MaxUnavailable: 1})
+	if len(p.OthersComingUp) != 0 {
+		t.Errorf("without require_others_ready: OthersComingUp = %q, want none", p.OthersComingUp)
 	}
 }

@@ -3,6 +3,7 @@ package migration_test
 import (
 	"context"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	kresource "k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/util/retry"
 
 	"github.com/olapgke/terraform-provider-olapgke/internal/acctest"
 	"github.com/olapgke/terraform-provider-olapgke/internal/stsutil"
@@ -128,4 +130,82 @@ type afterPlan func()
 
 func (fn afterPlan) CheckPlan(context.Context, plancheck.CheckPlanRequest, *plancheck.CheckPlanResponse) {
 	fn()
+}
+
+// TestAccStatefulSetMigration_WaitsForOrdinalComingUp: an earlier apply moved ordinal 1 to
+// pool-b and was stopped before its new Pod was Ready (here: Ready turned False by hand, as a
+// historical loading its segments stays for minutes). require_others_ready does not refuse the
+// next migration for it: the plan knows its moves (2 and 0), and the apply waits until ordinal 1
+// is Ready before it deletes anything of ordinal 2.
+func TestAccStatefulSetMigration_WaitsForOrdinalComingUp(t *testing.T) {
+	env := acctest.Sandbox(t)
+	ensurePool(t, env, "pool-b", 3)
+	f := newSet(t, env, "mig-up", 3, "pool-a", "1Gi")
+	f.switchPool(t, "pool-b")
+	f.moveBack(t, 1, "pool-b", "pool-b") // the earlier apply's move of ordinal 1
+	setReady := func(ready corev1.ConditionStatus) {
+		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			p, err := env.Kube.CoreV1().Pods(f.ns).Get(context.Background(), stsutil.PodName(f.name, 1), metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			p = p.DeepCopy()
+			for i := range p.Status.Conditions {
+				if c := &p.Status.Conditions[i]; c.Type == corev1.PodReady || c.Type == corev1.ContainersReady {
+					c.Status, c.LastTransitionTime = ready, metav1.Now()
+				}
+			}
+			_, err = env.Kube.CoreV1().Pods(f.ns).UpdateStatus(context.Background(), p, metav1.UpdateOptions{})
+			return err
+		})
+		if err != nil {
+			t.Errorf("setting Pod %s Ready=%s: %v", stsutil.PodName(f.name, 1), ready, err)
+		}
+	}
+	// KWOK's pod-ready stage matches Pending Pods only: a Running Pod stays not Ready.
+	setReady(corev1.ConditionFalse)
+
+	var mon *orderMonitor
+	var readyAgain time.Time
+	var mu sync.Mutex
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			PreConfig: func() { mon = f.monitor(t, []int32{2, 0}, nil) },
+			Config:    testAccStatefulSetMigrationConfig_basic(f.ns, ""),
+			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+				plancheck.ExpectKnownValue(res, tfjsonpath.New("moves"), expectOrdinals(2, 0)),
+				// The Pod becomes Ready while the apply runs: the outside event the apply waits
+				// for (the plan above already proved ordinal 1 was not refused).
+				afterPlan(func() {
+					go func() {
+						select {
+						case <-time.After(5 * time.Second):
+						case <-t.Context().Done():
+							return
+						}
+						mu.Lock()
+						readyAgain = time.Now()
+						mu.Unlock()
+						setReady(corev1.ConditionTrue)
+					}()
+				}),
+			}},
+			Check: func(*terraformState) error {
+				mon.verify(t)
+				mon.mu.Lock()
+				deleted2 := mon.deletedAt[2]
+				mon.mu.Unlock()
+				mu.Lock()
+				ready1 := readyAgain
+				mu.Unlock()
+				if ready1.IsZero() || deleted2.IsZero() || deleted2.Before(ready1) {
+					t.Errorf("ordinal 2 was deleted at %v, before ordinal 1 was Ready again (%v)", deleted2, ready1)
+				}
+				f.checkMoved(t, "pool-b", 2, 1, 0)
+				return nil
+			},
+		}},
+	})
 }

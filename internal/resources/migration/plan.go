@@ -101,6 +101,9 @@ func (r *migrationResource) ModifyPlan(ctx context.Context, req resource.ModifyP
 	if w := topoLVMWaitDiagnostic(plan, ev); w != nil {
 		resp.Diagnostics.Append(w)
 	}
+	if w := othersComingUpDiagnostic(plan, ev); w != nil {
+		resp.Diagnostics.Append(w)
+	}
 	if flux := ev.view.InFlux(ev.plan.Claims); len(flux) > 0 {
 		// Terraform plans again at apply and requires the same known values:
 		// while Pods and PVCs are changing (a step under way, for example after
@@ -335,6 +338,23 @@ func topoLVMWaitDiagnostic(m resourceModel, ev *evaluation) diag.Diagnostic {
 			len(w), planner.DescribeNodeWaits(w)),
 		Do: "Nothing: the apply waits for them (up to ordinal_timeout) before deleting anything, then checks " +
 			"placement again. If they never become ready, check lvmd and topolvm-node on those nodes.",
+	})
+}
+
+// othersComingUpDiagnostic is the plan's word on ordinals left alone that are not Ready yet but
+// run where and as the template says (planner.MigrationPlan.OthersComingUp); nil otherwise.
+func othersComingUpDiagnostic(m resourceModel, ev *evaluation) diag.Diagnostic {
+	up := ev.plan.OthersComingUp
+	if len(up) == 0 {
+		return nil
+	}
+	return diagnostics.AttributeWarning(path.Root("require_others_ready"), "Waiting For Other Ordinals To Be Ready", diagnostics.Detail{
+		Checked: fmt.Sprintf("The ordinals of StatefulSet %s/%s that this migration does not replace.",
+			m.Namespace.ValueString(), m.StatefulSet.ValueString()),
+		Found: fmt.Sprintf("%d of them are not Ready yet, but run where and as the template says (an earlier apply's "+
+			"step, stopped before its Pod was Ready, or a restart): %s.", len(up), strings.Join(up, "; ")),
+		Do: "Nothing: the apply waits for them (up to ordinal_timeout) before it replaces anything. " +
+			"If one never becomes Ready, check its Pod.",
 	})
 }
 

@@ -104,7 +104,7 @@ func (r *migrationResource) Schema(ctx context.Context, _ resource.SchemaRequest
 			},
 			"require_others_ready": schema.BoolAttribute{
 				Optional: true, Computed: true, Default: booldefault.StaticBool(true),
-				MarkdownDescription: "Refuse (at plan and before each ordinal) while an ordinal that is not being moved is not Running and Ready. Default true.",
+				MarkdownDescription: "Refuse (at plan and before each ordinal) while an ordinal that is not being moved is not Running and Ready; wait instead (up to `ordinal_timeout`) for one that is only starting where and as the template says (an earlier step's Pod, not Ready yet). Default true.",
 			},
 			"ordinal_timeout": schema.StringAttribute{
 				Optional: true, Computed: true, Default: stringdefault.StaticString(DefaultOrdinalTimeout),
