@@ -296,10 +296,10 @@ func JoinOrdinals(os []int32) string {
 
 // OthersDown judges the ordinals of the set that the migration leaves alone (outside skip) and
 // that are not Running and Ready, as require_others_ready does at plan and before every batch.
-// down stop the migration. comingUp are not Ready yet but run where and as the template says
-// (comingUp): the apply waits for them (up to ordinal_timeout) instead of refusing. Ordinals
-// the live set does not have yet (a scale-up in the same apply) are not others: the controller
-// creates them. Entries read "ordinal N: why".
+// Those in down stop the migration. Those in comingUp are not Ready yet but run where and as the
+// template says (see comingUp): the apply waits for them (up to ordinal_timeout) instead of
+// refusing. Ordinals the live set does not have yet (a scale-up in the same apply) are not
+// others: the controller creates them. Entries read "ordinal N: why".
 func (v *Migration) OthersDown(claims []string, skip ...[]int32) (down, comingUp []string) {
 	if v.set == nil || v.live == nil {
 		return nil, nil
