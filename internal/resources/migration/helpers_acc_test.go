@@ -77,14 +77,16 @@ func ensurePool(t *testing.T, env *acctest.Env, name string, nodes int32) {
 		}
 		// The scheduler and the plan read CSIStorageCapacity, which real TopoLVM publishes
 		// after the node's annotation and CSI registration: until then the plan waits for
-		// TopoLVM instead of judging capacity.
+		// TopoLVM instead of judging capacity. A first publication of 0 (external-provisioner
+		// asked before TopoLVM's controller saw the node) is corrected at its next capacity
+		// poll; the plan waits for that too (planner.TopoLVMNotReady), so it does not count.
 		caps, err := env.Kube.StorageV1().CSIStorageCapacities(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return false, err
 		}
 		published := map[string]bool{}
 		for _, c := range caps.Items {
-			if c.NodeTopology != nil && c.Capacity != nil {
+			if c.NodeTopology != nil && c.Capacity != nil && c.Capacity.Sign() > 0 {
 				published[c.NodeTopology.MatchLabels[stsutil.LabelTopoLVMNode]] = true
 			}
 		}

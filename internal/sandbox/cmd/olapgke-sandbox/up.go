@@ -24,6 +24,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -475,7 +476,12 @@ func waitWorldReady(ctx context.Context, kube kubernetes.Interface, topolvmNames
 }
 
 // missingCapacities names a (node, StorageClass) pair of a TopoLVM node (topology label) and a
-// topolvm.io StorageClass without a CSIStorageCapacity, or is "".
+// topolvm.io StorageClass without a usable CSIStorageCapacity, or is "". A capacity of 0 while
+// the node's capacity.topolvm.io annotation of the class's device class says there is space is
+// not usable: external-provisioner asked TopoLVM's controller before its cache had the node
+// (GetCapacity then answers 0, topolvm v0.41.0 internal/driver/controller.go) and publishes the
+// real figure only at its next capacity poll. Until then the scheduler places no claim of that
+// class on the node, so the world is not ready.
 func missingCapacities(nodes []*corev1.Node, scs storagelisters.StorageClassLister, caps storagelisters.CSIStorageCapacityNamespaceLister) string {
 	classes, err := scs.List(labels.Everything())
 	if err != nil {
@@ -485,10 +491,13 @@ func missingCapacities(nodes []*corev1.Node, scs storagelisters.StorageClassList
 	if err != nil {
 		return err.Error()
 	}
-	have := map[string]bool{}
+	published := map[string]*storagev1.CSIStorageCapacity{}
 	for _, c := range all {
 		if c.NodeTopology != nil {
-			have[c.NodeTopology.MatchLabels[topolvm.TopologyKey]+"/"+c.StorageClassName] = true
+			k := c.NodeTopology.MatchLabels[topolvm.TopologyKey] + "/" + c.StorageClassName
+			if prev := published[k]; prev == nil || positive(c.Capacity) {
+				published[k] = c
+			}
 		}
 	}
 	for _, n := range nodes {
@@ -496,13 +505,28 @@ func missingCapacities(nodes []*corev1.Node, scs storagelisters.StorageClassList
 			continue
 		}
 		for _, sc := range classes {
-			if sc.Provisioner == topolvm.DriverName && !have[n.Name+"/"+sc.Name] {
+			if sc.Provisioner != topolvm.DriverName {
+				continue
+			}
+			c := published[n.Name+"/"+sc.Name]
+			if c == nil {
 				return "node " + n.Name + " has no CSIStorageCapacity for StorageClass " + sc.Name + " yet"
+			}
+			dc := sc.Parameters[topolvm.DeviceClassParam]
+			if dc == "" {
+				dc = "00default"
+			}
+			ann := n.Annotations[topolvm.CapacityAnnPrefix+dc]
+			if free, err := resource.ParseQuantity(ann); err == nil && free.Sign() > 0 && !positive(c.Capacity) {
+				return "node " + n.Name + "'s CSIStorageCapacity for StorageClass " + sc.Name + " says 0 while " +
+					topolvm.CapacityAnnPrefix + dc + " says " + ann + " (corrected at external-provisioner's next capacity poll)"
 			}
 		}
 	}
 	return ""
 }
+
+func positive(q *resource.Quantity) bool { return q != nil && q.Sign() > 0 }
 
 func nodeNotReady(n *corev1.Node) string {
 	if n.Annotations[kwoknodes.Annotation] != kwoknodes.AnnotationValue {
