@@ -491,13 +491,12 @@ func missingCapacities(nodes []*corev1.Node, scs storagelisters.StorageClassList
 	if err != nil {
 		return err.Error()
 	}
-	published := map[string]*storagev1.CSIStorageCapacity{}
+	// node/StorageClass -> published, with a capacity above 0 in one of them (true) or not.
+	positive := map[string]bool{}
 	for _, c := range all {
 		if c.NodeTopology != nil {
 			k := c.NodeTopology.MatchLabels[topolvm.TopologyKey] + "/" + c.StorageClassName
-			if prev := published[k]; prev == nil || positive(c.Capacity) {
-				published[k] = c
-			}
+			positive[k] = positive[k] || (c.Capacity != nil && c.Capacity.Sign() > 0)
 		}
 	}
 	for _, n := range nodes {
@@ -508,25 +507,23 @@ func missingCapacities(nodes []*corev1.Node, scs storagelisters.StorageClassList
 			if sc.Provisioner != topolvm.DriverName {
 				continue
 			}
-			c := published[n.Name+"/"+sc.Name]
-			if c == nil {
+			pos, ok := positive[n.Name+"/"+sc.Name]
+			if !ok {
 				return "node " + n.Name + " has no CSIStorageCapacity for StorageClass " + sc.Name + " yet"
 			}
-			dc := sc.Parameters[topolvm.DeviceClassParam]
-			if dc == "" {
-				dc = "00default"
+			key := topolvm.DefaultCapacityKey
+			if dc := sc.Parameters[topolvm.DeviceClassParam]; dc != "" {
+				key = topolvm.CapacityAnnPrefix + dc
 			}
-			ann := n.Annotations[topolvm.CapacityAnnPrefix+dc]
-			if free, err := resource.ParseQuantity(ann); err == nil && free.Sign() > 0 && !positive(c.Capacity) {
+			ann := n.Annotations[key]
+			if free, err := resource.ParseQuantity(ann); err == nil && free.Sign() > 0 && !pos {
 				return "node " + n.Name + "'s CSIStorageCapacity for StorageClass " + sc.Name + " says 0 while " +
-					topolvm.CapacityAnnPrefix + dc + " says " + ann + " (corrected at external-provisioner's next capacity poll)"
+					key + " says " + ann + " (corrected at external-provisioner's next capacity poll)"
 			}
 		}
 	}
 	return ""
 }
-
-func positive(q *resource.Quantity) bool { return q != nil && q.Sign() > 0 }
 
 func nodeNotReady(n *corev1.Node) string {
 	if n.Annotations[kwoknodes.Annotation] != kwoknodes.AnnotationValue {
