@@ -223,9 +223,7 @@ func (r *migrationResource) Read(ctx context.Context, req resource.ReadRequest, 
 	}
 	s, err := snapshot.Read(ctx, kube, nil, st.Namespace.ValueString(), st.StatefulSet.ValueString())
 	if err != nil {
-		resp.Diagnostics.Append(diagnostics.Error("Cluster Snapshot Failed", diagnostics.Detail{
-			Checked: "The StatefulSet and its Pods, PVCs, PVs and Nodes.", Found: "A LIST call failed.",
-			Do: snapshotFailedDo, Err: err}))
+		resp.Diagnostics.Append(snapshotFailed("The StatefulSet and its Pods, PVCs, PVs and Nodes (LIST calls).", err))
 		return
 	}
 	if s.Live == nil {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/olapgke/terraform-provider-olapgke/internal/diagnostics"
 	"github.com/olapgke/terraform-provider-olapgke/internal/planner"
+	"github.com/olapgke/terraform-provider-olapgke/internal/resources/apifailure"
 	"github.com/olapgke/terraform-provider-olapgke/internal/snapshot"
 )
 
@@ -211,8 +212,13 @@ func (r *migrationResource) evaluate(ctx context.Context, m resourceModel, claim
 		// hashes into the update revision.
 		got, imm, err := snapshot.DryRunApply(ctx, kube, d, snapshot.FieldManager, true)
 		if err != nil {
+			checked := fmt.Sprintf("A server-side apply dry run of planned_manifest as StatefulSet %s/%s.", ns, name)
+			if apifailure.Classify(err) != apifailure.Refused {
+				diags.Append(diagnostics.Error("Planned Manifest Dry Run Failed", apifailure.Detail(checked+" Nothing was changed.", err, apifailure.Advice{})))
+				return nil, diags
+			}
 			diags.Append(diagnostics.AttributeError(path.Root("planned_manifest"), "Planned Manifest Rejected By The API Server", diagnostics.Detail{
-				Checked: fmt.Sprintf("A server-side apply dry run of planned_manifest as StatefulSet %s/%s.", ns, name),
+				Checked: checked,
 				Found:   "The API server refused it.",
 				Do:      "Fix the manifest (the olapgke_statefulset that writes it reports the same error); nothing was changed.",
 				Err:     err,
@@ -227,12 +233,7 @@ func (r *migrationResource) evaluate(ctx context.Context, m resourceModel, claim
 	}
 	s, err := snapshot.Read(ctx, kube, ev.desired, ns, name)
 	if err != nil {
-		diags.Append(diagnostics.Error("Cluster Snapshot Failed", diagnostics.Detail{
-			Checked: fmt.Sprintf("The StatefulSet %s/%s, its Pods, PVCs, PVs, Nodes, StorageClasses, capacities and PDBs (LIST calls).", ns, name),
-			Found:   "A LIST call failed.",
-			Do:      snapshotFailedDo,
-			Err:     err,
-		}))
+		diags.Append(snapshotFailed(fmt.Sprintf("The StatefulSet %s/%s, its Pods, PVCs, PVs, Nodes, StorageClasses, capacities and PDBs (LIST calls).", ns, name), err))
 		return nil, diags
 	}
 	ev.snap = s
@@ -427,7 +428,12 @@ func parseDuration(v types.String, def string) time.Duration {
 	return d
 }
 
-// snapshotFailedDo is the advice of "Cluster Snapshot Failed": a 403 names the missing verb and
-// resource in the cause; anything else (5xx, timeouts, resets) is usually transient.
-const snapshotFailedDo = "Nothing was changed. If the cause says \"forbidden\", grant the provider's identity the verb on the resource it names " +
-	"(examples/rbac/clusterrole.yaml lists what olapgke needs); otherwise the API server failed transiently: run the command again."
+// snapshotFailed is "Cluster Snapshot Failed": the reads (checked) failed with err, after their
+// retries; apifailure says what the failure means (transient, RBAC, credentials). Nothing was
+// changed.
+func snapshotFailed(checked string, err error) diag.Diagnostic {
+	return diagnostics.Error("Cluster Snapshot Failed", apifailure.Detail(checked+" Nothing was changed.", err, apifailure.Advice{
+		Found: "A LIST call failed.",
+		Do:    "Fix what the cause names and run the command again.",
+	}))
+}

@@ -22,6 +22,7 @@ import (
 	"github.com/olapgke/terraform-provider-olapgke/internal/diagnostics"
 	"github.com/olapgke/terraform-provider-olapgke/internal/engine"
 	"github.com/olapgke/terraform-provider-olapgke/internal/planner"
+	"github.com/olapgke/terraform-provider-olapgke/internal/resources/apifailure"
 	"github.com/olapgke/terraform-provider-olapgke/internal/snapshot"
 	"github.com/olapgke/terraform-provider-olapgke/internal/stsutil"
 )
@@ -94,17 +95,15 @@ func (r *statefulSetResource) write(ctx context.Context, plan, prior *resourceMo
 		}
 	}
 	if err != nil {
-		d := diagnostics.Detail{
-			Checked: fmt.Sprintf("Server-side apply of StatefulSet %s/%s (field manager olapgke).", m.Namespace, m.Name),
-			Found:   "The API server refused it.",
-			Do:      "Fix the manifest where the message points.",
-			Err:     err,
-		}
+		a := apifailure.Advice{Found: "The API server refused it.", Do: "Fix the manifest where the message points."}
 		if apierrors.IsConflict(err) {
-			d.Found = "Another field manager owns fields this manifest sets."
-			d.Do = "Remove those fields from the manifest, or set force_conflicts = true to take them over."
+			a = apifailure.Advice{
+				Found: "Another field manager owns fields this manifest sets.",
+				Do:    "Remove those fields from the manifest, or set force_conflicts = true to take them over.",
+			}
 		}
-		diags.Append(diagnostics.AttributeError(manifestPath, "StatefulSet Apply Failed", d))
+		diags.Append(diagnostics.AttributeError(manifestPath, "StatefulSet Apply Failed",
+			apifailure.Detail(fmt.Sprintf("Server-side apply of StatefulSet %s/%s (field manager olapgke).", m.Namespace, m.Name), err, a)))
 		return
 	}
 	plan.ID = types.StringValue(m.Namespace + "/" + m.Name)
@@ -123,20 +122,20 @@ func (r *statefulSetResource) write(ctx context.Context, plan, prior *resourceMo
 
 	if plan.ManageService.ValueBool() && m.Set.Spec.ServiceName != "" {
 		if err := applyService(ctx, kube, m, force); err != nil {
-			diags.Append(diagnostics.Error("Headless Service Apply Failed", diagnostics.Detail{
-				Checked: fmt.Sprintf("Server-side apply of the headless Service %s/%s named by spec.serviceName.", m.Namespace, m.Set.Spec.ServiceName),
-				Found:   "The API server refused it.",
-				Do:      "Set manage_service = false if another tool manages this Service, or set force_conflicts = true.",
-				Err:     err,
-			}))
+			diags.Append(serviceApplyFailed(m, err))
 		}
 	}
 	if plan.PodDisruptionBudget != nil {
 		if err := applyPDB(ctx, kube, m, plan.PodDisruptionBudget, force); err != nil {
-			diags.Append(diagnostics.Error("PodDisruptionBudget Apply Failed", diagnostics.Detail{
-				Checked: fmt.Sprintf("Server-side apply of PodDisruptionBudget %s/%s.", m.Namespace, m.Name),
-				Found:   "The API server refused it.", Err: err,
-			}))
+			a := apifailure.Advice{Found: "The API server refused it.", Do: "Fix pod_disruption_budget where the message points and apply again."}
+			if apierrors.IsConflict(err) {
+				a = apifailure.Advice{
+					Found: "Another field manager owns fields of this PodDisruptionBudget.",
+					Do:    "Remove pod_disruption_budget if another tool manages it, or set force_conflicts = true to take them over.",
+				}
+			}
+			diags.Append(diagnostics.Error("PodDisruptionBudget Apply Failed",
+				apifailure.Detail(fmt.Sprintf("Server-side apply of PodDisruptionBudget %s/%s.", m.Namespace, m.Name), err, a)))
 		}
 	} else if prior != nil && prior.PodDisruptionBudget != nil {
 		if err := deletePDB(ctx, kube, m.Namespace, m.Name); err != nil {
@@ -532,4 +531,23 @@ func (r *statefulSetResource) recreate(ctx context.Context, kube kubernetes.Inte
 		return recreateFailed
 	}
 	return recreated
+}
+
+// serviceApplyFailed explains a failed apply of the headless Service: another field manager owning
+// its fields (a Service kept by another tool) or a refusal (the Service is built from the
+// manifest's spec.serviceName, selector and ports) get their own advice; other failures (a
+// transient error, RBAC) get what apifailure says.
+func serviceApplyFailed(m *manifest, err error) diag.Diagnostic {
+	a := apifailure.Advice{
+		Found: "The API server refused it.",
+		Do:    "Fix what the cause names, or set manage_service = false if another tool manages this Service.",
+	}
+	if apierrors.IsConflict(err) {
+		a = apifailure.Advice{
+			Found: "Another field manager owns fields of this Service.",
+			Do:    "Set manage_service = false if another tool manages this Service, or set force_conflicts = true to take its fields over.",
+		}
+	}
+	return diagnostics.Error("Headless Service Apply Failed", apifailure.Detail(
+		fmt.Sprintf("Server-side apply of the headless Service %s/%s named by spec.serviceName.", m.Namespace, m.Set.Spec.ServiceName), err, a))
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/olapgke/terraform-provider-olapgke/internal/clients"
 	"github.com/olapgke/terraform-provider-olapgke/internal/diagnostics"
 	"github.com/olapgke/terraform-provider-olapgke/internal/planner"
+	"github.com/olapgke/terraform-provider-olapgke/internal/resources/apifailure"
 	"github.com/olapgke/terraform-provider-olapgke/internal/snapshot"
 	"github.com/olapgke/terraform-provider-olapgke/internal/stsutil"
 )
@@ -233,7 +234,12 @@ func predict(ctx context.Context, kube kubernetes.Interface, m *manifest, fm str
 	return &prediction{desired: desired, live: live, imm: imm, plan: p}
 }
 
+// rejected explains a failed dry run of the manifest at plan: a field-manager conflict or a
+// refusal of the manifest points at the manifest; a transient failure (after the dry run's
+// retries), missing RBAC or credentials say so instead (apifailure), since the manifest may be
+// fine.
 func rejected(err error) diag.Diagnostic {
+	const checked = "A server-side apply dry run of the manifest (field manager olapgke, strict field validation)."
 	msg := err.Error()
 	var se *apierrors.StatusError
 	if errors.As(err, &se) {
@@ -242,8 +248,11 @@ func rejected(err error) diag.Diagnostic {
 			return d
 		}
 	}
+	if apifailure.Classify(err) != apifailure.Refused {
+		return diagnostics.Error("StatefulSet Dry Run Failed", apifailure.Detail(checked+" Nothing was changed in the cluster.", err, apifailure.Advice{}))
+	}
 	return diagnostics.AttributeError(manifestPath, "StatefulSet Rejected By The API Server", diagnostics.Detail{
-		Checked: "A server-side apply dry run of the manifest (field manager olapgke, strict field validation).",
+		Checked: checked,
 		Found:   "The API server refused it: " + msg,
 		Do:      "Fix the manifest where the message points; nothing was changed in the cluster.",
 	})

@@ -20,6 +20,8 @@ import (
 
 	"github.com/olapgke/terraform-provider-olapgke/internal/clients"
 	"github.com/olapgke/terraform-provider-olapgke/internal/diagnostics"
+	olapkube "github.com/olapgke/terraform-provider-olapgke/internal/kube"
+	"github.com/olapgke/terraform-provider-olapgke/internal/resources/apifailure"
 )
 
 // FieldManager is the server-side apply field manager for every object this resource writes.
@@ -134,7 +136,8 @@ func applyStatefulSet(ctx context.Context, kube kubernetes.Interface, m *manifes
 }
 
 // applyStatefulSetAs is applyStatefulSet under field manager fm (the plan data source dry-runs
-// as its own manager: it owns nothing).
+// as its own manager: it owns nothing). A dry run changes nothing, so it is retried on transient
+// errors like every read the plan makes (kube.RetryRead); a real apply is not.
 func applyStatefulSetAs(ctx context.Context, kube kubernetes.Interface, m *manifest, fm string, force, dryRun bool) (*appsv1.StatefulSet, error) {
 	body, err := json.Marshal(m.Obj)
 	if err != nil {
@@ -142,7 +145,16 @@ func applyStatefulSetAs(ctx context.Context, kube kubernetes.Interface, m *manif
 	}
 	o := applyOptions(force, dryRun)
 	o.FieldManager = fm
-	return kube.AppsV1().StatefulSets(m.Namespace).Patch(ctx, m.Name, ktypes.ApplyPatchType, body, o)
+	if !dryRun {
+		return kube.AppsV1().StatefulSets(m.Namespace).Patch(ctx, m.Name, ktypes.ApplyPatchType, body, o)
+	}
+	var got *appsv1.StatefulSet
+	err = olapkube.RetryRead(ctx, func(ctx context.Context) error { // a dry run changes nothing
+		var err error
+		got, err = kube.AppsV1().StatefulSets(m.Namespace).Patch(ctx, m.Name, ktypes.ApplyPatchType, body, o)
+		return err
+	})
+	return got, err
 }
 
 // setJSON renders a StatefulSet as the JSON values the API server returns (typed clients drop
@@ -169,13 +181,12 @@ func (r *statefulSetResource) kube(ctx context.Context) (kubernetes.Interface, e
 	return r.clients.Kube(ctx)
 }
 
+// kubeError is the detail of a failed request (what) whose refusal has no advice of its own.
 func kubeError(what string, err error) diagnosticsDetail {
-	return diagnosticsDetail{
-		Checked: what,
-		Found:   "The Kubernetes API request failed.",
-		Do:      "Check that the cluster is reachable with the provider's credentials and retry.",
-		Err:     err,
-	}
+	return apifailure.Detail(what, err, apifailure.Advice{
+		Found: "The API server refused the request.",
+		Do:    "Fix what the cause names and run the command again.",
+	})
 }
 
 type diagnosticsDetail = diagnostics.Detail

@@ -23,6 +23,7 @@ import (
 
 	"github.com/olapgke/terraform-provider-olapgke/internal/diagnostics"
 	"github.com/olapgke/terraform-provider-olapgke/internal/planner"
+	"github.com/olapgke/terraform-provider-olapgke/internal/resources/apifailure"
 )
 
 const (
@@ -103,12 +104,13 @@ func (r *bootstrapResource) apply(ctx context.Context, m *model, timeout time.Du
 	}
 	for _, obj := range objs {
 		if err := applyObject(ctx, dyn, obj); err != nil {
-			diags.Append(diagnostics.Error("Volume Group Bootstrap Not Installed", diagnostics.Detail{
-				Checked: "Server-side apply of the bootstrap's objects (field manager olapgke).",
-				Found:   "The API server refused " + describe(obj) + ".",
-				Do:      "Check the provider's Kubernetes permissions (namespaces, serviceaccounts, configmaps, daemonsets, clusterroles, clusterrolebindings) and apply again; objects already applied are kept.",
-				Err:     err,
-			}))
+			d := apifailure.Detail("Server-side apply of the bootstrap's objects (field manager olapgke): "+describe(obj)+".", err, apifailure.Advice{
+				Found:       "The API server refused " + describe(obj) + ".",
+				Do:          "Fix what the cause names and apply again.",
+				Permissions: "get, create and patch on the bootstrap's namespaces, serviceaccounts, configmaps, daemonsets, clusterroles and clusterrolebindings",
+			})
+			d.Do += " Objects already applied are kept."
+			diags.Append(diagnostics.Error("Volume Group Bootstrap Not Installed", d))
 			return
 		}
 	}
