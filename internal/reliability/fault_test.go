@@ -3,6 +3,7 @@ package reliability
 import (
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -79,9 +80,31 @@ func untilDone(t *testing.T, f *tf, tries int, off func(), args ...string) []str
 		}
 		summaries = append(summaries, clearError(t, out))
 		t.Logf("%s try %d stopped with a clear error:\n%s", args[0], i+1, errorBlock(out))
+		notBlamingConfig(t, out)
 	}
 	t.Fatalf("%s still fails with faults off after %d tries: %v\n%s", args[0], tries, summaries, f.Logs[len(f.Logs)-1])
 	return nil
+}
+
+// blames are advice that points at the configuration. The proxies inject only faults of the
+// API server or the network (429, 5xx, resets, slow answers, dropped watches, 409 on a
+// resourceVersion update), so an error that follows one must not send the user to fix a
+// configuration that is fine. Terraform wraps lines: words match across any whitespace.
+var blames = func() []*regexp.Regexp {
+	var out []*regexp.Regexp
+	for _, s := range []string{"Rejected By The API Server", "Fix the manifest", "manage_service = false"} {
+		out = append(out, regexp.MustCompile(strings.Join(strings.Fields(regexp.QuoteMeta(s)), `\s+`)))
+	}
+	return out
+}()
+
+func notBlamingConfig(t *testing.T, out string) {
+	t.Helper()
+	for _, re := range blames {
+		if re.MatchString(out) {
+			t.Errorf("an injected fault was reported as a configuration error (%s):\n%s", re, errorBlock(out))
+		}
+	}
 }
 
 func migrationConfig(ns string, extra string) string {
