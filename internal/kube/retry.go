@@ -50,6 +50,19 @@ func List[T any](ctx context.Context, do func(context.Context, metav1.ListOption
 	return out, err
 }
 
+// Get is one GET (do, e.g. kube.AppsV1().StatefulSets(ns).Get) retried with RetryRead.
+// client-go itself retries a GET only on a dropped connection or an answer with Retry-After;
+// a refresh should not stop at a 500 either.
+func Get[T any](ctx context.Context, do func(context.Context, string, metav1.GetOptions) (T, error), name string) (T, error) {
+	var out T
+	err := RetryRead(ctx, func(ctx context.Context) error {
+		var err error
+		out, err = do(ctx, name, metav1.GetOptions{})
+		return err
+	})
+	return out, err
+}
+
 // ServerVersion is the API server's /version (retried like a read). It
 // carries the emulation version when the control plane emulates an older
 // minor.

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
@@ -49,5 +50,34 @@ func TestRetryReadStopsWhenContextEnds(t *testing.T) {
 	})
 	if calls != 1 || !apierrors.IsServiceUnavailable(err) {
 		t.Fatalf("%d calls, err %v: want one call once ctx ended", calls, err)
+	}
+}
+
+// Get retries a transient failure (a 500 without Retry-After, which client-go does not retry) and
+// stops at once at an answer that is not transient (404: the object is gone).
+func TestGetRetriesTransientOnly(t *testing.T) {
+	gr := schema.GroupResource{Group: "apps", Resource: "statefulsets"}
+	for _, tc := range []struct {
+		name      string
+		first     error
+		wantCalls int
+		wantErr   bool
+	}{
+		{"500 then the object", apierrors.NewInternalError(errors.New("etcdserver: leader changed")), 2, false},
+		{"404", apierrors.NewNotFound(gr, "hist"), 1, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			calls := 0
+			got, err := Get(context.Background(), func(_ context.Context, name string, _ metav1.GetOptions) (string, error) {
+				calls++
+				if calls == 1 {
+					return "", tc.first
+				}
+				return name, nil
+			}, "hist")
+			if calls != tc.wantCalls || (err != nil) != tc.wantErr || (!tc.wantErr && got != "hist") {
+				t.Errorf("Get = %q, %v after %d calls; want %d calls, error %v", got, err, calls, tc.wantCalls, tc.wantErr)
+			}
+		})
 	}
 }

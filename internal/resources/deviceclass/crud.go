@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/olapgke/terraform-provider-olapgke/internal/diagnostics"
+	olapkube "github.com/olapgke/terraform-provider-olapgke/internal/kube"
 	"github.com/olapgke/terraform-provider-olapgke/internal/lvmdconf"
 )
 
@@ -238,7 +239,7 @@ func (r *deviceClassResource) Read(ctx context.Context, req resource.ReadRequest
 
 	switch {
 	case prior != nil:
-		sc, err := kube.StorageV1().StorageClasses().Get(ctx, prior.Name.ValueString(), metav1.GetOptions{})
+		sc, err := olapkube.Get(ctx, kube.StorageV1().StorageClasses().Get, prior.Name.ValueString())
 		switch {
 		case apierrors.IsNotFound(err):
 			state.StorageClass = types.ObjectNull(scAttrTypes)

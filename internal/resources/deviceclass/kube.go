@@ -33,7 +33,7 @@ import (
 
 // readConfig reads lvmd's config; cm is nil when the ConfigMap does not exist (cfg is then empty).
 func readConfig(ctx context.Context, kube kubernetes.Interface, ref cmRef) (*lvmdconf.Config, *corev1.ConfigMap, error) {
-	cm, err := kube.CoreV1().ConfigMaps(ref.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
+	cm, err := olapkube.Get(ctx, kube.CoreV1().ConfigMaps(ref.Namespace).Get, ref.Name)
 	if apierrors.IsNotFound(err) {
 		cfg, _ := lvmdconf.Parse("")
 		return cfg, nil, nil

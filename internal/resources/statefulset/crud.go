@@ -21,6 +21,7 @@ import (
 
 	"github.com/olapgke/terraform-provider-olapgke/internal/diagnostics"
 	"github.com/olapgke/terraform-provider-olapgke/internal/engine"
+	olapkube "github.com/olapgke/terraform-provider-olapgke/internal/kube"
 	"github.com/olapgke/terraform-provider-olapgke/internal/planner"
 	"github.com/olapgke/terraform-provider-olapgke/internal/resources/apifailure"
 	"github.com/olapgke/terraform-provider-olapgke/internal/snapshot"
@@ -283,7 +284,7 @@ func (r *statefulSetResource) Read(ctx context.Context, req resource.ReadRequest
 		return
 	}
 	ns, name := state.Namespace.ValueString(), state.Name.ValueString()
-	live, err := kube.AppsV1().StatefulSets(ns).Get(ctx, name, metav1.GetOptions{})
+	live, err := olapkube.Get(ctx, kube.AppsV1().StatefulSets(ns).Get, name)
 	if apierrors.IsNotFound(err) {
 		resp.State.RemoveResource(ctx)
 		return

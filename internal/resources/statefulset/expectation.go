@@ -26,6 +26,7 @@ import (
 	"github.com/olapgke/terraform-provider-olapgke/internal/diagnostics"
 	"github.com/olapgke/terraform-provider-olapgke/internal/engine"
 	"github.com/olapgke/terraform-provider-olapgke/internal/expect"
+	olapkube "github.com/olapgke/terraform-provider-olapgke/internal/kube"
 	"github.com/olapgke/terraform-provider-olapgke/internal/resources/durations"
 )
 
@@ -282,7 +283,7 @@ func (r *expectationResource) Read(ctx context.Context, req resource.ReadRequest
 		return
 	}
 	ns, name := m.Namespace.ValueString(), m.Name.ValueString()
-	set, err := kube.AppsV1().StatefulSets(ns).Get(ctx, name, metav1.GetOptions{})
+	set, err := olapkube.Get(ctx, kube.AppsV1().StatefulSets(ns).Get, name)
 	if apierrors.IsNotFound(err) {
 		m.Satisfied = types.BoolValue(false)
 		resp.Diagnostics.Append(diagnostics.Warning("Expected StatefulSet Missing", diagnostics.Detail{

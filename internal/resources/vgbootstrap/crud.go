@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/olapgke/terraform-provider-olapgke/internal/diagnostics"
+	olapkube "github.com/olapgke/terraform-provider-olapgke/internal/kube"
 	"github.com/olapgke/terraform-provider-olapgke/internal/planner"
 	"github.com/olapgke/terraform-provider-olapgke/internal/resources/apifailure"
 )
@@ -221,7 +222,7 @@ func (r *bootstrapResource) Read(ctx context.Context, req resource.ReadRequest, 
 		return
 	}
 	ns := m.Namespace.ValueString()
-	ds, err := kube.AppsV1().DaemonSets(ns).Get(ctx, DaemonSetName, metav1.GetOptions{})
+	ds, err := olapkube.Get(ctx, kube.AppsV1().DaemonSets(ns).Get, DaemonSetName)
 	if apierrors.IsNotFound(err) {
 		resp.State.RemoveResource(ctx)
 		return
