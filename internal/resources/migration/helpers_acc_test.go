@@ -80,22 +80,34 @@ func ensurePool(t *testing.T, env *acctest.Env, name string, nodes int32) {
 		// TopoLVM instead of judging capacity. A first publication of 0 (external-provisioner
 		// asked before TopoLVM's controller saw the node) is corrected at its next capacity
 		// poll; the plan waits for that too (planner.TopoLVMNotReady), so it does not count.
+		// Per node and TopoLVM StorageClass: each class has its own capacity objects, and one
+		// class's can be above 0 while another's is still the stale 0.
 		caps, err := env.Kube.StorageV1().CSIStorageCapacities(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return false, err
 		}
-		published := map[string]bool{}
+		scs, err := env.Kube.StorageV1().StorageClasses().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err
+		}
+		published := map[string]bool{} // node/StorageClass
 		for _, c := range caps.Items {
 			if c.NodeTopology != nil && c.Capacity != nil && c.Capacity.Sign() > 0 {
-				published[c.NodeTopology.MatchLabels[stsutil.LabelTopoLVMNode]] = true
+				published[c.NodeTopology.MatchLabels[stsutil.LabelTopoLVMNode]+"/"+c.StorageClassName] = true
 			}
 		}
 		for _, n := range ns.Items {
 			if !nodeReady(&n) || n.Spec.Unschedulable || !hasCapacity(&n) {
 				return false, nil
 			}
-			if v := n.Labels[stsutil.LabelTopoLVMNode]; v == "" || !published[v] {
+			v := n.Labels[stsutil.LabelTopoLVMNode]
+			if v == "" {
 				return false, nil
+			}
+			for _, sc := range scs.Items {
+				if sc.Provisioner == stsutil.ProvisionerTopoLVM && !published[v+"/"+sc.Name] {
+					return false, nil
+				}
 			}
 		}
 		return true, nil
