@@ -87,12 +87,12 @@ func untilDone(t *testing.T, f *tf, tries int, off func(), args ...string) []str
 }
 
 // blames are advice that points at the configuration. The proxies inject only faults of the
-// API server or the network (429, 5xx, resets, slow answers, dropped watches, 409 on a
-// resourceVersion update), so an error that follows one must not send the user to fix a
-// configuration that is fine. Terraform wraps lines: words match across any whitespace.
+// API server, GKE or the network (429, 5xx, resets, slow answers, dropped watches, 409 on a
+// resourceVersion update; GKE Unavailable, ResourceExhausted, FailedPrecondition), so an error
+// that follows one must not send the user to fix a configuration that is fine. Terraform wraps lines: words match across any whitespace.
 var blames = func() []*regexp.Regexp {
 	var out []*regexp.Regexp
-	for _, s := range []string{"Rejected By The API Server", "Fix the manifest", "manage_service = false"} {
+	for _, s := range []string{"Rejected By The API Server", "Fix the manifest", "Fix the configuration", "manage_service = false"} {
 		out = append(out, regexp.MustCompile(strings.Join(strings.Fields(regexp.QuoteMeta(s)), `\s+`)))
 	}
 	return out

@@ -389,6 +389,12 @@ func apiError(summary, call, pool, machineType string, err error) diag.Diagnosti
 		do = "Check the provider's credentials and their IAM roles (container.nodePools.* on the project)."
 	case codes.DeadlineExceeded, codes.Canceled:
 		do = "The operation did not finish within the timeout; it may still be running in GKE. Raise the resource's timeouts, wait, then apply again."
+	case codes.Unavailable, codes.Internal:
+		if opErr == nil {
+			// The call itself failed (GKE's front end unavailable or failing): nothing in the
+			// configuration is at fault. A failed operation keeps the advice below.
+			do = "This is usually transient (GKE was briefly unavailable or failed internally): apply again. Nothing in the configuration needs to change."
+		}
 	}
 	if opErr != nil && code != codes.ResourceExhausted {
 		do = "The node pool may be left in an error state; Terraform keeps it in state so the next apply can repair or replace it. " + do

@@ -22,6 +22,7 @@ func TestAPIError(t *testing.T) {
 		err     error
 		machine string
 		want    []string
+		not     []string
 	}{
 		"quota": {
 			err:  fmt.Errorf("creating node pool %s: %w", pool, status.Error(codes.ResourceExhausted, "Insufficient regional quota to satisfy request: resource \"SSD_TOTAL_GB\": request requires '1500.0' and is short '700.0'.")),
@@ -43,6 +44,11 @@ func TestAPIError(t *testing.T) {
 				status.Error(codes.ResourceExhausted, `Too many operations: cluster "c" hits the concurrent operations quota 5, please try again later.`)),
 			want: []string{"GKE answered DeadlineExceeded", "concurrent operations quota 5", "Raise the resource's timeouts"},
 		},
+		"GKE unavailable is not a configuration error": {
+			err:  fmt.Errorf("creating node pool: %w", status.Error(codes.Unavailable, "injected by faultproxy")),
+			want: []string{"GKE answered Unavailable", "usually transient", "apply again"},
+			not:  []string{"Fix the configuration"},
+		},
 		"timeout": {
 			err:  fmt.Errorf("creating node pool: gave up waiting: %w", context.DeadlineExceeded),
 			want: []string{"GKE answered DeadlineExceeded", "Raise the resource's timeouts"},
@@ -58,6 +64,11 @@ func TestAPIError(t *testing.T) {
 			for _, w := range tc.want {
 				if !strings.Contains(d.Detail(), w) {
 					t.Errorf("detail lacks %q:\n%s", w, d.Detail())
+				}
+			}
+			for _, n := range tc.not {
+				if strings.Contains(d.Detail(), n) {
+					t.Errorf("detail has %q:\n%s", n, d.Detail())
 				}
 			}
 		})
