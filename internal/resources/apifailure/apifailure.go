@@ -67,10 +67,13 @@ func isRBAC(err error) bool {
 
 // Advice is what the caller says for a refusal: what was found and what to do about it.
 // Permissions optionally names what to grant when RBAC refused the request (default: the verb and
-// resource the cause names, and the provider's least-privilege ClusterRole).
+// resource the cause names, and the provider's least-privilege ClusterRole). Conflict, when set,
+// replaces Found and Do for a 409: for a server-side apply, another field manager owns fields
+// the request sets.
 type Advice struct {
 	Found, Do   string
 	Permissions string
+	Conflict    *Advice
 }
 
 // Detail is the body of the diagnostic for a request (checked) that failed with err.
@@ -95,6 +98,9 @@ func Detail(checked string, err error, refused Advice) diagnostics.Detail {
 		d.Do = "Wait until the namespace is gone (kubectl get namespace shows what holds it) and run the command again."
 	default:
 		d.Found, d.Do = refused.Found, refused.Do
+		if c := refused.Conflict; c != nil && apierrors.IsConflict(err) {
+			d.Found, d.Do = c.Found, c.Do
+		}
 	}
 	return d
 }

@@ -65,6 +65,11 @@ func TestDetail(t *testing.T) {
 		{"RBAC with the caller's permissions", apierrors.NewForbidden(sts, "hist", errors.New(`User "u" cannot create resource "daemonsets" in API group "apps"`)),
 			Advice{Found: "x", Do: "y", Permissions: "create on daemonsets"},
 			[]string{"Grant it create on daemonsets and run the command again."}, []string{"clusterrole.yaml"}},
+		{"conflict advice for a 409", apierrors.NewConflict(sts, "hist", errors.New("Apply failed with 1 conflict")),
+			Advice{Found: "x", Do: "y", Conflict: &Advice{Found: "Another field manager owns fields.", Do: "Set force_conflicts = true."}},
+			[]string{"Another field manager owns fields.", "Set force_conflicts = true."}, []string{"\n\ny"}},
+		{"no conflict advice for a refusal", apierrors.NewBadRequest("bad"), Advice{Found: "x", Do: "y", Conflict: &Advice{Found: "c", Do: "force_conflicts"}},
+			[]string{"\n\nx\n\ny"}, []string{"force_conflicts"}},
 		{"credentials", apierrors.NewUnauthorized("Unauthorized"), refused,
 			[]string{"did not accept the provider's credentials"}, []string{"Fix the manifest"}},
 	} {

@@ -96,13 +96,10 @@ func (r *statefulSetResource) write(ctx context.Context, plan, prior *resourceMo
 		}
 	}
 	if err != nil {
-		a := apifailure.Advice{Found: "The API server refused it.", Do: "Fix the manifest where the message points."}
-		if apierrors.IsConflict(err) {
-			a = apifailure.Advice{
-				Found: "Another field manager owns fields this manifest sets.",
-				Do:    "Remove those fields from the manifest, or set force_conflicts = true to take them over.",
-			}
-		}
+		a := apifailure.Advice{Found: "The API server refused it.", Do: "Fix the manifest where the message points.", Conflict: &apifailure.Advice{
+			Found: "Another field manager owns fields this manifest sets.",
+			Do:    "Remove those fields from the manifest, or set force_conflicts = true to take them over.",
+		}}
 		diags.Append(diagnostics.AttributeError(manifestPath, "StatefulSet Apply Failed",
 			apifailure.Detail(fmt.Sprintf("Server-side apply of StatefulSet %s/%s (field manager olapgke).", m.Namespace, m.Name), err, a)))
 		return
@@ -128,13 +125,10 @@ func (r *statefulSetResource) write(ctx context.Context, plan, prior *resourceMo
 	}
 	if plan.PodDisruptionBudget != nil {
 		if err := applyPDB(ctx, kube, m, plan.PodDisruptionBudget, force); err != nil {
-			a := apifailure.Advice{Found: "The API server refused it.", Do: "Fix pod_disruption_budget where the message points and apply again."}
-			if apierrors.IsConflict(err) {
-				a = apifailure.Advice{
-					Found: "Another field manager owns fields of this PodDisruptionBudget.",
-					Do:    "Remove pod_disruption_budget if another tool manages it, or set force_conflicts = true to take them over.",
-				}
-			}
+			a := apifailure.Advice{Found: "The API server refused it.", Do: "Fix pod_disruption_budget where the message points and apply again.", Conflict: &apifailure.Advice{
+				Found: "Another field manager owns fields of this PodDisruptionBudget.",
+				Do:    "Remove pod_disruption_budget if another tool manages it, or set force_conflicts = true to take them over.",
+			}}
 			diags.Append(diagnostics.Error("PodDisruptionBudget Apply Failed",
 				apifailure.Detail(fmt.Sprintf("Server-side apply of PodDisruptionBudget %s/%s.", m.Namespace, m.Name), err, a)))
 		}
@@ -542,12 +536,10 @@ func serviceApplyFailed(m *manifest, err error) diag.Diagnostic {
 	a := apifailure.Advice{
 		Found: "The API server refused it.",
 		Do:    "Fix what the cause names, or set manage_service = false if another tool manages this Service.",
-	}
-	if apierrors.IsConflict(err) {
-		a = apifailure.Advice{
+		Conflict: &apifailure.Advice{
 			Found: "Another field manager owns fields of this Service.",
 			Do:    "Set manage_service = false if another tool manages this Service, or set force_conflicts = true to take its fields over.",
-		}
+		},
 	}
 	return diagnostics.Error("Headless Service Apply Failed", apifailure.Detail(
 		fmt.Sprintf("Server-side apply of the headless Service %s/%s named by spec.serviceName.", m.Namespace, m.Set.Spec.ServiceName), err, a))
