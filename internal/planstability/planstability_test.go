@@ -358,14 +358,13 @@ func (h *harness) waitReady(name string, notUID types.UID) {
 	}
 }
 
+// cordon sets or clears spec.unschedulable with a patch, as kubectl cordon does: a Get and
+// Update raced the Node writes of TopoLVM's node agent and the node lifecycle controller (CI saw
+// "the object has been modified").
 func (h *harness) cordon(node string, on bool) {
 	h.t.Helper()
-	n, err := h.env.Kube.CoreV1().Nodes().Get(h.t.Context(), node, metav1.GetOptions{})
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	n.Spec.Unschedulable = on
-	if _, err := h.env.Kube.CoreV1().Nodes().Update(h.t.Context(), n, metav1.UpdateOptions{}); err != nil {
+	patch := fmt.Sprintf(`{"spec":{"unschedulable":%v}}`, on)
+	if _, err := h.env.Kube.CoreV1().Nodes().Patch(h.t.Context(), node, types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
 		h.t.Fatal(err)
 	}
 }
