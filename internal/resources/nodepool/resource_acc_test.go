@@ -23,6 +23,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/retry"
 
 	"github.com/olapgke/terraform-provider-olapgke/internal/acctest"
 	"github.com/olapgke/terraform-provider-olapgke/internal/gke"
@@ -632,12 +633,16 @@ func runStatefulSet(ctx context.Context, kc kubernetes.Interface, ns, name, pool
 // template to the target pool, delete the PVC (without waiting: pvc-protection holds it), delete
 // the Pod, wait until the recreated Pod is Ready on the target with a new bound PVC.
 func moveOrdinal(ctx context.Context, kc kubernetes.Interface, ns, name string, ord int, pool string) error {
-	s, err := kc.AppsV1().StatefulSets(ns).Get(ctx, name, metav1.GetOptions{})
-	if err != nil {
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error { // the controller writes status meanwhile
+		s, err := kc.AppsV1().StatefulSets(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		s.Spec.Template.Spec.NodeSelector = map[string]string{"cloud.google.com/gke-nodepool": pool}
+		_, err = kc.AppsV1().StatefulSets(ns).Update(ctx, s, metav1.UpdateOptions{})
 		return err
-	}
-	s.Spec.Template.Spec.NodeSelector = map[string]string{"cloud.google.com/gke-nodepool": pool}
-	if _, err := kc.AppsV1().StatefulSets(ns).Update(ctx, s, metav1.UpdateOptions{}); err != nil {
+	})
+	if err != nil {
 		return err
 	}
 	pod := fmt.Sprintf("%s-%d", name, ord)

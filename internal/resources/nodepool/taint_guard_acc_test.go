@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/retry"
 
 	"github.com/olapgke/terraform-provider-olapgke/internal/acctest"
 )
@@ -93,21 +94,29 @@ func TestAccLocalSSDNodePool_NoExecuteTaintGuard(t *testing.T) {
 // StatefulSet's template and to its running Pod (a Pod's tolerations may be added to in place).
 func tolerate(ctx context.Context, kc kubernetes.Interface, ns, set string) error {
 	tol := corev1.Toleration{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "olap", Effect: corev1.TaintEffectNoExecute}
-	s, err := kc.AppsV1().StatefulSets(ns).Get(ctx, set, metav1.GetOptions{})
+	// Read and write again on a conflict: the StatefulSet controller and KWOK update the objects'
+	// status meanwhile.
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		s, err := kc.AppsV1().StatefulSets(ns).Get(ctx, set, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		s.Spec.Template.Spec.Tolerations = append(s.Spec.Template.Spec.Tolerations, tol)
+		_, err = kc.AppsV1().StatefulSets(ns).Update(ctx, s, metav1.UpdateOptions{})
+		return err
+	})
 	if err != nil {
 		return err
 	}
-	s.Spec.Template.Spec.Tolerations = append(s.Spec.Template.Spec.Tolerations, tol)
-	if _, err := kc.AppsV1().StatefulSets(ns).Update(ctx, s, metav1.UpdateOptions{}); err != nil {
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		p, err := kc.CoreV1().Pods(ns).Get(ctx, set+"-0", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		p.Spec.Tolerations = append(p.Spec.Tolerations, tol)
+		_, err = kc.CoreV1().Pods(ns).Update(ctx, p, metav1.UpdateOptions{})
 		return err
-	}
-	p, err := kc.CoreV1().Pods(ns).Get(ctx, set+"-0", metav1.GetOptions{})
-	if err != nil {
-		return err
-	}
-	p.Spec.Tolerations = append(p.Spec.Tolerations, tol)
-	_, err = kc.CoreV1().Pods(ns).Update(ctx, p, metav1.UpdateOptions{})
-	return err
+	})
 }
 
 // checkSamePod verifies that the Pod is the one recorded (not evicted and recreated) and Ready.
