@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -24,9 +25,19 @@ var TransientBackoff = wait.Backoff{Steps: 4, Duration: 250 * time.Millisecond, 
 // carrying Retry-After; this covers the rest (LISTs of a busy server, a 503
 // without Retry-After from a load balancer).
 func IsTransient(err error) bool {
-	return apierrors.IsTooManyRequests(err) || apierrors.IsInternalError(err) ||
+	return apierrors.IsTooManyRequests(err) || (apierrors.IsInternalError(err) && !isApplySchemaError(err)) ||
 		apierrors.IsServiceUnavailable(err) || apierrors.IsServerTimeout(err) || apierrors.IsTimeout(err) ||
 		utilnet.IsConnectionReset(err) || utilnet.IsProbableEOF(err) || errors.Is(err, io.ErrUnexpectedEOF)
+}
+
+// isApplySchemaError reports a server-side apply whose object does not fit the type's schema
+// (an unknown field): the API server answers it with a 500, not a 400. structured-merge-diff's
+// error ("failed to create typed patch object (...): .spec.x: field not declared in schema",
+// k8s.io/apimachinery pkg/util/managedfields/internal/structuredmerge.go) comes back from the
+// patch handler as a plain error, which the response writer turns into a 500. The request is
+// at fault, so a retry cannot help.
+func isApplySchemaError(err error) bool {
+	return strings.Contains(err.Error(), "failed to create typed patch object")
 }
 
 // RetryRead runs read until it succeeds, fails with an error that is not

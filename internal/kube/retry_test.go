@@ -31,6 +31,9 @@ func TestIsTransient(t *testing.T) {
 		{apierrors.NewForbidden(gr, "x", errors.New("RBAC")), false},
 		{apierrors.NewConflict(gr, "x", errors.New("changed")), false},
 		{apierrors.NewBadRequest("bad"), false},
+		// What a server-side apply with an unknown field gets back: a 500 that is the request's fault.
+		{&apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: 500, Reason: metav1.StatusReasonUnknown,
+			Message: "failed to create typed patch object (sts-bad/bad; apps/v1, Kind=StatefulSet): .spec.bogusField: field not declared in schema"}}, false},
 		{context.Canceled, false},
 	} {
 		if got := IsTransient(c.err); got != c.want {

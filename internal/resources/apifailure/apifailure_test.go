@@ -39,6 +39,11 @@ func TestClassify(t *testing.T) {
 		{"422", apierrors.NewInvalid(schema.GroupKind{Group: "apps", Kind: "StatefulSet"}, "hist", field.ErrorList{field.Required(field.NewPath("spec", "selector"), "")}), Refused},
 		{"409", apierrors.NewConflict(sts, "hist", errors.New("the object has been modified")), Refused},
 		{"404", apierrors.NewNotFound(sts, "hist"), Refused},
+		// A server-side apply with an unknown field is answered with a 500 (kube.IsTransient).
+		{"500 of an apply that does not fit the schema", &apierrors.StatusError{ErrStatus: metav1.Status{
+			Status: metav1.StatusFailure, Code: 500, Reason: metav1.StatusReasonUnknown,
+			Message: "failed to create typed patch object (olap/hist; apps/v1, Kind=StatefulSet): .spec.bogusField: field not declared in schema",
+		}}, Refused},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := Classify(tc.err); got != tc.want {
