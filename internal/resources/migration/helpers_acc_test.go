@@ -22,7 +22,9 @@ import (
 	"github.com/olapgke/terraform-provider-olapgke/internal/acctest"
 	"github.com/olapgke/terraform-provider-olapgke/internal/fixture"
 	"github.com/olapgke/terraform-provider-olapgke/internal/gke"
+	"github.com/olapgke/terraform-provider-olapgke/internal/planner"
 	"github.com/olapgke/terraform-provider-olapgke/internal/provider"
+	"github.com/olapgke/terraform-provider-olapgke/internal/snapshot"
 	"github.com/olapgke/terraform-provider-olapgke/internal/stsutil"
 )
 
@@ -69,52 +71,71 @@ func ensurePool(t *testing.T, env *acctest.Env, name string, nodes int32) {
 	if err != nil {
 		t.Fatalf("creating node pool %s through the GKE emulator: %v", name, err)
 	}
-	sel := labels.SelectorFromSet(labels.Set{labelPool: name}).String()
-	err = wait.PollUntilContextTimeout(t.Context(), 200*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
-		ns, err := env.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: sel})
-		if err != nil || len(ns.Items) < int(nodes) {
-			return false, err
-		}
-		// The scheduler and the plan read CSIStorageCapacity, which real TopoLVM publishes
-		// after the node's annotation and CSI registration: until then the plan waits for
-		// TopoLVM instead of judging capacity. A first publication of 0 (external-provisioner
-		// asked before TopoLVM's controller saw the node) is corrected at its next capacity
-		// poll; the plan waits for that too (planner.TopoLVMNotReady), so it does not count.
-		// Per node and TopoLVM StorageClass: each class has its own capacity objects, and one
-		// class's can be above 0 while another's is still the stale 0.
-		caps, err := env.Kube.StorageV1().CSIStorageCapacities(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
+	waitPoolReady(t, env, name, nodes)
+}
+
+// waitPoolReady waits until pool has at least nodes nodes, each Ready and schedulable and
+// TopoLVM-ready for every TopoLVM StorageClass by the planner's own decision
+// (planner.Index.TopoLVMNotReady, on the snapshot a plan reads): the scheduler and the plan
+// read CSIStorageCapacity, which real TopoLVM publishes after the node's annotation and CSI
+// registration, possibly first as a stale 0; until then a plan waits for TopoLVM instead of
+// judging capacity. It logs each reason it waited for, so a later plan that still waits can be
+// told from one that judged.
+func waitPoolReady(t *testing.T, env *acctest.Env, name string, nodes int32) {
+	t.Helper()
+	sel := labels.SelectorFromSet(labels.Set{labelPool: name})
+	last := ""
+	err := wait.PollUntilContextTimeout(t.Context(), 200*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		why, err := poolNotReady(ctx, env, sel, int(nodes))
 		if err != nil {
 			return false, err
 		}
-		scs, err := env.Kube.StorageV1().StorageClasses().List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return false, err
+		if why != last && why != "" {
+			t.Logf("pool %s not ready yet: %s", name, why)
 		}
-		published := map[string]bool{} // node/StorageClass
-		for _, c := range caps.Items {
-			if c.NodeTopology != nil && c.Capacity != nil && c.Capacity.Sign() > 0 {
-				published[c.NodeTopology.MatchLabels[stsutil.LabelTopoLVMNode]+"/"+c.StorageClassName] = true
-			}
-		}
-		for _, n := range ns.Items {
-			if !nodeReady(&n) || n.Spec.Unschedulable || !hasCapacity(&n) {
-				return false, nil
-			}
-			v := n.Labels[stsutil.LabelTopoLVMNode]
-			if v == "" {
-				return false, nil
-			}
-			for _, sc := range scs.Items {
-				if sc.Provisioner == stsutil.ProvisionerTopoLVM && !published[v+"/"+sc.Name] {
-					return false, nil
-				}
-			}
-		}
-		return true, nil
+		last = why
+		return why == "", nil
 	})
 	if err != nil {
-		t.Fatalf("nodes of pool %s not Ready with TopoLVM capacity published: %v", name, err)
+		t.Fatalf("nodes of pool %s not Ready with TopoLVM ready (last: %s): %v", name, last, err)
 	}
+}
+
+// poolNotReady says why the nodes sel selects are not ready for a migration onto them, ""
+// when they are.
+func poolNotReady(ctx context.Context, env *acctest.Env, sel labels.Selector, nodes int) (string, error) {
+	s, err := snapshot.Read(ctx, env.Kube, nil, metav1.NamespaceDefault, "none")
+	if err != nil {
+		return "", err
+	}
+	var scs []string
+	for _, sc := range s.StorageClasses {
+		if sc.Provisioner == stsutil.ProvisionerTopoLVM {
+			scs = append(scs, sc.Name)
+		}
+	}
+	ix := planner.NewIndex(s)
+	found := 0
+	for i := range s.Nodes {
+		n := &s.Nodes[i]
+		if !sel.Matches(labels.Set(n.Labels)) {
+			continue
+		}
+		found++
+		switch {
+		case !nodeReady(n):
+			return n.Name + " is not Ready", nil
+		case n.Spec.Unschedulable:
+			return n.Name + " is cordoned", nil
+		}
+		if why := ix.TopoLVMNotReady(ix.Node(n.Name), scs); why != "" {
+			return n.Name + ": " + why, nil
+		}
+	}
+	if found < nodes {
+		return fmt.Sprintf("%d of %d nodes", found, nodes), nil
+	}
+	return "", nil
 }
 
 func nodeReady(n *corev1.Node) bool {

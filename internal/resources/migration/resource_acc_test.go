@@ -154,6 +154,10 @@ func TestAccStatefulSetMigration_CapacityShortage(t *testing.T) {
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
 		Steps: []resource.TestStep{{
+			// The shortage is judged only once TopoLVM is ready on pool-c; before, the plan
+			// rightly waits for it. Checked again right before the plan, with the planner's
+			// own predicate, so a plan that waits names why in the log.
+			PreConfig:   func() { waitPoolReady(t, env, "pool-c", 1) },
 			Config:      testAccStatefulSetMigrationConfig_basic("mig-capacity", ""),
 			PlanOnly:    true,
 			ExpectError: regexp.MustCompile(`Not Enough Device-Class Capacity[\s\S]*Ordinal\s+0\s+cannot\s+be\s+placed[\s\S]*did\s+not\s+have\s+enough\s+free\s+storage`),
