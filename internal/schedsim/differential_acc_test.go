@@ -211,48 +211,57 @@ func (g *genWorld) create(ctx context.Context, kube kubernetes.Interface) error 
 	return nil
 }
 
-// settled: nodes Ready with TopoLVM's label (and capacity where they have Local SSDs), existing
-// Pods Running, static PVCs Bound, judged on one poll's view of the cluster.
-func (g *genWorld) settled(v *clusterView) bool {
+// unsettled says what of the world is not ready yet on one poll's view of the cluster ("" when
+// all is): nodes Ready with TopoLVM's label (and capacity where they have Local SSDs), existing
+// Pods Running, static PVCs Bound. A batch that never settles reports it per world.
+func (g *genWorld) unsettled(v *clusterView) string {
 	for _, n := range g.nodes {
 		got := v.nodes[n.Name]
 		if got == nil {
-			return false
+			return "node " + n.Name + " not listed"
 		}
 		hasSSD := n.Annotations["sandbox.olapgke.io/local-nvme-ssd-count"] != "0"
 		if hasSSD && got.Labels["topology.topolvm.io/node"] == "" {
-			return false
+			return "node " + n.Name + " has no topology.topolvm.io/node label (TopoLVM's node plugin not registered)"
 		}
 		ready := false
 		for _, c := range got.Status.Conditions {
 			ready = ready || (c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue)
 		}
 		if !ready {
-			return false
+			return "node " + n.Name + " not Ready"
 		}
 		for _, t := range got.Spec.Taints {
 			if t.Key == corev1.TaintNodeNotReady {
-				return false
+				return "node " + n.Name + " still has the " + t.Key + " taint"
 			}
 		}
 		if hasSSD && !v.caps[n.Name] {
-			return false
+			return "node " + n.Name + " has no CSIStorageCapacity above 0 for " + diffStorageClass
 		}
 	}
 	for _, p := range g.existing {
-		if got := v.pods[p.Name]; got == nil || got.Status.Phase != corev1.PodRunning {
-			return false
+		got := v.pods[p.Name]
+		if got == nil {
+			return "Pod " + p.Name + " not listed"
+		}
+		if got.Status.Phase != corev1.PodRunning {
+			return fmt.Sprintf("Pod %s is %q, not Running", p.Name, got.Status.Phase)
 		}
 	}
 	for _, c := range g.pvcs {
 		if c.Spec.VolumeName == "" {
 			continue
 		}
-		if got := v.pvcs[c.Name]; got == nil || got.Status.Phase != corev1.ClaimBound {
-			return false
+		got := v.pvcs[c.Name]
+		if got == nil {
+			return "PVC " + c.Name + " not listed"
+		}
+		if got.Status.Phase != corev1.ClaimBound {
+			return fmt.Sprintf("PVC %s is %q, not Bound", c.Name, got.Status.Phase)
 		}
 	}
-	return true
+	return ""
 }
 
 // clusterView is what one settle poll reads: one LIST per kind for the whole batch of worlds
@@ -436,21 +445,24 @@ func TestAccSchedulerDifferential(t *testing.T) {
 		// A read that fails (the API server is busy on 2 shared cores: a client timeout) is
 		// asked again on the next poll; the last such error is reported if the worlds never settle.
 		var lastErr error
+		var waiting []string
 		err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
 			v, err := readView(ctx, kube)
 			if err != nil {
 				lastErr = err
 				return false, nil //nolint:nilerr // retried on the next poll
 			}
+			waiting = waiting[:0]
 			for _, g := range worlds {
-				if !g.settled(v) {
-					return false, nil
+				if why := g.unsettled(v); why != "" {
+					waiting = append(waiting, fmt.Sprintf("seed %d: %s", g.seed, why))
 				}
 			}
-			return true, nil
+			return len(waiting) == 0, nil
 		})
 		if err != nil {
-			t.Fatalf("worlds %d..%d did not settle: %v (last read error: %v)", start, start+len(worlds)-1, err, lastErr)
+			t.Fatalf("worlds %d..%d did not settle: %v (last read error: %v); still waiting on:\n%s",
+				start, start+len(worlds)-1, err, lastErr, strings.Join(waiting, "\n"))
 		}
 		snap, err := readSnapshot(ctx, kube)
 		if err != nil {
