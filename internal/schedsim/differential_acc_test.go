@@ -23,6 +23,7 @@ import (
 
 	"github.com/olapgke/terraform-provider-olapgke/internal/acctest"
 	"github.com/olapgke/terraform-provider-olapgke/internal/planner"
+	"github.com/olapgke/terraform-provider-olapgke/internal/stsutil"
 )
 
 // The default world, with external-provisioner's CSIStorageCapacity writes unthrottled: each
@@ -224,11 +225,7 @@ func (g *genWorld) unsettled(v *clusterView) string {
 		if hasSSD && got.Labels["topology.topolvm.io/node"] == "" {
 			return "node " + n.Name + " has no topology.topolvm.io/node label (TopoLVM's node plugin not registered)"
 		}
-		ready := false
-		for _, c := range got.Status.Conditions {
-			ready = ready || (c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue)
-		}
-		if !ready {
+		if stsutil.NodeReady(got) != corev1.ConditionTrue {
 			return "node " + n.Name + " not Ready"
 		}
 		for _, t := range got.Spec.Taints {

@@ -123,7 +123,7 @@ func poolNotReady(ctx context.Context, env *acctest.Env, sel labels.Selector, no
 		}
 		found++
 		switch {
-		case !nodeReady(n):
+		case stsutil.NodeReady(n) != corev1.ConditionTrue:
 			return n.Name + " is not Ready", nil
 		case n.Spec.Unschedulable:
 			return n.Name + " is cordoned", nil
@@ -136,15 +136,6 @@ func poolNotReady(ctx context.Context, env *acctest.Env, sel labels.Selector, no
 		return fmt.Sprintf("%d of %d nodes", found, nodes), nil
 	}
 	return "", nil
-}
-
-func nodeReady(n *corev1.Node) bool {
-	for _, c := range n.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }
 
 func hasCapacity(n *corev1.Node) bool {
