@@ -118,7 +118,12 @@ type OrdinalPlan struct {
 	Blocked bool
 	// NoPod is true when the controller deletes this ordinal's Pod but never
 	// recreates it because a lower ordinal never becomes Ready
-	// (OrderedReady with maxUnavailable > 1).
+	// (OrderedReady with maxUnavailable > 1). The controller deletes the
+	// higher ordinal first and keeps no expectations for Pods
+	// (stateful_set_control.go): a sync that sees this deletion before the
+	// lower ordinal's recreates this Pod at the update revision, and it stays
+	// Pending like the lower one. Either way the rollout stalls at the same
+	// wave and no PVC is touched.
 	NoPod    bool
 	Revision string // revision the ordinal's Pod has after the apply ("" for delete)
 	Volumes  []Volume

@@ -248,16 +248,20 @@ type expect struct {
 	recreated map[int32]bool // new Pod UID
 	pending   map[int32]bool // recreated and never schedules
 	absent    map[int32]bool // deleted and not recreated
+	// noPod: the plan's NoPod ordinals. The controller deletes them and, on
+	// the path the planner follows, never recreates them; see
+	// planner.OrdinalPlan.NoPod for the race in which it recreates one Pending.
+	noPod map[int32]bool
 }
 
 func predicted(p *planner.Plan) expect {
-	e := expect{recreated: map[int32]bool{}, pending: map[int32]bool{}, absent: map[int32]bool{}}
+	e := expect{recreated: map[int32]bool{}, pending: map[int32]bool{}, absent: map[int32]bool{}, noPod: map[int32]bool{}}
 	for _, o := range p.Ordinals {
 		switch {
 		case o.Action == planner.ActionDelete && o.Wave > 0 && !o.Blocked:
 			e.absent[o.Ordinal] = true
 		case o.NoPod:
-			e.absent[o.Ordinal] = true
+			e.noPod[o.Ordinal] = true
 		case (o.Action == planner.ActionRecreate || o.Action == planner.ActionCreate) && !o.Blocked:
 			e.recreated[o.Ordinal] = true
 			if !o.Schedulable {
@@ -285,6 +289,21 @@ func assertHappened(t *testing.T, kube kubernetes.Interface, ns string, p *plann
 				if exists {
 					last = fmt.Sprintf("ordinal %d still has a Pod", o.Ordinal)
 					return false, nil
+				}
+			case e.noPod[o.Ordinal]:
+				// Either end state of the controller's race: no Pod, or a new one
+				// at the planned revision that never schedules.
+				if exists && existed && pod.UID == old.UID {
+					last = fmt.Sprintf("ordinal %d still has its old Pod", o.Ordinal)
+					return false, nil
+				}
+				if exists {
+					_, pending := unschedulable(pod)
+					if pod.Labels[appsv1.ControllerRevisionHashLabelKey] != o.Revision || !pending {
+						last = fmt.Sprintf("ordinal %d has a Pod that is not a Pending one at revision %s", o.Ordinal, o.Revision)
+						return false, nil
+					}
+					t.Logf("ordinal %d: the controller recreated the Pod (Pending) before it saw the lower ordinal's deletion", o.Ordinal)
 				}
 			case e.recreated[o.Ordinal]:
 				if !exists || (existed && pod.UID == old.UID) {
