@@ -19,6 +19,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/olapgke/terraform-provider-olapgke/internal/stsutil"
 )
 
 // Sandbox is a running `olapgke-sandbox up` subprocess.
@@ -137,11 +139,9 @@ func StartSandbox(ctx context.Context, bin, dir, world string, timeout time.Dura
 		s.Stop()
 		return nil, err
 	}
-	for _, n := range nodes.Items {
-		for _, c := range n.Status.Conditions {
-			if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
-				s.ReadyNodes++
-			}
+	for i := range nodes.Items {
+		if stsutil.NodeReady(&nodes.Items[i]) == corev1.ConditionTrue {
+			s.ReadyNodes++
 		}
 	}
 	return s, nil

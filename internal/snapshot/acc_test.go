@@ -88,11 +88,9 @@ func ensurePoolB(t *testing.T, env *acctest.Env) {
 			return false, err
 		}
 		ready := 0
-		for _, n := range nodes.Items {
-			for _, c := range n.Status.Conditions {
-				if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
-					ready++
-				}
+		for i := range nodes.Items {
+			if stsutil.NodeReady(&nodes.Items[i]) == corev1.ConditionTrue {
+				ready++
 			}
 		}
 		return ready == 3, nil
