@@ -277,7 +277,9 @@ func assertHappened(t *testing.T, kube kubernetes.Interface, ns string, p *plann
 	t.Helper()
 	e := predicted(p)
 	var last string
+	var raced []int32 // NoPod ordinals the controller recreated Pending (the race)
 	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, accTimeout, true, func(ctx context.Context) (bool, error) {
+		raced = raced[:0]
 		now := podsByOrdinal(t, kube, ns)
 		for _, o := range p.Ordinals {
 			pod, exists := now[o.Ordinal]
@@ -291,18 +293,15 @@ func assertHappened(t *testing.T, kube kubernetes.Interface, ns string, p *plann
 			case e.noPod[o.Ordinal]:
 				// Either end state of the controller's race: no Pod, or a new one
 				// at the planned revision that never schedules.
-				if exists && existed && pod.UID == old.UID {
-					last = fmt.Sprintf("ordinal %d still has its old Pod", o.Ordinal)
+				if !exists {
+					break
+				}
+				_, pending := unschedulable(pod)
+				if (existed && pod.UID == old.UID) || pod.Labels[appsv1.ControllerRevisionHashLabelKey] != o.Revision || !pending {
+					last = fmt.Sprintf("ordinal %d has a Pod that is not a new Pending one at revision %s", o.Ordinal, o.Revision)
 					return false, nil
 				}
-				if exists {
-					_, pending := unschedulable(pod)
-					if pod.Labels[appsv1.ControllerRevisionHashLabelKey] != o.Revision || !pending {
-						last = fmt.Sprintf("ordinal %d has a Pod that is not a Pending one at revision %s", o.Ordinal, o.Revision)
-						return false, nil
-					}
-					t.Logf("ordinal %d: the controller recreated the Pod (Pending) before it saw the lower ordinal's deletion", o.Ordinal)
-				}
+				raced = append(raced, o.Ordinal)
 			case e.recreated[o.Ordinal]:
 				if !exists || (existed && pod.UID == old.UID) {
 					last = fmt.Sprintf("ordinal %d not recreated yet", o.Ordinal)
@@ -331,6 +330,9 @@ func assertHappened(t *testing.T, kube kubernetes.Interface, ns string, p *plann
 	})
 	if err != nil {
 		t.Fatalf("the controllers did not do what the plan predicted: %v (last: %s)", err, last)
+	}
+	for _, o := range raced {
+		t.Logf("ordinal %d: the controller recreated the Pod (Pending) before it saw the lower ordinal's deletion", o)
 	}
 	// With nothing to recreate (OnDelete) the wait above ends at once: let the controller observe
 	// the new generation before reading its update revision.
