@@ -31,8 +31,12 @@ type podKey struct {
 type terminator struct {
 	kube  kubernetes.Interface
 	nodes corelisters.NodeLister
+	pods  corelisters.PodLister
 	queue workqueue.TypedDelayingInterface[podKey]
-	now   func() time.Time
+	// starts are Pods bound to a node and Pending, checked once more after
+	// startAfter (starter.go).
+	starts workqueue.TypedDelayingInterface[podKey]
+	now    func() time.Time
 
 	mu sync.Mutex
 	// seen is when the deletion of each Pod (by UID) was first observed: like a
@@ -40,6 +44,8 @@ type terminator struct {
 	// would do, but it has one-second resolution, so a 1 s grace period would
 	// last anywhere between 0 and 1 s depending on when the delete came.
 	seen map[types.UID]time.Time
+	// resynced are the Pods the starter wrote once (starter.go).
+	resynced map[types.UID]bool
 }
 
 func startTerminator(ctx context.Context, kube kubernetes.Interface) error {
@@ -50,11 +56,15 @@ func startTerminator(ctx context.Context, kube kubernetes.Interface) error {
 	})).Core().V1().Pods()
 
 	t := &terminator{
-		kube:  kube,
-		nodes: nodeInformer.Lister(),
-		queue: workqueue.NewTypedDelayingQueue[podKey](),
-		now:   time.Now,
-		seen:  map[types.UID]time.Time{},
+		kube:   kube,
+		nodes:  nodeInformer.Lister(),
+		pods:   podInformer.Lister(),
+		queue:  workqueue.NewTypedDelayingQueue[podKey](),
+		starts: workqueue.NewTypedDelayingQueue[podKey](),
+		now:    time.Now,
+		seen:   map[types.UID]time.Time{},
+
+		resynced: map[types.UID]bool{},
 	}
 	handler := cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { t.observe(obj) },
@@ -68,6 +78,7 @@ func startTerminator(ctx context.Context, kube kubernetes.Interface) error {
 	go func() {
 		<-ctx.Done()
 		t.queue.ShutDown()
+		t.starts.ShutDown()
 	}()
 	go func() {
 		if !cache.WaitForCacheSync(ctx.Done(), nodeInformer.Informer().HasSynced, podInformer.Informer().HasSynced) {
@@ -76,12 +87,23 @@ func startTerminator(ctx context.Context, kube kubernetes.Interface) error {
 		for t.processNext(ctx) {
 		}
 	}()
+	go func() {
+		if !cache.WaitForCacheSync(ctx.Done(), nodeInformer.Informer().HasSynced, podInformer.Informer().HasSynced) {
+			return
+		}
+		for t.processNextStart(ctx) {
+		}
+	}()
 	return nil
 }
 
 func (t *terminator) observe(obj any) {
 	pod, ok := obj.(*corev1.Pod)
-	if !ok || pod.DeletionTimestamp == nil || pod.Spec.NodeName == "" {
+	if !ok {
+		return
+	}
+	t.observeStart(pod)
+	if pod.DeletionTimestamp == nil || pod.Spec.NodeName == "" {
 		return
 	}
 	now := t.now()
