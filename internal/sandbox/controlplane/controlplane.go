@@ -65,7 +65,9 @@ type ControlPlane struct {
 }
 
 // Start brings up etcd and the API server, waits until the API server is
-// ready, then starts the controller manager and the scheduler.
+// ready but for its two bootstrap hooks (startReadyz), then starts the
+// controller manager and the scheduler. Callers that hand the control plane to
+// users wait for WaitReady.
 func Start(ctx context.Context, o Options) (_ *ControlPlane, err error) {
 	if o.Dir == "" {
 		return nil, errors.New("controlplane: Dir is required")
@@ -130,7 +132,7 @@ func Start(ctx context.Context, o Options) (_ *ControlPlane, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := cp.waitReady(ctx, o.StartTimeout); err != nil {
+	if err := cp.waitReady(ctx, o.StartTimeout, startReadyz); err != nil {
 		return nil, err
 	}
 
@@ -174,7 +176,23 @@ func (cp *ControlPlane) run(name string, ctx context.Context, f func(context.Con
 // be running.
 func (cp *ControlPlane) Err() <-chan error { return cp.errCh }
 
-func (cp *ControlPlane) waitReady(ctx context.Context, timeout time.Duration) error {
+// startReadyz is the readiness the other components start on: every check but the two
+// post-start hooks that bootstrap the system PriorityClasses and the RBAC policy. Both poll
+// without an immediate first try (wait.Poll(1*time.Second, ...) in k8s.io/kubernetes v1.37
+// pkg/registry/scheduling/rest/storage_scheduling.go and pkg/registry/rbac/rest/
+// storage_rbac.go), so they hold /readyz back about a second with both cores idle; a real
+// cluster's components do not wait for them either. Nothing the sandbox creates names a
+// PriorityClass, every sandbox client is in system:masters (no RBAC role needed), and WaitReady
+// checks the full /readyz before the sandbox says ready.
+const startReadyz = "/readyz?exclude=poststarthook/scheduling/bootstrap-system-priority-classes" +
+	"&exclude=poststarthook/rbac/bootstrap-roles"
+
+// WaitReady waits (poll with timeout) until the API server's /readyz passes every check.
+func (cp *ControlPlane) WaitReady(ctx context.Context, timeout time.Duration) error {
+	return cp.waitReady(ctx, timeout, "/readyz")
+}
+
+func (cp *ControlPlane) waitReady(ctx context.Context, timeout time.Duration, path string) error {
 	var last string
 	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
 		select {
@@ -183,7 +201,7 @@ func (cp *ControlPlane) waitReady(ctx context.Context, timeout time.Duration) er
 		default:
 		}
 		status := 0
-		res := cp.Kube.CoreV1().RESTClient().Get().AbsPath("/readyz").Do(ctx).StatusCode(&status)
+		res := cp.Kube.CoreV1().RESTClient().Get().RequestURI(path).Do(ctx).StatusCode(&status)
 		if status == http.StatusOK {
 			return true, nil
 		}
@@ -193,7 +211,7 @@ func (cp *ControlPlane) waitReady(ctx context.Context, timeout time.Duration) er
 		return false, nil
 	})
 	if err != nil {
-		return fmt.Errorf("kube-apiserver at %s not ready within %s (last answer: %s): %w", cp.Endpoint, timeout, last, err)
+		return fmt.Errorf("kube-apiserver at %s not ready (%s) within %s (last answer: %s): %w", cp.Endpoint, path, timeout, last, err)
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
@@ -201,5 +203,24 @@ func holds(t *testing.T, window time.Duration, what string, inv func(ctx context
 			t.Fatalf("%s: %v", what, t.Context().Err())
 		case <-tick.C:
 		}
+	}
+}
+
+// The sandbox's components start before the API server's RBAC and PriorityClass bootstrap hooks
+// finish (controlplane.Start); the ready marker still means the whole of /readyz passes. The
+// test runs first, right after the marker, and reads once: no poll.
+func TestReady_APIServerBootstrapDone(t *testing.T) {
+	status := 0
+	res := kube.CoreV1().RESTClient().Get().AbsPath("/readyz").Do(t.Context()).StatusCode(&status)
+	if status != http.StatusOK {
+		t.Errorf("/readyz at the ready marker: status %d (%v), want 200", status, res.Error())
+	}
+	for _, name := range []string{"system-node-critical", "system-cluster-critical"} {
+		if _, err := kube.SchedulingV1().PriorityClasses().Get(t.Context(), name, metav1.GetOptions{}); err != nil {
+			t.Errorf("PriorityClass %s at the ready marker: %v", name, err)
+		}
+	}
+	if _, err := kube.RbacV1().ClusterRoles().Get(t.Context(), "cluster-admin", metav1.GetOptions{}); err != nil {
+		t.Errorf("ClusterRole cluster-admin at the ready marker: %v", err)
 	}
 }

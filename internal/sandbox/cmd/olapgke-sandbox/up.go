@@ -330,6 +330,11 @@ func startSandbox(sigCtx context.Context, dir string, w *world.World, logFile *o
 		klog.InfoS("node pools seeded", "elapsed", time.Since(phase).String(), "cpu", cpuTime().String())
 		phase = time.Now()
 		err = waitWorldReady(waitCtx, cp.Kube, w.TopoLVM.Namespace, f.readyTimeout)
+		if err == nil {
+			// The components started before the API server's last post-start hook finished
+			// (controlplane.Start); the sandbox is ready only once all of /readyz passes.
+			err = cp.WaitReady(waitCtx, f.readyTimeout)
+		}
 	} else {
 		err = fmt.Errorf("seed node pools: %w", err)
 	}
