@@ -46,14 +46,15 @@ type realSandbox struct {
 	control string // OLAPGKE_SANDBOX_CONTROL
 }
 
-// startRealSandboxWorld is startRealTopoLVMSandbox with a world of the test's own.
-func startRealSandboxWorld(t *testing.T, worldYAML string) *realSandbox {
+// startRealSandboxWorld is startRealTopoLVMSandbox with a world of the test's own (env: extra
+// variables of the sandbox's environment).
+func startRealSandboxWorld(t *testing.T, worldYAML string, env ...string) *realSandbox {
 	t.Helper()
 	topolvmBin := os.Getenv("OLAPGKE_TOPOLVM_BIN")
 	if topolvmBin == "" {
 		t.Skip("OLAPGKE_TOPOLVM_BIN is not set (make topolvm-bin; make test-topolvm-real)")
 	}
-	p := startRealProcess(t, worldYAML, topolvmBin)
+	p := startRealProcess(t, worldYAML, topolvmBin, env...)
 	return &realSandbox{kube: kubernetes.NewForConfigOrDie(p.rest), dyn: dynamic.NewForConfigOrDie(p.rest), control: p.env["OLAPGKE_SANDBOX_CONTROL"]}
 }
 
@@ -530,5 +531,43 @@ topolvm:
 	}
 	if toLabel < lvmdStart+csiRegistration {
 		t.Errorf("topology label %s after the Node's creation, want >= lvmdStart + csiRegistration %s", toLabel, lvmdStart+csiRegistration)
+	}
+}
+
+// starvedWorld is the bench's 500-node world (internal/bench RealTopoLVMWorld): no bring-up
+// delays, so the 500 node agents start in one burst.
+const starvedWorld = `
+clusters:
+- name: olap
+  location: us-central1-a
+  nodePools:
+  - name: pool-a
+    nodeCount: 495
+  - name: pool-b
+    nodeCount: 5
+topolvm:
+  bringUp:
+    lvmdStart: 0s
+    csiRegistration: 0s
+    capacityQPS: 500
+    capacityBurst: 500
+`
+
+// A 500-node start-up with one CPU per process (GOMAXPROCS=1): olapgke-topolvm starts 500 node
+// agents in one burst. csi-provisioner's and csi-resizer's connection to TopoLVM's controller
+// (csi-lib-utils Connect) gives its HTTP/2 handshake 1 s and exits the process on a second dial
+// ("Lost connection to CSI driver, exiting"). While the sidecars connected during the burst, this
+// start-up died that way in 4 of 7 runs on a 2-core machine; they now connect before the node
+// agents start.
+func TestRealTopoLVM_StarvedStartKeepsTheSidecarsConnected(t *testing.T) {
+	sb := startRealSandboxWorld(t, starvedWorld, "GOMAXPROCS=1")
+	// startRealProcess fails when the sandbox exits before ready; ready means every node has its
+	// CSIStorageCapacity, which only a connected csi-provisioner publishes.
+	caps, err := sb.kube.StorageV1().CSIStorageCapacities(lvmdNamespace).List(t.Context(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(caps.Items) != 500 {
+		t.Errorf("%d CSIStorageCapacity objects at ready, want 500 (one per node)", len(caps.Items))
 	}
 }

@@ -41,9 +41,10 @@ type realProcess struct {
 }
 
 // startRealProcess starts another sandbox (the package's first runs the simulator) with
-// `up --topolvm real` on worldYAML, waits until it is ready, stops it when the test ends and
-// keeps its log (in the temp dir, named after the test) when the test failed.
-func startRealProcess(t *testing.T, worldYAML, topolvmBin string) realProcess {
+// `up --topolvm real` on worldYAML (env: extra variables of its environment), waits until it is
+// ready, stops it when the test ends and keeps its log (in the temp dir, named after the test)
+// when the test failed.
+func startRealProcess(t *testing.T, worldYAML, topolvmBin string, env ...string) realProcess {
 	t.Helper()
 	bin := sandboxBin
 	dir := t.TempDir()
@@ -53,6 +54,7 @@ func startRealProcess(t *testing.T, worldYAML, topolvmBin string) realProcess {
 	}
 	cmd := exec.Command(bin, "up", "--state-dir", dir, "--config", cfg, "--topolvm", "real", "--topolvm-bin", topolvmBin)
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	cmd.Env = append(os.Environ(), env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -86,7 +88,7 @@ func startRealProcess(t *testing.T, worldYAML, topolvmBin string) realProcess {
 	if err != nil {
 		t.Fatal(err)
 	}
-	env, err := readEnv(filepath.Join(dir, "env"))
+	vars, err := readEnv(filepath.Join(dir, "env"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +97,7 @@ func startRealProcess(t *testing.T, worldYAML, topolvmBin string) realProcess {
 		t.Fatal(err)
 	}
 	rc.QPS, rc.Burst = 100, 200
-	return realProcess{rest: rc, env: env}
+	return realProcess{rest: rc, env: vars}
 }
 
 // nodeBackOffs lists the BackOff Events about Nodes: a real-TopoLVM node agent that failed

@@ -8,7 +8,9 @@ package topolvmreal
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/http"
+	"time"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
 	"github.com/topolvm/topolvm"
@@ -25,6 +27,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
@@ -131,4 +134,20 @@ func defaultControllerSettings() driver.ControllerServerSettings {
 	st.Block = q("8Mi")
 	st.Filesystem = map[string]driver.Quantity{"ext4": q("32Mi"), "xfs": q("300Mi"), "btrfs": q("200Mi")}
 	return st
+}
+
+// WaitSocket waits (poll with timeout) until the unix socket at path accepts connections: the
+// CSI controller's gRPC server is listening.
+func WaitSocket(ctx context.Context, path string, timeout time.Duration) error {
+	err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
+		c, err := net.Dial("unix", path)
+		if err != nil {
+			return false, nil
+		}
+		return true, c.Close()
+	})
+	if err != nil {
+		return fmt.Errorf("CSI socket %s not listening within %s: %w", path, timeout, err)
+	}
+	return nil
 }

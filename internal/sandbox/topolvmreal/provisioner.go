@@ -37,6 +37,8 @@ type ProvisionerOptions struct {
 	CapacityBurst int
 	// OperationTimeout is --timeout (upstream default 10s): the CreateVolume deadline.
 	OperationTimeout time.Duration
+	// Connected, if set, is called once the gRPC connection to the CSI controller is up.
+	Connected func()
 }
 
 // RunProvisioner runs csi-provisioner's controllers as its main does
@@ -73,6 +75,9 @@ func RunProvisioner(ctx context.Context, cfg *rest.Config, o ProvisionerOptions)
 		return fmt.Errorf("connect to the CSI controller: %w", err)
 	}
 	defer grpcClient.Close()
+	if o.Connected != nil {
+		o.Connected()
+	}
 	if err := epctrl.Probe(ctx, grpcClient, o.OperationTimeout); err != nil {
 		return err
 	}

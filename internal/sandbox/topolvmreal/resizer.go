@@ -56,6 +56,8 @@ type ResizerOptions struct {
 	// Timeout is --timeout (upstream default 10s): the deadline of each CSI call, among them
 	// ControllerExpandVolume, which TopoLVM answers once the node has grown the logical volume.
 	Timeout time.Duration
+	// Connected, if set, is called once the gRPC connection to the CSI controller is up.
+	Connected func()
 }
 
 // RunResizer runs csi-resizer's resize controller as its main does (external-resizer v1.14.0,
@@ -101,6 +103,9 @@ func RunResizer(ctx context.Context, cfg *rest.Config, o ResizerOptions) error {
 		return fmt.Errorf("create CSI client: %w", err)
 	}
 	defer csiClient.CloseConnection()
+	if o.Connected != nil {
+		o.Connected()
+	}
 	nameCtx, cancel := context.WithTimeout(ctx, o.Timeout)
 	driverName, err := csiClient.GetDriverName(nameCtx)
 	cancel()

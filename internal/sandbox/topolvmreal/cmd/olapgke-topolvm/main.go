@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"golang.org/x/sync/errgroup"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -98,28 +99,67 @@ func run() error {
 	controllerSock := filepath.Join(*socketDir, "csi-topolvm.sock")
 	g, ctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return wrap("topolvm-controller", topolvmreal.RunController(ctx, cfg, controllerSock)) })
-	g.Go(func() error {
-		return wrap("csi-provisioner", topolvmreal.RunProvisioner(ctx, cfg, topolvmreal.ProvisionerOptions{
-			CSIAddress: "unix://" + controllerSock, Namespace: *namespace,
-			CapacityPollInterval: *capacityPoll, OperationTimeout: *timeout,
-			CapacityQPS: float32(*capacityQPS), CapacityBurst: *capacityBurst,
-		}))
-	})
-	g.Go(func() error {
-		return wrap("csi-resizer", topolvmreal.RunResizer(ctx, cfg, topolvmreal.ResizerOptions{CSIAddress: "unix://" + controllerSock}))
-	})
-	g.Go(func() error { return wrap("kubelet expansion shim", topolvmreal.RunKubeletExpansion(ctx, cfg)) })
-	g.Go(func() error {
-		return wrap("topolvm-node agents", topolvmreal.RunNodes(ctx, cfg, topolvmreal.NodeOptions{
-			Namespace: *namespace, ConfigMapName: *configMap, Key: *key, SocketDir: *socketDir,
-			LvmdStart: *lvmdStart, CSIRegistration: *csiReg,
-		}))
-	})
+	// The sidecars connect to the controller before the node agents start. Their connection
+	// (csi-lib-utils Connect) gives the HTTP/2 handshake 1 s (grpc-go takes the backoff's base
+	// delay as the dial deadline when MinConnectTimeout is 0) and takes a second dial for a lost
+	// connection, on which both sidecars exit (ExitOnConnectionLoss). With 500 node agents
+	// starting in this one process, the controller's gRPC server can wait longer than that for
+	// a CPU; on a cluster the sidecars and the driver run in containers of their own.
+	if err := topolvmreal.WaitSocket(ctx, controllerSock, time.Minute); err != nil {
+		g.Go(func() error { return err })
+	} else if startSidecars(ctx, g, cfg, controllerSock, sidecarOptions{
+		namespace: *namespace, capacityPoll: *capacityPoll, timeout: *timeout,
+		capacityQPS: float32(*capacityQPS), capacityBurst: *capacityBurst,
+	}) {
+		klog.InfoS("CSI sidecars connected", "elapsed", time.Since(start).String())
+		g.Go(func() error { return wrap("kubelet expansion shim", topolvmreal.RunKubeletExpansion(ctx, cfg)) })
+		g.Go(func() error {
+			return wrap("topolvm-node agents", topolvmreal.RunNodes(ctx, cfg, topolvmreal.NodeOptions{
+				Namespace: *namespace, ConfigMapName: *configMap, Key: *key, SocketDir: *socketDir,
+				LvmdStart: *lvmdStart, CSIRegistration: *csiReg,
+			}))
+		})
+	}
 	err = g.Wait()
 	if sigCtx.Err() != nil {
 		return nil // stopped by a signal: components end with context errors or "stopped"
 	}
 	return err
+}
+
+type sidecarOptions struct {
+	namespace             string
+	capacityPoll, timeout time.Duration
+	capacityQPS           float32
+	capacityBurst         int
+}
+
+// startSidecars starts csi-provisioner and csi-resizer in g and reports whether both connected
+// to the CSI controller (false: ctx ended first, g.Wait has the cause).
+func startSidecars(ctx context.Context, g *errgroup.Group, cfg *rest.Config, controllerSock string, o sidecarOptions) bool {
+	connected := make(chan struct{}, 2)
+	onConnect := func() { connected <- struct{}{} }
+	g.Go(func() error {
+		return wrap("csi-provisioner", topolvmreal.RunProvisioner(ctx, cfg, topolvmreal.ProvisionerOptions{
+			CSIAddress: "unix://" + controllerSock, Namespace: o.namespace,
+			CapacityPollInterval: o.capacityPoll, OperationTimeout: o.timeout,
+			CapacityQPS: o.capacityQPS, CapacityBurst: o.capacityBurst,
+			Connected: onConnect,
+		}))
+	})
+	g.Go(func() error {
+		return wrap("csi-resizer", topolvmreal.RunResizer(ctx, cfg, topolvmreal.ResizerOptions{
+			CSIAddress: "unix://" + controllerSock, Connected: onConnect,
+		}))
+	})
+	for range 2 {
+		select {
+		case <-connected:
+		case <-ctx.Done():
+			return false
+		}
+	}
+	return true
 }
 
 func wrap(what string, err error) error {
