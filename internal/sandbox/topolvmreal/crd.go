@@ -4,7 +4,9 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
+	"net/http"
 	"slices"
+	"strings"
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -87,6 +89,31 @@ func InstallCRD(ctx context.Context, cfg *rest.Config) error {
 	})
 	if err != nil {
 		return fmt.Errorf("CRD %s established but %s/%s not discoverable: %w", want.Name, gv, want.Spec.Names.Plural, err)
+	}
+	// Discoverable is not yet watchable: until the resource's watch cache is initialized the API
+	// server answers its watches with 429 and Retry-After: 1 ("storage is (re)initializing"), and
+	// client-go waits that whole second before it retries. Every informer of a TopoLVM manager
+	// started here lost it (about 1.1 s before the controller served its CSI socket, in every
+	// real-TopoLVM sandbox start). Wait until a watch opens; a watch opened is closed at once.
+	hc, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return err
+	}
+	watchURL := strings.TrimSuffix(cfg.Host, "/") + "/apis/" + gv + "/" + want.Spec.Names.Plural + "?watch=true&timeoutSeconds=1"
+	err = wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, watchURL, nil)
+		if err != nil {
+			return false, err
+		}
+		resp, err := hc.Do(req)
+		if err != nil {
+			return false, nil
+		}
+		_ = resp.Body.Close()
+		return resp.StatusCode == http.StatusOK, nil
+	})
+	if err != nil {
+		return fmt.Errorf("CRD %s discoverable but %s/%s not watchable: %w", want.Name, gv, want.Spec.Names.Plural, err)
 	}
 	return nil
 }
