@@ -223,8 +223,8 @@ func (cp *ControlPlane) waitReady(ctx context.Context, timeout time.Duration, pa
 func (cp *ControlPlane) WriteKubeconfig(path string) error {
 	const name = "olapgke-sandbox"
 	cfg := clientcmdapi.NewConfig()
-	// disable-compression, as Config: every component reads this file (loopback, no gzip).
-	cfg.Clusters[name] = &clientcmdapi.Cluster{Server: "https://" + cp.Endpoint, CertificateAuthorityData: cp.CACertPEM, DisableCompression: true}
+	// disable-compression as Config has it: every component reads this file (loopback, no gzip).
+	cfg.Clusters[name] = &clientcmdapi.Cluster{Server: "https://" + cp.Endpoint, CertificateAuthorityData: cp.CACertPEM, DisableCompression: cp.Config.DisableCompression}
 	cfg.AuthInfos[name] = &clientcmdapi.AuthInfo{Token: cp.Token}
 	cfg.Contexts[name] = &clientcmdapi.Context{Cluster: name, AuthInfo: name, Namespace: "default"}
 	cfg.CurrentContext = name

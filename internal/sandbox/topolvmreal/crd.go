@@ -4,9 +4,7 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
-	"net/http"
 	"slices"
-	"strings"
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -95,22 +93,15 @@ func InstallCRD(ctx context.Context, cfg *rest.Config) error {
 	// client-go waits that whole second before it retries. Every informer of a TopoLVM manager
 	// started here lost it (about 1.1 s before the controller served its CSI socket, in every
 	// real-TopoLVM sandbox start). Wait until a watch opens; a watch opened is closed at once.
-	hc, err := rest.HTTPClientFor(cfg)
-	if err != nil {
-		return err
-	}
-	watchURL := strings.TrimSuffix(cfg.Host, "/") + "/apis/" + gv + "/" + want.Spec.Names.Plural + "?watch=true&timeoutSeconds=1"
+	// MaxRetries(0): client-go's own Retry-After wait is the second this avoids.
+	rc := cs.Discovery().RESTClient()
 	err = wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, watchURL, nil)
-		if err != nil {
-			return false, err
-		}
-		resp, err := hc.Do(req)
+		body, err := rc.Get().AbsPath("/apis", gv, want.Spec.Names.Plural).
+			Param("watch", "true").Param("timeoutSeconds", "1").MaxRetries(0).Stream(ctx)
 		if err != nil {
 			return false, nil
 		}
-		_ = resp.Body.Close()
-		return resp.StatusCode == http.StatusOK, nil
+		return true, body.Close()
 	})
 	if err != nil {
 		return fmt.Errorf("CRD %s discoverable but %s/%s not watchable: %w", want.Name, gv, want.Spec.Names.Plural, err)
