@@ -405,6 +405,10 @@ func TestEnvFile(t *testing.T) {
 	if err != nil {
 		t.Fatalf("kubeconfig from env: %v", err)
 	}
+	// Loopback: the API server would gzip every watch flush (controlplane.WriteKubeconfig).
+	if !rc.DisableCompression {
+		t.Errorf("kubeconfig %s: disable-compression is not set", envVars["KUBECONFIG"])
+	}
 	rc.BearerToken = envVars["GOOGLE_OAUTH_ACCESS_TOKEN"]
 	asToken, err := kubernetes.NewForConfig(rc)
 	if err != nil {
