@@ -66,8 +66,8 @@ type ControlPlane struct {
 
 // Start brings up etcd and the API server, waits until the API server is
 // ready but for its two bootstrap hooks (startReadyz), then starts the
-// controller manager and the scheduler. Callers that hand the control plane to
-// users wait for WaitReady.
+// scheduler, and the controller manager once the API server is ready in full.
+// Callers that hand the control plane to users wait for WaitReady.
 func Start(ctx context.Context, o Options) (_ *ControlPlane, err error) {
 	if o.Dir == "" {
 		return nil, errors.New("controlplane: Dir is required")
@@ -148,7 +148,19 @@ func Start(ctx context.Context, o Options) (_ *ControlPlane, err error) {
 	if err != nil {
 		return nil, err
 	}
-	cp.run("kube-controller-manager", runCtx, kcm)
+	// The controller manager starts once all of /readyz passes. It checks /healthz itself, every
+	// second for at most 10 s, and exits when that fails ("Error building controller context":
+	// k8s.io/kubernetes cmd/kube-controller-manager/app controllermanager.go
+	// CreateControllerContext, WaitForAPIServer); on a cluster the kubelet restarts it. Here it
+	// would start before the RBAC bootstrap hook finished (startReadyz), and while a 500-node
+	// world comes up that hook took longer than those 10 s on a starved machine (once in about 15
+	// starts): the controller manager exited and no node ever lost its not-ready taint.
+	cp.run("kube-controller-manager", runCtx, func(ctx context.Context) error {
+		if err := cp.pollReadyz(ctx, o.StartTimeout, "/readyz", nil); err != nil {
+			return err
+		}
+		return kcm(ctx)
+	})
 	sched, err := newScheduler(runCtx, cp.Kubeconfig, versionArgs)
 	if err != nil {
 		return nil, err
@@ -196,10 +208,17 @@ func (cp *ControlPlane) WaitReady(ctx context.Context, timeout time.Duration) er
 }
 
 func (cp *ControlPlane) waitReady(ctx context.Context, timeout time.Duration, path string) error {
+	return cp.pollReadyz(ctx, timeout, path, cp.errCh)
+}
+
+// pollReadyz waits (poll with timeout) until the API server answers path (a /readyz query)
+// with 200. A report on stopped (a component that stopped; nil: none watched) ends it with that
+// error.
+func (cp *ControlPlane) pollReadyz(ctx context.Context, timeout time.Duration, path string, stopped <-chan error) error {
 	var last string
 	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
 		select {
-		case err := <-cp.errCh:
+		case err := <-stopped:
 			return false, err
 		default:
 		}

@@ -9,10 +9,30 @@ import (
 
 func TestWatchStartupEndsWaitOnComponentError(t *testing.T) {
 	t.Parallel()
-	errCh := make(chan error, 2)
-	ctx, failed := watchStartup(context.Background(), errCh)
-	boom := errors.New("olapgke-topolvm exited: exit status 1")
-	errCh <- boom
+	for _, tc := range []struct {
+		name string
+		boom error
+		cp   bool // reported on the control plane's channel
+	}{
+		{"sandbox component", errors.New("olapgke-topolvm exited: exit status 1"), false},
+		// The controller manager exiting during start-up (it gives the API server 10 s to
+		// become healthy): no node would lose its not-ready taint.
+		{"control plane component", errors.New("kube-controller-manager: exited"), true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			testWatchStartupEndsWait(t, tc.boom, tc.cp)
+		})
+	}
+}
+
+func testWatchStartupEndsWait(t *testing.T, boom error, onCP bool) {
+	errCh, cpErr := make(chan error, 2), make(chan error, 4)
+	ctx, failed := watchStartup(context.Background(), errCh, cpErr)
+	if onCP {
+		cpErr <- boom
+	} else {
+		errCh <- boom
+	}
 	select {
 	case <-ctx.Done():
 	case <-time.After(10 * time.Second):
@@ -29,7 +49,7 @@ func TestWatchStartupEndsWaitOnComponentError(t *testing.T) {
 func TestWatchStartupLeavesLaterErrorsForTheRunningSandbox(t *testing.T) {
 	t.Parallel()
 	errCh := make(chan error, 2)
-	ctx, failed := watchStartup(context.Background(), errCh)
+	ctx, failed := watchStartup(context.Background(), errCh, nil)
 	if err := failed(); err != nil {
 		t.Fatalf("failed() = %v, want nil", err)
 	}

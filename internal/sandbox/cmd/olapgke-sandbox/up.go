@@ -321,9 +321,9 @@ func startSandbox(sigCtx context.Context, dir string, w *world.World, logFile *o
 	}
 	klog.InfoS("KWOK, TopoLVM and GKE emulator started", "elapsed", time.Since(phase).String(), "cpu", cpuTime().String())
 	// A component that stops while the world comes up (olapgke-topolvm exiting, the
-	// simulator or the emulator failing) ends the waits below at once, with its error,
-	// instead of after the ready timeout.
-	waitCtx, failed := watchStartup(sigCtx, sb.errCh)
+	// simulator or the emulator failing, a control-plane component exiting) ends the waits
+	// below at once, with its error, instead of after the ready timeout.
+	waitCtx, failed := watchStartup(sigCtx, sb.errCh, cp.Err())
 	phase = time.Now()
 	err = srv.Seed(waitCtx)
 	if err == nil {
@@ -348,16 +348,20 @@ func startSandbox(sigCtx context.Context, dir string, w *world.World, logFile *o
 	return sb, nil
 }
 
-// watchStartup returns a context cancelled when a component reports on errCh, and a function
-// that stops watching and returns that report (nil when none came). A report that arrives
-// after the watch stopped stays on errCh for the running sandbox.
-func watchStartup(ctx context.Context, errCh chan error) (context.Context, func() error) {
+// watchStartup returns a context cancelled when a component reports on errCh or cpErr (the
+// control plane's), and a function that stops watching and returns that report (nil when none
+// came). A report that arrives after the watch stopped stays on its channel for the running
+// sandbox.
+func watchStartup(ctx context.Context, errCh, cpErr <-chan error) (context.Context, func() error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	stop := make(chan struct{})
 	got := make(chan error, 1)
 	go func() {
 		select {
 		case err := <-errCh:
+			cancel(err)
+			got <- err
+		case err := <-cpErr:
 			cancel(err)
 			got <- err
 		case <-stop:
