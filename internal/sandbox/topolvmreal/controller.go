@@ -97,34 +97,45 @@ func csiDriverReady(r client.Reader) func() (bool, error) {
 	}
 }
 
-// RunController runs what topolvm-controller runs (cmd/topolvm-controller/app/run.go), minus
-// the Pod mutating webhook (TopoLVM's scheduler-extender mode; capacity tracking replaces it):
-// the node finalizer and PVC reconcilers and the CSI identity and controller services on the unix
-// socket csiSocket. It returns when ctx ends or a component fails.
-func RunController(ctx context.Context, cfg *rest.Config, csiSocket string) error {
+// Controller is what topolvm-controller runs (cmd/topolvm-controller/app/run.go), minus the Pod
+// mutating webhook (TopoLVM's scheduler-extender mode; capacity tracking replaces it): the node
+// finalizer and PVC reconcilers and the CSI identity and controller services on a unix socket.
+type Controller struct {
+	mgr ctrl.Manager
+}
+
+// NewController sets topolvm-controller up to serve CSI on the unix socket csiSocket.
+func NewController(cfg *rest.Config, csiSocket string) (*Controller, error) {
 	mgr, err := newManager(cfg, nil)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	cl := mgr.GetClient()
 	if err := tlvcontroller.SetupNodeReconciler(mgr, cl, false); err != nil {
-		return fmt.Errorf("node reconciler: %w", err)
+		return nil, fmt.Errorf("node reconciler: %w", err)
 	}
 	if err := tlvcontroller.SetupPersistentVolumeClaimReconciler(mgr, cl, mgr.GetAPIReader()); err != nil {
-		return fmt.Errorf("PVC reconciler: %w", err)
+		return nil, fmt.Errorf("PVC reconciler: %w", err)
 	}
 	srv := grpc.NewServer()
 	csi.RegisterIdentityServer(srv, driver.NewIdentityServer(csiDriverReady(mgr.GetAPIReader())))
 	cs, err := driver.NewControllerServer(mgr, defaultControllerSettings())
 	if err != nil {
-		return err
+		return nil, err
 	}
 	csi.RegisterControllerServer(srv, cs)
 	if err := mgr.Add(runners.NewGRPCRunner(srv, csiSocket, false)); err != nil {
-		return err
+		return nil, err
 	}
-	return mgr.Start(ctx)
+	return &Controller{mgr: mgr}, nil
 }
+
+// Run runs the controller until ctx ends or a component fails.
+func (c *Controller) Run(ctx context.Context) error { return c.mgr.Start(ctx) }
+
+// Nodes reads Nodes from the controller's cache: the objects TopoLVM's GetCapacity answers from
+// (NodeService.GetCapacityByTopologyLabel lists them). It blocks until the cache has synced.
+func (c *Controller) Nodes() client.Reader { return c.mgr.GetCache() }
 
 // defaultControllerSettings are topolvm-controller's flag defaults (cmd/topolvm-controller/app
 // root.go): the minimum allocation per volume mode and filesystem.

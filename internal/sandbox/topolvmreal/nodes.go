@@ -78,6 +78,10 @@ type NodeOptions struct {
 	// (node-driver-registrar's start and the kubelet plugin watcher: topology label, CSINode)
 	// (0: none).
 	CSIRegistration time.Duration
+	// ControllerNodes is topolvm-controller's view of the Nodes (Controller.Nodes), when it runs
+	// in this process: the kubelet shim registers a node's plugin only once that view shows
+	// the node's topology label and capacity annotation (registerPlugin). nil: no such wait.
+	ControllerNodes client.Reader
 }
 
 // Node facts of the sandbox's volume-group bootstrap (internal/sandbox/topolvm bootstrap.go,
@@ -511,7 +515,7 @@ func (s *nodeAgents) runAgent(ctx context.Context, name string, a *agent) error 
 	}
 	regErr := make(chan error, 1)
 	go func() {
-		regErr <- registerPlugin(ctx, s.kube, s.nodes, name, csiSock, s.o.CSIRegistration, configHash(text))
+		regErr <- registerPlugin(ctx, s.kube, s.nodes, s.o.ControllerNodes, name, csiSock, s.o.CSIRegistration, configHash(text))
 	}()
 	mgrErr := make(chan error, 1)
 	go func() { mgrErr <- mgr.Start(ctx) }()
@@ -535,13 +539,14 @@ func (s *nodeAgents) runAgent(ctx context.Context, name string, a *agent) error 
 // registers a plugin when its socket appears; here registration also waits until TopoLVM's
 // metrics exporter wrote the node's first capacity annotation, so that external-provisioner's
 // first GetCapacity for the node does not race lvmd's first Watch (it would publish 0 until the
-// next capacity poll).
+// next capacity poll), and, before the CSINode write, until topolvm-controller's cache shows the
+// label and the annotation (waitControllerSees).
 //
 // delay is the time the registration takes once the plugin serves (node-driver-registrar's start,
 // the kubelet's plugin watcher and its GetInfo/NodeGetInfo calls). The same Node update records
 // configHash (AnnLVMDConfigHash, the configuration this lvmd loaded): one write per agent start
 // instead of two, as the API server absorbs every node's writes at once when a world starts.
-func registerPlugin(ctx context.Context, kube kubernetes.Interface, nodes corelisters.NodeLister, node, csiSock string, delay time.Duration, configHash string) error {
+func registerPlugin(ctx context.Context, kube kubernetes.Interface, nodes corelisters.NodeLister, controller client.Reader, node, csiSock string, delay time.Duration, configHash string) error {
 	conn, err := grpc.NewClient("unix:"+csiSock, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		return err
@@ -617,7 +622,46 @@ func registerPlugin(ctx context.Context, kube kubernetes.Interface, nodes coreli
 	if err != nil {
 		return err
 	}
+	if err := waitControllerSees(ctx, controller, node, info.GetAccessibleTopology().GetSegments()[topolvm.GetTopologyNodeKey()], capKey); err != nil {
+		return err
+	}
 	return registerCSINode(ctx, kube, node, uid, storagev1.CSINodeDriver{Name: driverName, NodeID: info.GetNodeId(), TopologyKeys: keys})
+}
+
+// waitControllerSees waits (poll with timeout) until topolvm-controller's Node cache holds the
+// node with TopoLVM's topology label set to topology and the capacity annotation capKey: what
+// TopoLVM's GetCapacity for the node's segment looks for (internal/driver controller.go
+// GetCapacity, internal/driver/internal/k8s node_service.go GetCapacityByTopologyLabel). Until
+// then it answers 0 ("target is not found", or "target device class is not found"), and
+// external-provisioner publishes that 0 until its next capacity poll (1 min by default).
+//
+// On a cluster the kubelet registers the plugin seconds after topolvm-node starts (the
+// node-driver-registrar container's start, the plugin watcher), long after the controller's
+// informer saw the node's label and annotation. In this process, with hundreds of agents
+// starting at once and no registration delay, the controller's Node watch (one of about ten
+// watchers of every Node write) lagged the CSINode watch external-provisioner reacts to by a
+// second or more, and 1 start in 3 of a 500-node world waited a minute for one node's capacity.
+// The wait restores the order a cluster's timing gives; the sandbox thus does not show that
+// race, which a cluster can in principle show too (README, Real TopoLVM). controller nil: no wait.
+func waitControllerSees(ctx context.Context, controller client.Reader, node, topology, capKey string) error {
+	if controller == nil {
+		return nil
+	}
+	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		// Node metadata, as GetCapacity lists it: the controller's metadata-only Node informer
+		// (a typed Get would start a second Node informer).
+		n := &metav1.PartialObjectMetadata{}
+		n.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Node"))
+		if controller.Get(ctx, client.ObjectKey{Name: node}, n) != nil {
+			return false, nil
+		}
+		_, ok := n.Annotations[capKey]
+		return ok && n.Labels[topolvm.GetTopologyNodeKey()] == topology, nil
+	})
+	if err != nil {
+		return fmt.Errorf("topolvm-controller's cache has no node %s with its topology label and %s annotation: %w", node, capKey, err)
+	}
+	return nil
 }
 
 // registerCSINode adds (or updates) the driver in the node's CSINode object, as the kubelet's

@@ -98,7 +98,11 @@ func run() error {
 	klog.InfoS("LogicalVolume CRD established", "elapsed", time.Since(start).String())
 	controllerSock := filepath.Join(*socketDir, "csi-topolvm.sock")
 	g, ctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return wrap("topolvm-controller", topolvmreal.RunController(ctx, cfg, controllerSock)) })
+	controller, err := topolvmreal.NewController(cfg, controllerSock)
+	if err != nil {
+		return fmt.Errorf("topolvm-controller: %w", err)
+	}
+	g.Go(func() error { return wrap("topolvm-controller", controller.Run(ctx)) })
 	// The sidecars connect to the controller before the node agents start. Their connection
 	// (csi-lib-utils Connect) gives the HTTP/2 handshake 1 s (grpc-go takes the backoff's base
 	// delay as the dial deadline when MinConnectTimeout is 0) and takes a second dial for a lost
@@ -116,7 +120,7 @@ func run() error {
 		g.Go(func() error {
 			return wrap("topolvm-node agents", topolvmreal.RunNodes(ctx, cfg, topolvmreal.NodeOptions{
 				Namespace: *namespace, ConfigMapName: *configMap, Key: *key, SocketDir: *socketDir,
-				LvmdStart: *lvmdStart, CSIRegistration: *csiReg,
+				LvmdStart: *lvmdStart, CSIRegistration: *csiReg, ControllerNodes: controller.Nodes(),
 			}))
 		})
 	}
@@ -168,3 +172,4 @@ func wrap(what string, err error) error {
 	}
 	return fmt.Errorf("%s: %w", what, err)
 }
+
