@@ -61,10 +61,9 @@ func World(a, b int) string {
 // registration) and external-provisioner's CSIStorageCapacity client at 500 writes/s instead of
 // its default 1/s (burst 5): start-up then measures what the sandbox and TopoLVM's own code cost,
 // not the waits the world file adds to look like GKE (at the defaults, 500 nodes take ~8 min for
-// their capacity objects alone, on GKE too). The capacity poll stays at its default. A node's
-// first CSIStorageCapacity does not wait for it, unless external-provisioner's first GetCapacity
-// for the node outran TopoLVM's controller's Node cache (0 published; about 1 start in 3 at 500
-// nodes, see internal/sandbox/README.md): that start then takes about a minute more.
+// their capacity objects alone, on GKE too). The capacity poll stays at its default: a node's
+// first CSIStorageCapacity does not wait for it (the sandbox's kubelet shim registers a node's
+// plugin only once TopoLVM's controller's cache shows the node, see internal/sandbox/README.md).
 func RealTopoLVMWorld(a, b int) string {
 	return World(a, b) + `topolvm:
   bringUp:
