@@ -154,7 +154,9 @@ func Start(ctx context.Context, o Options) (_ *ControlPlane, err error) {
 	// CreateControllerContext, WaitForAPIServer); on a cluster the kubelet restarts it. Here it
 	// would start before the RBAC bootstrap hook finished (startReadyz), and while a 500-node
 	// world comes up that hook took longer than those 10 s on a starved machine (once in about 15
-	// starts): the controller manager exited and no node ever lost its not-ready taint.
+	// starts): the controller manager exited and no node ever lost its not-ready taint. The
+	// wait is bounded by StartTimeout, as the API server's start is; past it, the controller
+	// manager reports the API server's last answer on Err().
 	cp.run("kube-controller-manager", runCtx, func(ctx context.Context) error {
 		if err := cp.pollReadyz(ctx, o.StartTimeout, "/readyz", nil); err != nil {
 			return err
@@ -202,9 +204,11 @@ func (cp *ControlPlane) Err() <-chan error { return cp.errCh }
 const startReadyz = "/readyz?exclude=poststarthook/scheduling/bootstrap-system-priority-classes" +
 	"&exclude=poststarthook/rbac/bootstrap-roles"
 
-// WaitReady waits (poll with timeout) until the API server's /readyz passes every check.
+// WaitReady waits (poll with timeout) until the API server's /readyz passes every check. It
+// does not read Err(): the caller watches that itself (a second reader would take a component's
+// report from it and return it as a readiness failure).
 func (cp *ControlPlane) WaitReady(ctx context.Context, timeout time.Duration) error {
-	return cp.waitReady(ctx, timeout, "/readyz")
+	return cp.pollReadyz(ctx, timeout, "/readyz", nil)
 }
 
 func (cp *ControlPlane) waitReady(ctx context.Context, timeout time.Duration, path string) error {

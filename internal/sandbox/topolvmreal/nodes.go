@@ -647,18 +647,22 @@ func waitControllerSees(ctx context.Context, controller client.Reader, node, top
 	if controller == nil {
 		return nil
 	}
+	var last error // of the last read (ErrCacheNotStarted, not found), for the timeout's message
 	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
 		// Node metadata, as GetCapacity lists it: the controller's metadata-only Node informer
 		// (a typed Get would start a second Node informer).
 		n := &metav1.PartialObjectMetadata{}
 		n.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Node"))
-		if controller.Get(ctx, client.ObjectKey{Name: node}, n) != nil {
+		if last = controller.Get(ctx, client.ObjectKey{Name: node}, n); last != nil {
 			return false, nil
 		}
 		_, ok := n.Annotations[capKey]
 		return ok && n.Labels[topolvm.GetTopologyNodeKey()] == topology, nil
 	})
 	if err != nil {
+		if last != nil {
+			err = fmt.Errorf("%w (last read: %v)", err, last)
+		}
 		return fmt.Errorf("topolvm-controller's cache has no node %s with its topology label and %s annotation: %w", node, capKey, err)
 	}
 	return nil

@@ -48,17 +48,21 @@ func testWatchStartupEndsWait(t *testing.T, boom error, onCP bool) {
 
 func TestWatchStartupLeavesLaterErrorsForTheRunningSandbox(t *testing.T) {
 	t.Parallel()
-	errCh := make(chan error, 2)
-	ctx, failed := watchStartup(context.Background(), errCh, nil)
+	errCh, cpErr := make(chan error, 2), make(chan error, 4)
+	ctx, failed := watchStartup(context.Background(), errCh, cpErr)
 	if err := failed(); err != nil {
 		t.Fatalf("failed() = %v, want nil", err)
 	}
 	if ctx.Err() == nil {
 		t.Error("the watch context outlives the watch")
 	}
-	later := errors.New("GKE API emulator stopped")
+	later, cpLater := errors.New("GKE API emulator stopped"), errors.New("kube-scheduler: exited")
 	errCh <- later
+	cpErr <- cpLater
 	if got := <-errCh; !errors.Is(got, later) {
 		t.Errorf("errCh gave %v, want %v", got, later)
+	}
+	if got := <-cpErr; !errors.Is(got, cpLater) {
+		t.Errorf("the control plane's channel gave %v, want %v", got, cpLater)
 	}
 }

@@ -37,7 +37,7 @@ func run() error {
 	// Own flag set: controller-runtime registers --kubeconfig on flag.CommandLine.
 	fs := flag.NewFlagSet("olapgke-topolvm", flag.ExitOnError)
 	var (
-		kubeconfig    = fs.String("kubeconfig", os.Getenv("KUBECONFIG"), "kubeconfig of the cluster (the sandbox's admin kubeconfig)")
+		kubeconfig    = fs.String("kubeconfig", os.Getenv("KUBECONFIG"), "kubeconfig of the cluster (the sandbox's admin kubeconfig; no exec credential plugins: the process runs with an empty PATH, see noMounterProbe)")
 		namespace     = fs.String("namespace", "topolvm-system", "TopoLVM's namespace: the lvmd ConfigMap and the CSIStorageCapacity objects")
 		configMap     = fs.String("configmap", "topolvm-lvmd-0", "the lvmd ConfigMap")
 		key           = fs.String("key", "lvmd.yaml", "the lvmd ConfigMap's key")
