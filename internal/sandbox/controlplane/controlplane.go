@@ -153,7 +153,7 @@ func Start(ctx context.Context, o Options) (_ *ControlPlane, err error) {
 	// k8s.io/kubernetes cmd/kube-controller-manager/app controllermanager.go
 	// CreateControllerContext, WaitForAPIServer); on a cluster the kubelet restarts it. Here it
 	// would start before the RBAC bootstrap hook finished (startReadyz), and while a 500-node
-	// world comes up that hook took longer than those 10 s on a starved machine (once in about 15
+	// world comes up that hook took longer than those 10 s on a busy machine (once in 25
 	// starts): the controller manager exited and no node ever lost its not-ready taint. The
 	// wait is bounded by StartTimeout, as the API server's start is; past it, the controller
 	// manager reports the API server's last answer on Err().
