@@ -135,7 +135,7 @@ func Start(ctx context.Context, o Options) (_ *ControlPlane, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := cp.waitReady(ctx, o.StartTimeout, startReadyz); err != nil {
+	if err := cp.pollReadyz(ctx, o.StartTimeout, startReadyz, cp.errCh); err != nil {
 		return nil, err
 	}
 
@@ -209,10 +209,6 @@ const startReadyz = "/readyz?exclude=poststarthook/scheduling/bootstrap-system-p
 // report from it and return it as a readiness failure).
 func (cp *ControlPlane) WaitReady(ctx context.Context, timeout time.Duration) error {
 	return cp.pollReadyz(ctx, timeout, "/readyz", nil)
-}
-
-func (cp *ControlPlane) waitReady(ctx context.Context, timeout time.Duration, path string) error {
-	return cp.pollReadyz(ctx, timeout, path, cp.errCh)
 }
 
 // pollReadyz waits (poll with timeout) until the API server answers path (a /readyz query)

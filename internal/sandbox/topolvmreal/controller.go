@@ -134,7 +134,8 @@ func NewController(cfg *rest.Config, csiSocket string) (*Controller, error) {
 func (c *Controller) Run(ctx context.Context) error { return c.mgr.Start(ctx) }
 
 // Nodes reads Nodes from the controller's cache: the objects TopoLVM's GetCapacity answers from
-// (NodeService.GetCapacityByTopologyLabel lists them). It blocks until the cache has synced.
+// (NodeService.GetCapacityByTopologyLabel lists them). Before Run starts the cache, reads fail
+// (ErrCacheNotStarted); after, a read waits for the first sync.
 func (c *Controller) Nodes() client.Reader { return c.mgr.GetCache() }
 
 // defaultControllerSettings are topolvm-controller's flag defaults (cmd/topolvm-controller/app

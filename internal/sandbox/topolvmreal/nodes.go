@@ -640,7 +640,8 @@ func registerPlugin(ctx context.Context, kube kubernetes.Interface, nodes coreli
 // informer saw the node's label and annotation. In this process, with hundreds of agents
 // starting at once and no registration delay, the controller's Node watch (one of about ten
 // watchers of every Node write) lagged the CSINode watch external-provisioner reacts to by a
-// second or more, and 1 start in 3 of a 500-node world waited a minute for one node's capacity.
+// second or more, and 1 start in 3 to 6 of a 500-node world waited a minute for one node's
+// capacity.
 // The wait restores the order a cluster's timing gives; the sandbox thus does not show that
 // race, which a cluster can in principle show too (README, Real TopoLVM). controller nil: no wait.
 func waitControllerSees(ctx context.Context, controller client.Reader, node, topology, capKey string) error {

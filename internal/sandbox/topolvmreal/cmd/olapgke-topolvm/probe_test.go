@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"testing"
@@ -27,13 +28,7 @@ func TestNoMounterProbe_NodeServerRunsNoUmount(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		n := 0
-		for _, c := range b {
-			if c == '\n' {
-				n++
-			}
-		}
-		return n
+		return bytes.Count(b, []byte("\n"))
 	}
 
 	_ = mountutil.New("")
