@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/http"
+	"time"
 
 	"github.com/spf13/pflag"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
@@ -16,6 +18,9 @@ import (
 type apiServer struct {
 	run  func(ctx context.Context) error
 	port int
+	// handler is the server's whole handler chain (authentication, authorization, admission,
+	// priority and fairness, the aggregator), what its TLS port serves.
+	handler http.Handler
 }
 
 // newAPIServer configures kube-apiserver through its options API, the way
@@ -95,5 +100,24 @@ func newAPIServer(ctx context.Context, etcdURL string, p *pki, extra []string) (
 	if err != nil {
 		return nil, fmt.Errorf("prepare kube-apiserver: %w", err)
 	}
-	return &apiServer{run: prepared.Run, port: port}, nil
+	return &apiServer{run: prepared.Run, port: port, handler: server.GenericAPIServer.Handler}, nil
+}
+
+// serveInternal serves the API server's handler chain on l in plain HTTP/1.1 until ctx ends.
+// The http.Server is set up as the secure port's (k8s.io/apiserver pkg/server
+// secure_serving.go Serve) but for TLS and HTTP/2; see Start for why it exists.
+func serveInternal(ctx context.Context, l net.Listener, h http.Handler) error {
+	srv := &http.Server{
+		Handler:           h,
+		MaxHeaderBytes:    1 << 20,
+		IdleTimeout:       90 * time.Second,
+		ReadHeaderTimeout: 32 * time.Second,
+	}
+	stop := context.AfterFunc(ctx, func() { srv.Close() })
+	defer stop()
+	err := srv.Serve(l)
+	if ctx.Err() != nil {
+		return nil
+	}
+	return err
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"github.com/spf13/pflag"
+	clientset "k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/kubernetes/cmd/kube-controller-manager/app"
 	"k8s.io/kubernetes/cmd/kube-controller-manager/app/options"
 )
@@ -36,7 +38,7 @@ var Controllers = []string{
 	"taint-eviction-controller",
 }
 
-func newControllerManager(ctx context.Context, kubeconfig string, controllers []string, extra []string) (func(context.Context) error, error) {
+func newControllerManager(ctx context.Context, kubeconfig, internalServer string, controllers []string, extra []string) (func(context.Context) error, error) {
 	s, err := options.NewKubeControllerManagerOptions()
 	if err != nil {
 		return nil, err
@@ -71,6 +73,15 @@ func newControllerManager(ctx context.Context, kubeconfig string, controllers []
 	config, err := s.Config(ctx, all, disabled, aliases)
 	if err != nil {
 		return nil, fmt.Errorf("kube-controller-manager config: %w", err)
+	}
+	// To the internal port (UseInternalServer). Every controller's client is built at Run from
+	// config.Kubeconfig, the loaded config itself (app.CreateControllerContext's
+	// clientbuilder.SimpleControllerClientBuilder); config.Client, built from a copy of it
+	// (options.go Config, for events and the API server's health check), is built again.
+	UseInternalServer(config.Kubeconfig, internalServer)
+	config.Client, err = clientset.NewForConfig(rest.AddUserAgent(config.Kubeconfig, options.KubeControllerManagerUserAgent))
+	if err != nil {
+		return nil, err
 	}
 	cc := config.Complete()
 	return func(ctx context.Context) error { return app.Run(ctx, cc) }, nil

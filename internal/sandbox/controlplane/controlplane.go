@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"go.etcd.io/etcd/server/v3/embed"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -44,15 +46,20 @@ type Options struct {
 
 // ControlPlane is a running control plane.
 type ControlPlane struct {
-	// Endpoint is the API server address "127.0.0.1:PORT" (no scheme).
+	// Endpoint is the API server's TLS address "127.0.0.1:PORT" (no scheme): what users reach
+	// (WriteKubeconfig, the GKE emulator's cluster endpoint).
 	Endpoint string
+	// InternalServer is the same API server's loopback URL in plain HTTP/1.1
+	// ("http://127.0.0.1:PORT"), for the sandbox's own components (see Start and
+	// UseInternalServer).
+	InternalServer string
 	// CACertPEM is the CA that signed the API server's serving certificate.
 	CACertPEM []byte
 	// Token is a bearer token of a user in system:masters.
 	Token string
-	// Kubeconfig is the path of an admin kubeconfig using Token.
+	// Kubeconfig is the path of an admin kubeconfig using Token (the TLS port).
 	Kubeconfig string
-	// Config is a client config equivalent to Kubeconfig.
+	// Config is a client config of Token on InternalServer.
 	Config *rest.Config
 	// Kube is a clientset built from Config.
 	Kube kubernetes.Interface
@@ -115,10 +122,27 @@ func Start(ctx context.Context, o Options) (_ *ControlPlane, err error) {
 	cp.Endpoint = fmt.Sprintf("127.0.0.1:%d", api.port)
 	cp.run("kube-apiserver", runCtx, api.run)
 
+	// The sandbox's busiest clients (the controller manager, KWOK, TopoLVM, the GKE emulator,
+	// the readiness checks) reach the API server on a second listener, on loopback only, that
+	// serves the same handler chain in plain HTTP/1.1: the same bearer-token authentication,
+	// RBAC, admission, priority and fairness, storage and watch cache, without TLS and HTTP/2.
+	// Those cost about a sixth of a 500-node start's CPU: TLS records, HTTP/2 frames and their
+	// write syscalls, and a handler goroutine per HTTP/2 stream whose stack grows anew on each
+	// request (an HTTP/1.1 connection's goroutine serves request after request). Users (the
+	// kubeconfig WriteKubeconfig writes, the GKE emulator's cluster endpoint) and the scheduler
+	// (whose options API builds its clients from a kubeconfig file, see UseInternalServer) use
+	// the TLS port, as on a cluster.
+	internal, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("listen for the API server's internal port: %w", err)
+	}
+	cp.InternalServer = "http://" + internal.Addr().String()
+	cp.run("kube-apiserver (internal port)", runCtx, func(ctx context.Context) error {
+		return serveInternal(ctx, internal, api.handler)
+	})
+
 	cp.Config = &rest.Config{
-		Host:            "https://" + cp.Endpoint,
-		BearerToken:     p.Token,
-		TLSClientConfig: rest.TLSClientConfig{CAData: p.CACertPEM},
+		BearerToken: p.Token,
 		// Protobuf, as the controller manager and scheduler use: with
 		// hundreds of nodes JSON encoding is a visible share of start-up CPU.
 		ContentConfig: rest.ContentConfig{
@@ -131,6 +155,7 @@ func Start(ctx context.Context, o Options) (_ *ControlPlane, err error) {
 		QPS:                2000,
 		Burst:              4000,
 	}
+	UseInternalServer(cp.Config, cp.InternalServer)
 	cp.Kube, err = kubernetes.NewForConfig(cp.Config)
 	if err != nil {
 		return nil, err
@@ -144,7 +169,7 @@ func Start(ctx context.Context, o Options) (_ *ControlPlane, err error) {
 		return nil, err
 	}
 
-	kcm, err := newControllerManager(runCtx, cp.Kubeconfig, o.Controllers, versionArgs)
+	kcm, err := newControllerManager(runCtx, cp.Kubeconfig, cp.InternalServer, o.Controllers, versionArgs)
 	if err != nil {
 		return nil, err
 	}
@@ -238,7 +263,40 @@ func (cp *ControlPlane) pollReadyz(ctx context.Context, timeout time.Duration, p
 	return nil
 }
 
-// WriteKubeconfig writes an admin kubeconfig for this control plane.
+// UseInternalServer points cfg, a client config of the TLS port with its bearer token (loaded
+// from Kubeconfig), at InternalServer. A kubeconfig cannot say this: client-go's kubeconfig
+// loader reads no credentials for a server without TLS (k8s.io/client-go tools/clientcmd
+// client_config.go ClientConfig, "only try to read the auth information if we are secure"),
+// and the internal port, like the TLS one, answers an anonymous client with 403. So a
+// component reads Kubeconfig and is then moved; one whose options API builds its clients from
+// the file (the scheduler) stays on the TLS port.
+func UseInternalServer(cfg *rest.Config, server string) {
+	cfg.Host = server
+	cfg.TLSClientConfig = rest.TLSClientConfig{}
+	cfg.Transport = internalTransport()
+}
+
+// internalTransport is the one HTTP transport of this process's clients on InternalServer.
+// Without it client-go would pick http.DefaultTransport for a config without TLS
+// (k8s.io/client-go transport/cache.go get): it keeps 2 idle connections per host where
+// client-go's own keeps 25, and it asks for gzip whatever DisableCompression says. Over
+// HTTP/1.1 each concurrent request needs a connection of its own: with 2 kept, a 500-node
+// start dialled about 2000 connections, each a dial, an accept and a fresh server goroutine.
+// The rest are client-go's settings (cache.go, utilnet.SetTransportDefaults).
+var internalTransport = sync.OnceValue(func() http.RoundTripper {
+	return utilnet.SetTransportDefaults(&http.Transport{
+		DialContext:         (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		MaxIdleConnsPerHost: internalIdleConnsPerHost,
+		DisableCompression:  true, // loopback (see Start's Config)
+	})
+})
+
+// internalIdleConnsPerHost bounds the idle connections kept: a 500-node world's agents and
+// watches have a few hundred requests open at once; an idle connection costs a goroutine on each
+// side until IdleConnTimeout (90 s).
+const internalIdleConnsPerHost = 1024
+
+// WriteKubeconfig writes an admin kubeconfig for this control plane's TLS port.
 func (cp *ControlPlane) WriteKubeconfig(path string) error {
 	const name = "olapgke-sandbox"
 	cfg := clientcmdapi.NewConfig()

@@ -23,6 +23,8 @@ import (
 	nodefast "sigs.k8s.io/kwok/kustomize/stage/node/fast"
 	nodeheartbeat "sigs.k8s.io/kwok/kustomize/stage/node/heartbeat-with-lease"
 	podfast "sigs.k8s.io/kwok/kustomize/stage/pod/fast"
+
+	"github.com/olapgke/terraform-provider-olapgke/internal/sandbox/controlplane"
 )
 
 const (
@@ -41,6 +43,10 @@ type Options struct {
 	// Kubeconfig is the path of an admin kubeconfig (KWOK builds its clients
 	// from a file).
 	Kubeconfig string
+	// Server, when set, is the API server URL KWOK's clients use instead of the kubeconfig's,
+	// with the kubeconfig's credentials: the control plane's internal port
+	// (controlplane.UseInternalServer).
+	Server string
 	// Log receives KWOK's log (nil: discarded).
 	Log io.Writer
 	// Verbosity follows klog levels: 0-1 warnings only, 2-3 info, 4+ debug.
@@ -75,6 +81,10 @@ func Start(ctx context.Context, o Options) error {
 	restConfig, err := clientset.ToRESTConfig()
 	if err != nil {
 		return err
+	}
+	if o.Server != "" {
+		// The clientset builds its dynamic client and REST mapper later, from this same config.
+		controlplane.UseInternalServer(restConfig, o.Server)
 	}
 	dynamicClient, err := clientset.ToDynamicClient()
 	if err != nil {

@@ -224,3 +224,53 @@ func TestReady_APIServerBootstrapDone(t *testing.T) {
 		t.Errorf("ClusterRole cluster-admin at the ready marker: %v", err)
 	}
 }
+
+// The sandbox's own components reach the API server on a plain-HTTP loopback port
+// (controlplane.Start): the same handler chain as the TLS port, so a client without the token
+// is refused there too, and one with it is served. Users' kubeconfig names the TLS port.
+func TestInternalPort_AuthenticatesAsTheTLSPort(t *testing.T) {
+	ready, err := os.ReadFile(filepath.Join(stateDir, "ready"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var internal string
+	for _, line := range strings.Split(string(ready), "\n") {
+		if v, ok := strings.CutPrefix(line, "apiserver-internal="); ok {
+			internal = v
+		}
+	}
+	if !strings.HasPrefix(internal, "http://127.0.0.1:") {
+		t.Fatalf("ready file: apiserver-internal=%q, want http://127.0.0.1:PORT\n%s", internal, ready)
+	}
+	get := func(token string) int {
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, internal+"/api/v1/nodes?limit=1", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		return res.StatusCode
+	}
+	if got := get(""); got != http.StatusForbidden {
+		t.Errorf("internal port, no token: status %d, want %d (system:anonymous refused by RBAC)", got, http.StatusForbidden)
+	}
+	if got := get("not-the-token"); got != http.StatusUnauthorized {
+		t.Errorf("internal port, wrong token: status %d, want %d", got, http.StatusUnauthorized)
+	}
+	if got := get(envVars["GOOGLE_OAUTH_ACCESS_TOKEN"]); got != http.StatusOK {
+		t.Errorf("internal port, the sandbox's token: status %d, want %d", got, http.StatusOK)
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", envVars["KUBECONFIG"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(cfg.Host, "https://") || strings.Contains(internal, strings.TrimPrefix(cfg.Host, "https://")) {
+		t.Errorf("users' kubeconfig server %q: want the TLS port, not %s", cfg.Host, internal)
+	}
+}

@@ -238,7 +238,7 @@ func startSandbox(sigCtx context.Context, dir string, w *world.World, logFile *o
 	klog.InfoS("control plane up", "elapsed", time.Since(phase).String(), "cpu", cpuTime().String(), "apiserver", cp.Endpoint)
 	phase = time.Now()
 
-	if err := kwoknodes.Start(runCtx, kwoknodes.Options{Kubeconfig: cp.Kubeconfig, Log: logFile, Verbosity: f.verbosity}); err != nil {
+	if err := kwoknodes.Start(runCtx, kwoknodes.Options{Kubeconfig: cp.Kubeconfig, Server: cp.InternalServer, Log: logFile, Verbosity: f.verbosity}); err != nil {
 		return sb, fmt.Errorf("start KWOK: %w", err)
 	}
 
@@ -589,7 +589,7 @@ OLAPGKE_SANDBOX_CONTROL=%s
 	if err := writeFileAtomic(filepath.Join(dir, "env"), []byte(env), 0o600); err != nil {
 		return err
 	}
-	ready := fmt.Sprintf("pid=%d\napiserver=%s\ngke=%s\n", os.Getpid(), sb.cp.Endpoint, sb.gkeAddr)
+	ready := fmt.Sprintf("pid=%d\napiserver=%s\napiserver-internal=%s\ngke=%s\n", os.Getpid(), sb.cp.Endpoint, sb.cp.InternalServer, sb.gkeAddr)
 	return writeFileAtomic(filepath.Join(dir, "ready"), []byte(ready), 0o644)
 }
 
@@ -645,7 +645,8 @@ func cpuTime() time.Duration {
 
 // startRealTopoLVM starts olapgke-topolvm (module internal/sandbox/topolvmreal: TopoLVM's and
 // external-provisioner's own code) as a subprocess against the control plane, with its own
-// copy of the admin kubeconfig (DIR/kubeconfig is written only once the world is ready). It
+// copy of the admin kubeconfig (DIR/kubeconfig is written only once the world is ready) and
+// the API server's internal port (--server: controlplane.UseInternalServer). It
 // stops with runCtx (SIGTERM, then SIGKILL after 10 s); an exit before that is reported on
 // errCh. Its log goes to DIR/sandbox.log.
 func startRealTopoLVM(runCtx context.Context, dir string, cp *controlplane.ControlPlane, w *world.World, logFile *os.File, f upFlags, errCh chan<- error) error {
@@ -653,7 +654,7 @@ func startRealTopoLVM(runCtx context.Context, dir string, cp *controlplane.Contr
 	if err := cp.WriteKubeconfig(kubeconfig); err != nil {
 		return err
 	}
-	cmd := exec.CommandContext(runCtx, f.topolvmBin, "--kubeconfig", kubeconfig,
+	cmd := exec.CommandContext(runCtx, f.topolvmBin, "--kubeconfig", kubeconfig, "--server", cp.InternalServer,
 		"--namespace", w.TopoLVM.Namespace, "--configmap", w.TopoLVM.ConfigMapName, "--key", w.TopoLVM.Key,
 		// The world's topolvm.bringUp stages (world.BringUp; defaults applied by world.Load).
 		"--lvmd-start-delay", w.TopoLVM.BringUp.LvmdStart.Duration.String(),

@@ -8,6 +8,8 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -16,6 +18,7 @@ import (
 	"time"
 
 	"golang.org/x/sync/errgroup"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
@@ -38,6 +41,7 @@ func run() error {
 	fs := flag.NewFlagSet("olapgke-topolvm", flag.ExitOnError)
 	var (
 		kubeconfig    = fs.String("kubeconfig", os.Getenv("KUBECONFIG"), "kubeconfig of the cluster (the sandbox's admin kubeconfig; no exec credential plugins: the process runs with an empty PATH, see noMounterProbe)")
+		server        = fs.String("server", "", "API server URL to use instead of the kubeconfig's, with the kubeconfig's credentials (the sandbox passes its API server's plain-HTTP loopback port, which a kubeconfig cannot name with credentials: client-go reads none for a server without TLS)")
 		namespace     = fs.String("namespace", "topolvm-system", "TopoLVM's namespace: the lvmd ConfigMap and the CSIStorageCapacity objects")
 		configMap     = fs.String("configmap", "topolvm-lvmd-0", "the lvmd ConfigMap")
 		key           = fs.String("key", "lvmd.yaml", "the lvmd ConfigMap's key")
@@ -71,6 +75,9 @@ func run() error {
 	cfg, err := clientcmd.BuildConfigFromFlags("", *kubeconfig)
 	if err != nil {
 		return err
+	}
+	if *server != "" {
+		useServer(cfg, *server)
 	}
 	cfg.QPS, cfg.Burst = 50, 100
 	if *socketDir == "" {
@@ -193,4 +200,19 @@ func noMounterProbe(dir string) error {
 		return err
 	}
 	return os.Setenv("TMPDIR", dir)
+}
+
+// useServer points cfg at server (the sandbox's plain-HTTP loopback port) with cfg's
+// credentials, as the sandbox's controlplane.UseInternalServer does (a module this one does
+// not import): client-go's defaults for a config without TLS would be http.DefaultTransport,
+// which keeps 2 idle connections per host and asks for gzip. 500 node agents have a few hundred
+// requests open at once, each needing a connection over HTTP/1.1.
+func useServer(cfg *rest.Config, server string) {
+	cfg.Host = server
+	cfg.TLSClientConfig = rest.TLSClientConfig{}
+	cfg.Transport = utilnet.SetTransportDefaults(&http.Transport{
+		DialContext:         (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		MaxIdleConnsPerHost: 1024,
+		DisableCompression:  true,
+	})
 }
