@@ -138,7 +138,7 @@ func (r *Results) Markdown() string {
 	w("")
 	w("`olapgke-sandbox up --config` with pool-a of N-5 and pool-b of 5 nodes (KWOK), on the TopoLVM simulator (`--topolvm sim`, which sections 1 and 2 run on too: they measure the provider, not TopoLVM) and on TopoLVM's own code (`--topolvm real`, the sandbox's default). Ready = DIR/ready exists (all nodes Ready, TopoLVM capacity published). Peak RSS is the process's VmHWM at ready and at the end of that sandbox's plan (and migration) runs. `internal/sandbox/bench/startup.sh` measures the same alone.")
 	w("")
-	w("*TopoLVM real* is `up --topolvm real`: TopoLVM v0.41.0's controller and node code, external-provisioner and external-resizer in the olapgke-topolvm child process, one node agent (lvmd fake, topolvm-node, CSI registration) per Local-SSD node, with the world's bring-up delays (lvmd start, CSI registration) at zero and external-provisioner's CSIStorageCapacity client at 500 writes/s (its default, which TopoLVM's chart keeps, is 1/s with a burst of 5: 500 nodes then wait ~8 min for their capacity objects, on GKE too), so the time is what the components cost; ready also waits for every node's CSIStorageCapacity. Its CPU and RSS are the sandbox's plus the child's (the sum of the two peaks). Nothing runs on it after ready, so its end column is read just before it stops.")
+	w("*TopoLVM real* is `up --topolvm real`: TopoLVM v0.41.0's controller and node code, external-provisioner and external-resizer in the olapgke-topolvm child process, one node agent (lvmd fake, topolvm-node, CSI registration) per Local-SSD node, with the world's bring-up delays (lvmd start, CSI registration) at zero and external-provisioner's CSIStorageCapacity client at 500 writes/s (its default, which TopoLVM's chart keeps, is 1/s with a burst of 5: 500 nodes then wait ~8 min for their capacity objects, on GKE too), so the time is what the components cost; ready also waits for every node's CSIStorageCapacity. Its CPU and RSS are the sandbox's plus the child's (the sum of the two peaks). Nothing runs on it after ready, so its end column is read just before it stops. Each real-TopoLVM world starts several times (`-real-starts`, default 3; each start's time in brackets): the row is the start with the median time, with that start's CPU and the highest peak RSS of all, and the target is checked on it.")
 	w("")
 	w("| nodes | TopoLVM | start to ready s | CPU s to ready | Ready nodes | peak RSS at ready MiB | peak RSS at end MiB |")
 	w("|---|---|---|---|---|---|---|")
@@ -147,7 +147,15 @@ func (r *Results) Markdown() string {
 			w("| %d | %s | failed: %s | | | | |", s.Nodes, s.TopoLVM, oneLine(s.Err))
 			continue
 		}
-		w("| %d | %s | %s | %s | %d | %d | %d |", s.Nodes, s.TopoLVM, secs(s.Ready), secs(s.CPU), s.ReadyNodes, s.RSSReadyMiB, s.RSSEndMiB)
+		ready := secs(s.Ready)
+		if len(s.Starts) > 0 {
+			all := make([]string, len(s.Starts))
+			for i, d := range s.Starts {
+				all[i] = secs(d)
+			}
+			ready += " [" + strings.Join(all, ", ") + "]"
+		}
+		w("| %d | %s | %s | %s | %d | %d | %d |", s.Nodes, s.TopoLVM, ready, secs(s.CPU), s.ReadyNodes, s.RSSReadyMiB, s.RSSEndMiB)
 	}
 
 	w("")
@@ -268,7 +276,11 @@ func (r *Results) verdicts() [][3]string {
 			out = append(out, [3]string{what + " ready < 10 s and < " + mem + " at 500 nodes", "failed: " + oneLine(s.Err), yes(false)})
 			continue
 		}
-		out = append(out, [3]string{what + " start to ready < 10 s at 500 nodes", secs(s.Ready) + " s (CPU " + secs(s.CPU) + " s)", yes(s.Ready < 10*time.Second)})
+		ready := secs(s.Ready) + " s (CPU " + secs(s.CPU) + " s)"
+		if len(s.Starts) > 0 {
+			ready = fmt.Sprintf("%s s, median of %d starts (CPU %s s)", secs(s.Ready), len(s.Starts), secs(s.CPU))
+		}
+		out = append(out, [3]string{what + " start to ready < 10 s at 500 nodes", ready, yes(s.Ready < 10*time.Second)})
 		out = append(out, [3]string{what + " peak RSS < " + mem + " at 500 nodes", fmt.Sprintf("%d MiB at ready, %d MiB at end", s.RSSReadyMiB, s.RSSEndMiB), yes(s.RSSEndMiB < memMiB && s.RSSReadyMiB < memMiB)})
 	}
 	var worst GoBench

@@ -1,0 +1,38 @@
+package bench
+
+import (
+	"slices"
+	"testing"
+	"time"
+)
+
+func TestMedianStart(t *testing.T) {
+	s := time.Second
+	runs := []SandboxResult{
+		{Nodes: 500, TopoLVM: "real", Ready: 13 * s, CPU: 24 * s, ReadyNodes: 500, RSSReadyMiB: 1100, RSSEndMiB: 1100},
+		{Nodes: 500, TopoLVM: "real", Ready: 11 * s, CPU: 20 * s, ReadyNodes: 500, RSSReadyMiB: 1150, RSSEndMiB: 1160},
+		{Nodes: 500, TopoLVM: "real", Ready: 12 * s, CPU: 22 * s, ReadyNodes: 499, RSSReadyMiB: 1120, RSSEndMiB: 1130},
+	}
+	got := MedianStart(runs)
+	if got.Ready != 12*s || got.CPU != 22*s || got.ReadyNodes != 499 {
+		t.Errorf("median row: ready %v, CPU %v, %d nodes; want the 12 s start's (22 s, 499)", got.Ready, got.CPU, got.ReadyNodes)
+	}
+	if got.RSSReadyMiB != 1150 || got.RSSEndMiB != 1160 {
+		t.Errorf("peak RSS %d/%d MiB, want the highest of all starts, 1150/1160", got.RSSReadyMiB, got.RSSEndMiB)
+	}
+	if want := []time.Duration{13 * s, 11 * s, 12 * s}; !slices.Equal(got.Starts, want) {
+		t.Errorf("Starts = %v, want every start in order %v", got.Starts, want)
+	}
+
+	if one := MedianStart(runs[:1]); one.Ready != 13*s || one.Starts != nil {
+		t.Errorf("one start: ready %v, Starts %v; want 13s and no list", one.Ready, one.Starts)
+	}
+	failed := append(slices.Clone(runs[:1]), SandboxResult{Nodes: 500, TopoLVM: "real", Err: "exited before ready"})
+	if f := MedianStart(failed); f.Err != "exited before ready" {
+		t.Errorf("a failed start: Err %q, want the failure reported", f.Err)
+	}
+	// Even count: the lower middle, never a time no start had.
+	if even := MedianStart(runs[1:]); even.Ready != 11*s {
+		t.Errorf("two starts (11 s, 12 s): ready %v, want 11s", even.Ready)
+	}
+}
