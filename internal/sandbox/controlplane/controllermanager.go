@@ -76,8 +76,9 @@ func newControllerManager(ctx context.Context, kubeconfig, internalServer string
 	}
 	// To the internal port (UseInternalServer). Every controller's client is built at Run from
 	// config.Kubeconfig, the loaded config itself (app.CreateControllerContext's
-	// clientbuilder.SimpleControllerClientBuilder); config.Client, built from a copy of it
-	// (options.go Config, for events and the API server's health check), is built again.
+	// clientbuilder.SimpleControllerClientBuilder, which also checks the API server's health);
+	// config.Client, built from a copy of it (options.go Config; events go through it), is built
+	// again.
 	UseInternalServer(config.Kubeconfig, internalServer)
 	config.Client, err = clientset.NewForConfig(rest.AddUserAgent(config.Kubeconfig, options.KubeControllerManagerUserAgent))
 	if err != nil {
