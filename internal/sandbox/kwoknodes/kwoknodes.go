@@ -82,8 +82,10 @@ func Start(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
+	// KWOK's requests in the API server's log (-v 3), as the controller manager's name theirs.
+	// The clientset builds its dynamic client and REST mapper later, from this same config.
+	rest.AddUserAgent(restConfig, "kwok")
 	if o.Server != "" {
-		// The clientset builds its dynamic client and REST mapper later, from this same config.
 		controlplane.UseInternalServer(restConfig, o.Server)
 	}
 	dynamicClient, err := clientset.ToDynamicClient()

@@ -229,18 +229,10 @@ func TestReady_APIServerBootstrapDone(t *testing.T) {
 // (controlplane.Start): the same handler chain as the TLS port, so a client without the token
 // is refused there too, and one with it is served. Users' kubeconfig names the TLS port.
 func TestInternalPort_AuthenticatesAsTheTLSPort(t *testing.T) {
-	ready, err := os.ReadFile(filepath.Join(stateDir, "ready"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var internal string
-	for _, line := range strings.Split(string(ready), "\n") {
-		if v, ok := strings.CutPrefix(line, "apiserver-internal="); ok {
-			internal = v
-		}
-	}
+	ready := readReady(t, stateDir)
+	internal := ready["apiserver-internal"]
 	if !strings.HasPrefix(internal, "http://127.0.0.1:") {
-		t.Fatalf("ready file: apiserver-internal=%q, want http://127.0.0.1:PORT\n%s", internal, ready)
+		t.Fatalf("ready file: apiserver-internal=%q, want http://127.0.0.1:PORT\n%v", internal, ready)
 	}
 	get := func(token string) int {
 		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, internal+"/api/v1/nodes?limit=1", nil)

@@ -287,7 +287,7 @@ func diffScenarios() []diffScenario {
 // startDiffRealSandbox starts `up --topolvm real` on diffRealWorld.
 func startDiffRealSandbox(t *testing.T, topolvmBin string) *diffSide {
 	t.Helper()
-	p := startRealProcess(t, diffRealWorld, topolvmBin)
+	p := startRealProcess(t, diffRealWorld, topolvmBin, nil)
 	return &diffSide{name: "real", kube: kubernetes.NewForConfigOrDie(p.rest), control: p.env["OLAPGKE_SANDBOX_CONTROL"]}
 }
 

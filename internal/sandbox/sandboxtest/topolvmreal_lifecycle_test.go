@@ -54,7 +54,7 @@ func startRealSandboxWorld(t *testing.T, worldYAML string, env ...string) *realS
 	if topolvmBin == "" {
 		t.Skip("OLAPGKE_TOPOLVM_BIN is not set (make topolvm-bin; make test-topolvm-real)")
 	}
-	p := startRealProcess(t, worldYAML, topolvmBin, env...)
+	p := startRealProcess(t, worldYAML, topolvmBin, nil, env...)
 	return &realSandbox{kube: kubernetes.NewForConfigOrDie(p.rest), dyn: dynamic.NewForConfigOrDie(p.rest), control: p.env["OLAPGKE_SANDBOX_CONTROL"]}
 }
 

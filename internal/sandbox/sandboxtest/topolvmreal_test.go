@@ -33,18 +33,20 @@ import (
 
 var logicalVolumes = schema.GroupVersionResource{Group: "topolvm.io", Version: "v1", Resource: "logicalvolumes"}
 
-// realProcess is a sandbox started by startRealProcess: its REST config and the variables of
-// its DIR/env.
+// realProcess is a sandbox started by startRealProcess: its state directory, its REST config
+// and the variables of its DIR/env.
 type realProcess struct {
+	dir  string
 	rest *rest.Config
 	env  map[string]string
 }
 
 // startRealProcess starts another sandbox (the package's first runs the simulator) with
-// `up --topolvm real` on worldYAML (env: extra variables of its environment), waits until it is
+// `up --topolvm real` on worldYAML (upArgs: extra flags of up; env: extra variables of its
+// environment), waits until it is
 // ready, stops it when the test ends and keeps its log (in the temp dir, named after the test)
 // when the test failed.
-func startRealProcess(t *testing.T, worldYAML, topolvmBin string, env ...string) realProcess {
+func startRealProcess(t *testing.T, worldYAML, topolvmBin string, upArgs []string, env ...string) realProcess {
 	t.Helper()
 	bin := sandboxBin
 	dir := t.TempDir()
@@ -52,7 +54,8 @@ func startRealProcess(t *testing.T, worldYAML, topolvmBin string, env ...string)
 	if err := os.WriteFile(cfg, []byte(worldYAML), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "up", "--state-dir", dir, "--config", cfg, "--topolvm", "real", "--topolvm-bin", topolvmBin)
+	args := append([]string{"up", "--state-dir", dir, "--config", cfg, "--topolvm", "real", "--topolvm-bin", topolvmBin}, upArgs...)
+	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	cmd.Env = append(os.Environ(), env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
@@ -97,7 +100,7 @@ func startRealProcess(t *testing.T, worldYAML, topolvmBin string, env ...string)
 		t.Fatal(err)
 	}
 	rc.QPS, rc.Burst = 100, 200
-	return realProcess{rest: rc, env: vars}
+	return realProcess{dir: dir, rest: rc, env: vars}
 }
 
 // nodeBackOffs lists the BackOff Events about Nodes: a real-TopoLVM node agent that failed
@@ -143,7 +146,7 @@ func recreateVM(ctx context.Context, control, node, mode string) error {
 // `up --topolvm real` on the package's test world.
 func startRealTopoLVMSandbox(t *testing.T, topolvmBin string) (kubernetes.Interface, dynamic.Interface) {
 	t.Helper()
-	p := startRealProcess(t, testWorld, topolvmBin)
+	p := startRealProcess(t, testWorld, topolvmBin, nil)
 	return kubernetes.NewForConfigOrDie(p.rest), dynamic.NewForConfigOrDie(p.rest)
 }
 
