@@ -244,3 +244,57 @@ clusters:
 	}
 }
 
+// TestRealTopoLVM_ControllerManagerStartsOnFullReadyz proves the controller manager's first
+// request comes after the API server's /readyz passed in full, RBAC bootstrap included. The
+// controller manager gives the API server's /healthz 10 s and exits when that fails
+// (k8s.io/kubernetes cmd/kube-controller-manager/app controllermanager.go WaitForAPIServer);
+// started earlier, it exited once in 25 busy 500-node starts and no node lost its not-ready
+// taint (controlplane.Start).
+func TestRealTopoLVM_ControllerManagerStartsOnFullReadyz(t *testing.T) {
+	bin := os.Getenv("OLAPGKE_TOPOLVM_BIN")
+	if bin == "" {
+		t.Skip("OLAPGKE_TOPOLVM_BIN is not set (make topolvm-bin; make test-topolvm-real)")
+	}
+	p := startRealProcess(t, `
+clusters:
+- name: olap
+  location: us-central1-a
+  nodePools:
+  - name: pool-a
+    nodeCount: 1
+`, bin, []string{"-v", "3"})
+	log, err := os.ReadFile(filepath.Join(p.dir, "sandbox.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The controller manager's clients carry kubernetes/$Format/<name>: a controller's name, the
+	// client builder's, kube-controller-manager. The sandbox's, KWOK's and the scheduler's
+	// suffixes are their own.
+	controllerManager := func(agent string) bool {
+		_, name, ok := strings.Cut(agent, "kubernetes/$Format/")
+		return ok && name != "sandbox" && name != "kwok" && name != "scheduler"
+	}
+	readyzPassed, first := -1, -1
+	lines := strings.Split(string(log), "\n")
+	for i, line := range lines {
+		m := requestLine.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		if readyzPassed < 0 && strings.Contains(line, `verb="GET" URI="/readyz" `) && strings.HasSuffix(line, " resp=200") {
+			readyzPassed = i
+		}
+		if first < 0 && controllerManager(m[1]) {
+			first = i
+		}
+	}
+	switch {
+	case readyzPassed < 0:
+		t.Fatalf("no full /readyz answered 200 in %s (the sandbox says ready only after one)", filepath.Join(p.dir, "sandbox.log"))
+	case first < 0:
+		t.Fatal("no request of the controller manager in the log (user agent kubernetes/$Format/<controller>)")
+	case first < readyzPassed:
+		t.Errorf("the controller manager's first request (log line %d) came before /readyz first passed in full (line %d):\n%s\n%s",
+			first+1, readyzPassed+1, lines[first], lines[readyzPassed])
+	}
+}
