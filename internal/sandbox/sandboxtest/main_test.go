@@ -172,7 +172,11 @@ func poll(t *testing.T, timeout time.Duration, what string, cond func(ctx contex
 	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
 		ok, err := cond(ctx)
 		if err != nil {
-			lastErr = err
+			// Keep the last error that says something: in the last second the client fails
+			// on the deadline itself (its rate limiter refuses a wait that would pass it).
+			if dl, ok := ctx.Deadline(); !ok || time.Until(dl) > time.Second {
+				lastErr = err
+			}
 			return false, nil
 		}
 		return ok, nil
