@@ -19,13 +19,13 @@ import (
 // starter (kwoknodes/starter.go), the event that makes KWOK play it again, and only once: a Pod
 // KWOK keeps skipping is not rewritten every few seconds.
 //
-// KWOK v0.8.0 skips no Pod for its node's Lease in about half of its starts: it starts its stage
-// controllers in map order (Controller.Start ranges over LocalStages), and when the Pod
-// controller starts before initNodeLeaseController sets readOnlyFunc, the Pod controller keeps a
-// nil one (sigs.k8s.io/kwok pkg/kwok/controllers controller.go, pod_controller.go readOnly) and
-// plays every Pod at once. Then the race the starter makes up for cannot happen in that sandbox,
-// nor this scenario: the test skips. The starter waits startAfter (5 s) before it writes
-// anything, so a Pod Running sooner was played by KWOK alone.
+// KWOK v0.8.0 skips no Pod for its node's Lease in some of its starts (about 1 in 4 here): it
+// starts its stage controllers in map order (Controller.Start ranges over LocalStages), and when
+// the Pod controller starts before initNodeLeaseController sets readOnlyFunc, the Pod controller
+// keeps a nil one (sigs.k8s.io/kwok pkg/kwok/controllers controller.go, pod_controller.go
+// readOnly) and plays every Pod at once. Then the race the starter makes up for cannot happen in
+// that sandbox, nor this scenario: the test skips. The starter waits startAfter (5 s) before it
+// writes anything, so a Pod Running sooner was played by KWOK alone.
 func TestKWOKSkippedPod_StarterWritesStartTimeOnce(t *testing.T) {
 	ns := newNamespace(t)
 	const node, pod = "starter-skipped-n0", "skipped"
