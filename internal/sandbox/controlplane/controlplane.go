@@ -154,6 +154,9 @@ func Start(ctx context.Context, o Options) (_ *ControlPlane, err error) {
 		DisableCompression: true,
 		QPS:                2000,
 		Burst:              4000,
+		// Names the sandbox's own requests in the API server's log (-v 3): without it they
+		// carry the same user agent as the API server's loopback client.
+		UserAgent: rest.DefaultKubernetesUserAgent() + "/sandbox",
 	}
 	UseInternalServer(cp.Config, cp.InternalServer)
 	cp.Kube, err = kubernetes.NewForConfig(cp.Config)
