@@ -154,18 +154,7 @@ func tlsAllowed(userAgent string) bool {
 // connection's remote port says which listener served it. HTTP/2 multiplexes every client with
 // the same TLS settings over one connection, so counting connections would not tell them apart.
 func TestRealTopoLVM_OwnClientsUseTheInternalPort(t *testing.T) {
-	bin := os.Getenv("OLAPGKE_TOPOLVM_BIN")
-	if bin == "" {
-		t.Skip("OLAPGKE_TOPOLVM_BIN is not set (make topolvm-bin; make test-topolvm-real)")
-	}
-	p := startRealProcess(t, `
-clusters:
-- name: olap
-  location: us-central1-a
-  nodePools:
-  - name: pool-a
-    nodeCount: 1
-`, bin, []string{"-v", "3"})
+	p := startLoggedRealSandbox(t)
 	ready := readReady(t, p.dir)
 	sandboxPID, err := strconv.Atoi(ready["pid"])
 	if err != nil {
@@ -251,18 +240,7 @@ clusters:
 // started earlier, it exited once in 25 busy 500-node starts and no node lost its not-ready
 // taint (controlplane.Start).
 func TestRealTopoLVM_ControllerManagerStartsOnFullReadyz(t *testing.T) {
-	bin := os.Getenv("OLAPGKE_TOPOLVM_BIN")
-	if bin == "" {
-		t.Skip("OLAPGKE_TOPOLVM_BIN is not set (make topolvm-bin; make test-topolvm-real)")
-	}
-	p := startRealProcess(t, `
-clusters:
-- name: olap
-  location: us-central1-a
-  nodePools:
-  - name: pool-a
-    nodeCount: 1
-`, bin, []string{"-v", "3"})
+	p := startLoggedRealSandbox(t)
 	log, err := os.ReadFile(filepath.Join(p.dir, "sandbox.log"))
 	if err != nil {
 		t.Fatal(err)
@@ -297,4 +275,22 @@ clusters:
 		t.Errorf("the controller manager's first request (log line %d) came before /readyz first passed in full (line %d):\n%s\n%s",
 			first+1, readyzPassed+1, lines[first], lines[readyzPassed])
 	}
+}
+
+// startLoggedRealSandbox starts a 1-node `up --topolvm real` sandbox whose log holds every
+// request the API server served (-v 3: httplog), or skips without olapgke-topolvm.
+func startLoggedRealSandbox(t *testing.T) realProcess {
+	t.Helper()
+	bin := os.Getenv("OLAPGKE_TOPOLVM_BIN")
+	if bin == "" {
+		t.Skip("OLAPGKE_TOPOLVM_BIN is not set (make topolvm-bin; make test-topolvm-real)")
+	}
+	return startRealProcess(t, `
+clusters:
+- name: olap
+  location: us-central1-a
+  nodePools:
+  - name: pool-a
+    nodeCount: 1
+`, bin, []string{"-v", "3"})
 }
