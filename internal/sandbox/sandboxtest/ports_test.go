@@ -171,10 +171,11 @@ func TestRealTopoLVM_OwnClientsUseTheInternalPort(t *testing.T) {
 	// Every client of the sandbox's own that must be seen on the internal port, by a part of its
 	// user agent.
 	want := map[string]string{
-		"kubernetes/$Format/sandbox": "the sandbox's clients (TopoLVM bootstrap, GKE emulator, readiness)",
-		"kubernetes/$Format/kwok":    "KWOK",
-		"-controller":                "kube-controller-manager",
-		childAgent:                   "olapgke-topolvm",
+		"kubernetes/$Format/sandbox":      "the sandbox's clients (TopoLVM bootstrap, GKE emulator, readiness)",
+		"kubernetes/$Format/kwok":         "KWOK",
+		"-controller":                     "kube-controller-manager",
+		childAgent:                        "olapgke-topolvm",
+		"kubernetes/$Format/topolvm-node": "olapgke-topolvm's node agents (their shared cache)",
 	}
 
 	// agent -> listener port -> requests, over the requests whose connection is still open.
@@ -208,13 +209,13 @@ func TestRealTopoLVM_OwnClientsUseTheInternalPort(t *testing.T) {
 			}
 			seen[agent][listener]++
 		}
-		for part := range want {
+		for part, who := range want {
 			found := false
 			for agent, byPort := range seen {
 				found = found || strings.Contains(agent, part) && len(byPort) > 0
 			}
 			if !found {
-				return false, nil
+				return false, fmt.Errorf("no request yet of %s (user agent with %q) over an open connection", who, part)
 			}
 		}
 		return true, nil

@@ -32,6 +32,11 @@ type agentShared struct {
 
 // newAgentShared builds the shared cache; run starts it.
 func newAgentShared(cfg *rest.Config) (*agentShared, error) {
+	// rest.HTTPClientFor sends a user agent only when the config names one (client-go's
+	// RESTClientFor and controller-runtime's manager default it, this client is built directly):
+	// without it the agents' watches went out as "Go-http-client/1.1".
+	cfg = rest.CopyConfig(cfg)
+	cfg.UserAgent = rest.DefaultKubernetesUserAgent() + "/topolvm-node"
 	hc, err := rest.HTTPClientFor(cfg)
 	if err != nil {
 		return nil, err
