@@ -282,10 +282,7 @@ func TestRealTopoLVM_ControllerManagerStartsOnFullReadyz(t *testing.T) {
 // request the API server served (-v 3: httplog), or skips without olapgke-topolvm.
 func startLoggedRealSandbox(t *testing.T) realProcess {
 	t.Helper()
-	bin := os.Getenv("OLAPGKE_TOPOLVM_BIN")
-	if bin == "" {
-		t.Skip("OLAPGKE_TOPOLVM_BIN is not set (make topolvm-bin; make test-topolvm-real)")
-	}
+	bin := topolvmBinOrSkip(t)
 	return startRealProcess(t, `
 clusters:
 - name: olap

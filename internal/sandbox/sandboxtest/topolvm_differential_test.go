@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"reflect"
 	"slices"
 	"sort"
@@ -85,10 +84,7 @@ type diffScenario struct {
 // compares the outcomes. The two sides of a scenario run in parallel; scenarios run one after
 // the other (some change the cluster: lvmd's ConfigMap, a VM, extra nodes).
 func TestTopoLVMDifferential(t *testing.T) {
-	bin := os.Getenv("OLAPGKE_TOPOLVM_BIN")
-	if bin == "" {
-		t.Skip("OLAPGKE_TOPOLVM_BIN is not set (make topolvm-bin; make test-topolvm-real): the differential test needs `up --topolvm real`")
-	}
+	bin := topolvmBinOrSkip(t)
 	start := time.Now()
 	sides := []*diffSide{
 		{name: "sim", kube: kube, control: envVars["OLAPGKE_SANDBOX_CONTROL"]},

@@ -3,7 +3,6 @@ package sandboxtest
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -136,10 +135,7 @@ func hasResizeState(c *corev1.PersistentVolumeClaim) string {
 // capacity annotation, at external-provisioner's next capacity poll (1 min) in its
 // CSIStorageCapacity.
 func TestRealTopoLVM_ExpandsClaimThroughResizer(t *testing.T) {
-	bin := os.Getenv("OLAPGKE_TOPOLVM_BIN")
-	if bin == "" {
-		t.Skip("OLAPGKE_TOPOLVM_BIN is not set (make topolvm-bin; make test-topolvm-real)")
-	}
+	bin := topolvmBinOrSkip(t)
 	k, d := startRealTopoLVMSandbox(t, bin)
 	g := runOneOrdinal(t, k, "grow")
 	ctx := t.Context()
@@ -238,10 +234,7 @@ func TestRealTopoLVM_ExpandsClaimThroughResizer(t *testing.T) {
 // as a VolumeResizeFailed event on the claim (the event the provider's engine quotes,
 // internal/engine/recreate.go resizeFailure) and the claim, PV and LogicalVolume keep 10Gi.
 func TestRealTopoLVM_ExpansionBeyondVolumeGroupFails(t *testing.T) {
-	bin := os.Getenv("OLAPGKE_TOPOLVM_BIN")
-	if bin == "" {
-		t.Skip("OLAPGKE_TOPOLVM_BIN is not set (make topolvm-bin; make test-topolvm-real)")
-	}
+	bin := topolvmBinOrSkip(t)
 	k, d := startRealTopoLVMSandbox(t, bin)
 	g := runOneOrdinal(t, k, "toobig")
 	pvc0, err := k.CoreV1().PersistentVolumeClaims(g.ns).Get(t.Context(), g.pvc, metav1.GetOptions{})

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -50,10 +49,7 @@ type realSandbox struct {
 // variables of the sandbox's environment).
 func startRealSandboxWorld(t *testing.T, worldYAML string, env ...string) *realSandbox {
 	t.Helper()
-	topolvmBin := os.Getenv("OLAPGKE_TOPOLVM_BIN")
-	if topolvmBin == "" {
-		t.Skip("OLAPGKE_TOPOLVM_BIN is not set (make topolvm-bin; make test-topolvm-real)")
-	}
+	topolvmBin := topolvmBinOrSkip(t)
 	p := startRealProcess(t, worldYAML, topolvmBin, nil, env...)
 	return &realSandbox{kube: kubernetes.NewForConfigOrDie(p.rest), dyn: dynamic.NewForConfigOrDie(p.rest), control: p.env["OLAPGKE_SANDBOX_CONTROL"]}
 }

@@ -41,6 +41,17 @@ type realProcess struct {
 	env  map[string]string
 }
 
+// topolvmBinOrSkip is olapgke-topolvm's path ($OLAPGKE_TOPOLVM_BIN, which `up --topolvm real`
+// starts), or skips the test when it is not set.
+func topolvmBinOrSkip(t *testing.T) string {
+	t.Helper()
+	bin := os.Getenv("OLAPGKE_TOPOLVM_BIN")
+	if bin == "" {
+		t.Skipf("OLAPGKE_TOPOLVM_BIN is not set (make topolvm-bin; make test-topolvm-real): %s needs `up --topolvm real`", t.Name())
+	}
+	return bin
+}
+
 // startRealProcess starts another sandbox (the package's first runs the simulator) with
 // `up --topolvm real` on worldYAML (upArgs: extra flags of up; env: extra variables of its
 // environment), waits until it is
@@ -250,10 +261,7 @@ func runOrdinals(t *testing.T, k kubernetes.Interface) (string, *appsv1.Stateful
 // LogicalVolume per PV on the PV's node, capacity published per node), and the Pods run. The
 // same StatefulSet on the simulator's sandbox must give the same binding and node pinning.
 func TestRealTopoLVM_ProvisionsAndAgreesWithSimulator(t *testing.T) {
-	bin := os.Getenv("OLAPGKE_TOPOLVM_BIN")
-	if bin == "" {
-		t.Skip("OLAPGKE_TOPOLVM_BIN is not set (make topolvm-bin; make test-topolvm-real)")
-	}
+	bin := topolvmBinOrSkip(t)
 	realKube, realDyn := startRealTopoLVMSandbox(t, bin)
 
 	// CSIStorageCapacity published by external-provisioner for every TopoLVM node before use.
