@@ -17,13 +17,25 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
-// Build predicts what applying s.Desired over s.Live does, per ordinal.
+// Build predicts what applying s.Desired over s.Live does, per ordinal. The ordinals, waves,
+// stall and TopoLVM waits are judged with the nodes' volatile state lifted (held.go: cordons and
+// the taints Kubernetes sets from node conditions), so that the same configuration and durable
+// cluster facts give the same plan at plan and at apply; Held lists the ordinals that state
+// keeps from being placed now.
 func Build(s Snapshot) (*Plan, error) {
-	p, err := buildOnce(s)
+	d, lifted := liftVolatile(s)
+	p, err := buildOnce(d)
 	if err != nil || s.Desired == nil {
 		return p, err
 	}
-	p.TopoLVMWaits = rolloutTopoLVMWait(&s, p)
+	p.TopoLVMWaits = rolloutTopoLVMWait(&d, p)
+	if len(lifted) > 0 && placesNewPods(p) {
+		now, err := buildOnce(s)
+		if err != nil {
+			return nil, err
+		}
+		p.Held = heldOrdinals(&s, p, now, lifted)
+	}
 	return p, nil
 }
 

@@ -268,15 +268,39 @@ func TestBuild(t *testing.T) {
 			},
 			want: []string{"0 stale w0 ok", "1 stale w0 ok", "2 create w1 ok"},
 		},
-		"cordoned pinned node stalls at that ordinal": {
+		// A cordon comes and goes between a plan and its apply: the ordinals are planned without
+		// it (as a saved plan must apply after it), and Held says what it stops now.
+		"cordoned pinned node holds that ordinal, the plan does not change": {
 			world: func(t *testing.T) *world {
 				w := newWorld(t, mkSet(3), twoPools()).desire(newImage)
 				w.node(nodeName("pool-a", 1)).Spec.Unschedulable = true
 				return w
 			},
-			want:      []string{"0 recreate w3 ok blocked", "1 recreate w2 NO", "2 recreate w1 ok"},
-			wantStall: []int32{1}, wantStallWave: 2, wantMaxUnavail: 1,
-			wantReason: map[int32][]string{1: {"0/6 nodes are available: 1 node(s) were unschedulable, 2 node(s) didn't match PersistentVolume's node affinity, 3 node(s) didn't match Pod's node affinity/selector."}},
+			want:           []string{"0 recreate w3 ok", "1 recreate w2 ok", "2 recreate w1 ok"},
+			wantMaxUnavail: 1,
+			check: func(t *testing.T, w *world, p *Plan) {
+				want := []HeldOrdinal{{Ordinal: 1, Pod: "olap-1", Action: ActionRecreate,
+					Nodes:  []NodeWait{{Node: nodeName("pool-a", 1), Reason: "is cordoned (spec.unschedulable)"}},
+					Reason: "0/6 nodes are available: 1 node(s) were unschedulable, 2 node(s) didn't match PersistentVolume's node affinity, 3 node(s) didn't match Pod's node affinity/selector."}}
+				if diff := cmp.Diff(want, p.Held); diff != "" {
+					t.Errorf("held (-want +got):\n%s", diff)
+				}
+			},
+		},
+		"not-ready pinned node holds that ordinal": {
+			world: func(t *testing.T) *world {
+				w := newWorld(t, mkSet(3), twoPools()).desire(newImage)
+				w.node(nodeName("pool-a", 2)).Spec.Taints = []corev1.Taint{{Key: corev1.TaintNodeNotReady, Effect: corev1.TaintEffectNoSchedule}}
+				return w
+			},
+			want:           []string{"0 recreate w3 ok", "1 recreate w2 ok", "2 recreate w1 ok"},
+			wantMaxUnavail: 1,
+			check: func(t *testing.T, w *world, p *Plan) {
+				if len(p.Held) != 1 || p.Held[0].Ordinal != 2 || len(p.Held[0].Nodes) != 1 ||
+					p.Held[0].Nodes[0].Reason != "has taint node.kubernetes.io/not-ready:NoSchedule" {
+					t.Errorf("held: %+v", p.Held)
+				}
+			},
 		},
 		"NoExecute taint blocks, PreferNoSchedule does not": {
 			world: func(t *testing.T) *world {

@@ -223,6 +223,10 @@ type Plan struct {
 	// such Pods, so they land once TopoLVM is ready (a pool or a device class created in the
 	// same apply). Empty otherwise.
 	TopoLVMWaits []NodeWait
+	// Held are the ordinals this apply creates or recreates that Ordinals places, but that a
+	// cordon or a node condition's taint keeps from being placed now (held.go). Ordinals never
+	// depend on that state: it changes between a plan and its apply by itself.
+	Held []HeldOrdinal
 }
 
 // Verdict is the answer of a placement predicate.
