@@ -356,9 +356,10 @@ func volumesText(vols []planner.Volume) string {
 }
 
 // verdictDiagnostics maps the planner's verdicts to the recreate table, the unschedulable error
-// (or warning with allow_unschedulable) and the stale-ordinal warning.
+// (or warning with allow_unschedulable), the ordinals node state holds now (held.go) and the
+// stale-ordinal warning.
 func verdictDiagnostics(m *manifest, p *planner.Plan, allowUnschedulable bool) diag.Diagnostics {
-	var diags diag.Diagnostics
+	diags := heldDiagnostics(m, p, allowUnschedulable)
 	var recreate, doomed, staleDoomed []planner.OrdinalPlan
 	for _, o := range p.Ordinals {
 		switch o.Action {
