@@ -133,13 +133,13 @@ func TestUserFieldDiffs(t *testing.T) {
 			paths: []string{"spec.updateStrategy.type"},
 		},
 		"quantities canonicalised": {
-			want: `{"cpu":0.5,"mem":"1Gi","n":1}`,
-			got:  `{"cpu":"500m","mem":"1Gi","n":"1"}`,
+			want: `{"spec":{"template":{"spec":{"containers":[{"name":"a","resources":{"limits":{"cpu":0.5,"memory":"1Gi","nvidia.com/gpu":1}}}]}}}}`,
+			got:  `{"spec":{"template":{"spec":{"containers":[{"name":"a","resources":{"limits":{"cpu":"500m","memory":"1Gi","nvidia.com/gpu":"1"}}}]}}}}`,
 		},
 		"containers by name": {
-			want:  `{"c":[{"name":"a","image":"x:1"},{"name":"b","image":"y:1"}]}`,
-			got:   `{"c":[{"name":"sidecar","image":"s"},{"name":"b","image":"y:2"},{"name":"a","image":"x:1"}]}`,
-			paths: []string{"c[name=b].image"},
+			want:  `{"spec":{"template":{"spec":{"containers":[{"name":"a","image":"x:1"},{"name":"b","image":"y:1"}]}}}}`,
+			got:   `{"spec":{"template":{"spec":{"containers":[{"name":"sidecar","image":"s"},{"name":"b","image":"y:2"},{"name":"a","image":"x:1"}]}}}}`,
+			paths: []string{"spec.template.spec.containers[name=b].image"},
 		},
 		"missing field": {
 			want:  `{"metadata":{"labels":{"app.kubernetes.io/name":"x"}}}`,
@@ -147,13 +147,13 @@ func TestUserFieldDiffs(t *testing.T) {
 			paths: []string{`metadata.labels["app.kubernetes.io/name"]`},
 		},
 		"zero values omitted by the server": {
-			want: `{"spec":{"minReadySeconds":0,"paused":false,"labels":{},"args":[]}}`,
-			got:  `{"spec":{}}`,
+			want: `{"metadata":{"labels":{}},"spec":{"minReadySeconds":0,"template":{"spec":{"hostNetwork":false,"containers":[{"name":"a","args":[]}]}}}}`,
+			got:  `{"spec":{"template":{"spec":{"containers":[{"name":"a"}]}}}}`,
 		},
 		"scalar list changed length": {
-			want:  `{"args":["a","b"]}`,
-			got:   `{"args":["a"]}`,
-			paths: []string{"args"},
+			want:  `{"spec":{"template":{"spec":{"containers":[{"name":"a","args":["a","b"]}]}}}}`,
+			got:   `{"spec":{"template":{"spec":{"containers":[{"name":"a","args":["a"]}]}}}}`,
+			paths: []string{"spec.template.spec.containers[name=a].args"},
 		},
 	}
 	for name, tc := range cases {
@@ -172,9 +172,9 @@ func TestUserFieldDiffs(t *testing.T) {
 
 func TestMergeLive(t *testing.T) {
 	t.Parallel()
-	want := mustDecode(t, `{"spec":{"replicas":3,"cpu":0.5,"updateStrategy":{"type":"RollingUpdate","rollingUpdate":{"partition":0}},"c":[{"name":"a","image":"x:1"}]}}`)
-	got := mustDecode(t, `{"spec":{"replicas":3,"cpu":"500m","updateStrategy":{"type":"OnDelete"},"c":[{"name":"a","image":"x:2","imagePullPolicy":"Always"}]},"status":{"replicas":3}}`)
-	exp := mustDecode(t, `{"spec":{"replicas":3,"cpu":0.5,"updateStrategy":{"type":"OnDelete"},"c":[{"name":"a","image":"x:2"}]}}`)
+	want := mustDecode(t, `{"spec":{"replicas":3,"updateStrategy":{"type":"RollingUpdate","rollingUpdate":{"partition":1}},"template":{"spec":{"containers":[{"name":"a","image":"x:1","resources":{"limits":{"cpu":0.5}}}]}}}}`)
+	got := mustDecode(t, `{"spec":{"replicas":3,"updateStrategy":{"type":"OnDelete"},"template":{"spec":{"containers":[{"name":"a","image":"x:2","imagePullPolicy":"Always","resources":{"limits":{"cpu":"500m"}}}]}}},"status":{"replicas":3}}`)
+	exp := mustDecode(t, `{"spec":{"replicas":3,"updateStrategy":{"type":"OnDelete"},"template":{"spec":{"containers":[{"name":"a","image":"x:2","resources":{"limits":{"cpu":0.5}}}]}}}}`)
 	if diff := cmp.Diff(exp, mergeLive(want, got)); diff != "" {
 		t.Fatalf("(-want +got):\n%s", diff)
 	}
