@@ -6,7 +6,9 @@
 // cordoned or added, a Pod not Ready — and asserts that every value known in the first plan is
 // equal in the second (or that the second refuses with olapgke's own diagnostic). Then it
 // applies the first plan, saved before the perturbation: it applies, or stops with olapgke's
-// diagnostic with nothing deleted; never "Provider produced inconsistent ...".
+// diagnostic with nothing deleted; never "Provider produced inconsistent ...". Every
+// perturbation runs with allow_unschedulable = false (a held ordinal refuses) and true (the
+// plan goes on and warns).
 package planstability
 
 import (
@@ -44,8 +46,8 @@ const ns = "planstab"
 // OnDelete StatefulSet with its migration (planned_manifest), a RollingUpdate StatefulSet, and
 // both data sources. change is the edit the harness plans twice: a new pool, the device class's
 // spare_gb, an image bump of both sets (restarts in place for the OnDelete one, controller waves
-// for the RollingUpdate one).
-func config(change bool) string {
+// for the RollingUpdate one). allow is both sets' allow_unschedulable.
+func config(change, allow bool) string {
 	image, spare, pool := "olap:1", 10, ""
 	if change {
 		image, spare = "olap:2", 12
@@ -89,12 +91,13 @@ data "olapgke_statefulset_ordinals" "hist" {
 }
 
 data "olapgke_cluster" "this" {}
-`, set("hist", "OnDelete", image), spare, set("roll", "RollingUpdate", image), pool, ns)
+`, set("hist", "OnDelete", image, allow), spare, set("roll", "RollingUpdate", image, allow), pool, ns)
 }
 
-func set(name, strategy, image string) string {
+func set(name, strategy, image string, allow bool) string {
 	return fmt.Sprintf(`
 resource "olapgke_statefulset" %[1]q {
+  allow_unschedulable = %[5]v
   manifest = {
     apiVersion = "apps/v1"
     kind       = "StatefulSet"
@@ -127,7 +130,7 @@ resource "olapgke_statefulset" %[1]q {
     }
   }
 }
-`, name, strategy, image, ns)
+`, name, strategy, image, ns, allow)
 }
 
 // harness is one sandbox namespace with the base config applied, a terraform runner whose
@@ -139,6 +142,9 @@ type harness struct {
 	failPod atomic.Bool // the proxy answers cluster-wide Pod LISTs with 500
 	mu      sync.Mutex
 	deleted []string
+	// cordoned is the node a perturbation cordoned, for its undo (the Pod that was on it may be
+	// Pending by then).
+	cordoned string
 }
 
 func newHarness(t *testing.T) *harness {
@@ -161,7 +167,7 @@ func newHarness(t *testing.T) *harness {
 		t.Fatal(err)
 	}
 	t.Cleanup(p.Close)
-	h.tf = acctest.NewTF(t, config(false))
+	h.tf = acctest.NewTF(t, config(false, false))
 	h.tf.Env["KUBE_HOST"] = p.URL
 	h.tf.Env["KUBE_TOKEN"] = env.Vars["GOOGLE_OAUTH_ACCESS_TOKEN"]
 	h.tf.Env["KUBE_CLUSTER_CA_CERT_DATA"] = string(p.CAPEM)
@@ -169,7 +175,7 @@ func newHarness(t *testing.T) *harness {
 		t.Fatalf("base apply: %v\n%s", err, out)
 	}
 	t.Cleanup(func() {
-		h.tf.Write(config(false))
+		h.tf.Write(config(false, false))
 		if out, err := h.tf.Run("destroy", "-auto-approve"); err != nil {
 			t.Logf("destroy: %v\n%s", err, out)
 		}
@@ -334,6 +340,10 @@ type perturbation struct {
 	// mayRefuse: the second plan and the apply may stop with olapgke's diagnostic (the change
 	// cannot land any more); otherwise both must succeed.
 	mayRefuse bool
+	// holdsRoll: the perturbation keeps an ordinal of the RollingUpdate set from being placed
+	// now; the second plan must say so, an error with allow_unschedulable = false, a warning
+	// with true.
+	holdsRoll bool
 }
 
 func (h *harness) pod(name string) *corev1.Pod {
@@ -367,6 +377,13 @@ func (h *harness) cordon(node string, on bool) {
 	if _, err := h.env.Kube.CoreV1().Nodes().Patch(h.t.Context(), node, types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
 		h.t.Fatal(err)
 	}
+}
+
+// cordonPodNode cordons the node Pod name runs on and remembers it for the undo.
+func (h *harness) cordonPodNode(name string) {
+	h.t.Helper()
+	h.cordoned = h.pod(name).Spec.NodeName
+	h.cordon(h.cordoned, true)
 }
 
 func poolNodes(t *testing.T, kube kubernetes.Interface, pool string) []string {
@@ -403,9 +420,18 @@ func perturbations() []perturbation {
 		},
 		{
 			name:      "node of an ordinal cordoned",
-			do:        func(h *harness) { h.cordon(h.pod("hist-1").Spec.NodeName, true) },
-			undo:      func(h *harness) { h.cordon(h.pod("hist-1").Spec.NodeName, false) },
+			do:        func(h *harness) { h.cordonPodNode("hist-1") },
+			undo:      func(h *harness) { h.cordon(h.cordoned, false) },
 			mayRefuse: true,
+		},
+		{
+			// Issue 41: the RollingUpdate set recreates ordinal 0 last, on the node its PV pins
+			// it to; kubectl cordon of that node between the plan and its apply.
+			name:      "node of RollingUpdate ordinal 0 cordoned",
+			do:        func(h *harness) { h.cordonPodNode("roll-0") },
+			undo:      func(h *harness) { h.cordon(h.cordoned, false) },
+			mayRefuse: true,
+			holdsRoll: true,
 		},
 		{
 			name: "unrelated node cordoned",
@@ -457,71 +483,96 @@ func perturbations() []perturbation {
 }
 
 // TestAccPlanStability is the harness: every perturbation, against every resource and data
-// source at once (one config), then the saved first plan applied.
+// source at once (one config), then the saved first plan applied; all of it with
+// allow_unschedulable false, then true.
 func TestAccPlanStability(t *testing.T) {
 	h := newHarness(t)
-	for _, p := range perturbations() {
-		t.Run(p.name, func(t *testing.T) {
+	for _, allow := range []bool{false, true} {
+		t.Run(fmt.Sprintf("allow_unschedulable=%v", allow), func(t *testing.T) {
 			h.t = t
-			defer h.failPod.Store(false)
-			h.tf.Write(config(true))
-			if p.beforeFirst != nil {
-				p.beforeFirst(h)
-			}
-			first, out, ok := h.plan("p1.tfplan")
-			if !ok {
-				t.Fatalf("first plan failed:\n%s", out)
-			}
-			if p.beforeFirst != nil && !strings.Contains(out, "Cluster Not Readable") {
-				t.Errorf("the first plan does not warn that a read failed:\n%s", out)
-			}
-			p.do(h)
-			// As Terraform plans again during apply: the first plan's prior state (no refresh),
-			// the cluster as it is now.
-			second, out, ok := h.plan("p2.tfplan", "-refresh=false")
-			switch {
-			case !ok && p.mayRefuse:
-				t.Logf("second plan refused with %q", acctest.ClearError(t, out))
-			case !ok:
-				t.Fatalf("second plan failed:\n%s", out)
-			default:
-				for _, d := range knownDiffs(first, second) {
-					t.Errorf("value known at the first plan changed: %s", d)
-				}
-			}
-			if p.recover != nil {
-				p.recover(h)
-			}
-			// The saved first plan, applied after the perturbation.
-			h.deletions()
-			out, err := h.tf.Run("apply", "p1.tfplan")
-			deleted := h.deletions()
-			switch {
-			case err != nil && p.mayRefuse:
-				summary := acctest.ClearError(t, out)
-				t.Logf("apply of the saved plan stopped with %q; deleted: %v", summary, deleted)
-				for _, d := range deleted {
-					if strings.HasPrefix(d, "pvc/") {
-						t.Errorf("%s deleted by an apply that stopped", d)
-					}
-				}
-			case err != nil:
-				t.Fatalf("apply of the saved plan failed:\n%s", out)
-			}
-			for _, bad := range acctest.ProviderBugTexts {
-				if strings.Contains(out, bad) {
-					t.Fatalf("apply printed %q:\n%s", bad, out)
-				}
-			}
-			if p.undo != nil {
-				p.undo(h)
-			}
-			// Back to the base config for the next perturbation.
-			h.tf.Write(config(false))
+			h.tf.Write(config(false, allow))
 			if out, err := h.tf.Apply(); err != nil {
-				t.Fatalf("restoring the base config: %v\n%s", err, out)
+				t.Fatalf("base apply: %v\n%s", err, out)
+			}
+			for _, p := range perturbations() {
+				t.Run(p.name, func(t *testing.T) { h.run(t, p, allow) })
 			}
 		})
+	}
+}
+
+// run plans the change, perturbs the cluster, plans again as Terraform does during apply,
+// applies the saved first plan, and restores the base config.
+func (h *harness) run(t *testing.T, p perturbation, allow bool) {
+	h.t = t
+	defer h.failPod.Store(false)
+	h.tf.Write(config(true, allow))
+	if p.beforeFirst != nil {
+		p.beforeFirst(h)
+	}
+	first, out, ok := h.plan("p1.tfplan")
+	if !ok {
+		t.Fatalf("first plan failed:\n%s", out)
+	}
+	if p.beforeFirst != nil && !strings.Contains(out, "Cluster Not Readable") {
+		t.Errorf("the first plan does not warn that a read failed:\n%s", out)
+	}
+	p.do(h)
+	// As Terraform plans again during apply: the first plan's prior state (no refresh),
+	// the cluster as it is now.
+	second, out, ok := h.plan("p2.tfplan", "-refresh=false")
+	if p.holdsRoll {
+		// olapgke's own words for the drift, an error or a warning as configured
+		// (Terraform prints "Error: " or "Warning: " before the summary).
+		want, not := "Error: Ordinals Held By Node State", "Warning: Ordinals Held By Node State"
+		if allow {
+			want, not = not, want
+		}
+		if !strings.Contains(out, want) || strings.Contains(out, not) {
+			t.Errorf("the second plan does not say %q (or says %q):\n%s", want, not, out)
+		}
+	}
+	switch {
+	case !ok && p.mayRefuse:
+		t.Logf("second plan refused with %q", acctest.ClearError(t, out))
+	case !ok:
+		t.Fatalf("second plan failed:\n%s", out)
+	default:
+		for _, d := range knownDiffs(first, second) {
+			t.Errorf("value known at the first plan changed: %s", d)
+		}
+	}
+	if p.recover != nil {
+		p.recover(h)
+	}
+	// The saved first plan, applied after the perturbation.
+	h.deletions()
+	out, err := h.tf.Run("apply", "p1.tfplan")
+	deleted := h.deletions()
+	switch {
+	case err != nil && p.mayRefuse:
+		summary := acctest.ClearError(t, out)
+		t.Logf("apply of the saved plan stopped with %q; deleted: %v", summary, deleted)
+		for _, d := range deleted {
+			if strings.HasPrefix(d, "pvc/") {
+				t.Errorf("%s deleted by an apply that stopped", d)
+			}
+		}
+	case err != nil:
+		t.Fatalf("apply of the saved plan failed:\n%s", out)
+	}
+	for _, bad := range acctest.ProviderBugTexts {
+		if strings.Contains(out, bad) {
+			t.Fatalf("apply printed %q:\n%s", bad, out)
+		}
+	}
+	if p.undo != nil {
+		p.undo(h)
+	}
+	// Back to the base config for the next perturbation.
+	h.tf.Write(config(false, allow))
+	if out, err := h.tf.Apply(); err != nil {
+		t.Fatalf("restoring the base config: %v\n%s", err, out)
 	}
 }
 
@@ -538,7 +589,7 @@ func TestAccSavedPlan_MigrationCreatedWithTemplateChange(t *testing.T) {
 		t.Fatal(err)
 	}
 	sts := func(image string) string {
-		return strings.ReplaceAll(set("canary", "OnDelete", image), ns, ns2)
+		return strings.ReplaceAll(set("canary", "OnDelete", image, false), ns, ns2)
 	}
 	migration := fmt.Sprintf(`
 resource "olapgke_statefulset_migration" "canary" {
