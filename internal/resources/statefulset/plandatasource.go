@@ -140,7 +140,9 @@ func (d *planDataSource) Read(ctx context.Context, req datasource.ReadRequest, r
 			all = false
 		}
 	}
-	m.Schedulable = types.BoolValue(all)
+	// A data source is read once per plan, never planned again: all_schedulable also says
+	// whether a cordon or a node condition's taint holds an ordinal now (Plan.Held).
+	m.Schedulable = types.BoolValue(all && len(pr.plan.Held) == 0)
 	if pr.imm != nil {
 		resp.Diagnostics.Append(replacementWarning(man, pr.plan))
 	}
