@@ -84,6 +84,20 @@ func (r *statefulSetResource) write(ctx context.Context, plan, prior *resourceMo
 		return
 	}
 	force := plan.ForceConflicts.ValueBool()
+	manageService := plan.ManageService.ValueBool() && m.Set.Spec.ServiceName != ""
+	if manageService {
+		// The plan judged the Service already; ask again before writing anything, so a Service
+		// changed since (or a plan that could not check) fails here with nothing written rather
+		// than after the StatefulSet and its Pods. Warnings were shown at plan.
+		for _, d := range checkService(ctx, kube, m, force) {
+			if d.Severity() == diag.SeverityError {
+				diags.Append(d)
+			}
+		}
+		if diags.HasError() {
+			return
+		}
+	}
 	stored, err := applyStatefulSet(ctx, kube, m, force, false)
 	if err != nil && apierrors.IsInvalid(err) {
 		// Immutable fields: re-create the object orphaning its Pods (growing the PVCs first),
@@ -118,7 +132,7 @@ func (r *statefulSetResource) write(ctx context.Context, plan, prior *resourceMo
 		save(plan, r.finishState(ctx, kube, plan, stored, diags))
 	}
 
-	if plan.ManageService.ValueBool() && m.Set.Spec.ServiceName != "" {
+	if manageService {
 		if err := applyService(ctx, kube, m, force); err != nil {
 			diags.Append(serviceApplyFailed(m, err))
 		}

@@ -119,6 +119,11 @@ func (r *statefulSetResource) planChange(ctx context.Context, plan, state *resou
 		return replace
 	}
 
+	if plan.ManageService.ValueBool() {
+		// The Service is applied after the StatefulSet: a failure there would come after the
+		// StatefulSet and its Pods were written, so it is judged here, by the API server's dry run.
+		diags.Append(checkService(ctx, kube, m, plan.ForceConflicts.ValueBool())...)
+	}
 	pr := predict(ctx, kube, m, FieldManager, plan.ForceConflicts.ValueBool(), replace, diags)
 	if pr == nil {
 		return replace
@@ -262,20 +267,7 @@ func rejected(err error) diag.Diagnostic {
 // manager owns fields the manifest sets, e.g. after kubectl apply, Helm or an operator): who owns
 // which fields, and the way to adopt them.
 func conflictDiagnostic(se *apierrors.StatusError) (diag.Diagnostic, bool) {
-	if se.ErrStatus.Code != http.StatusConflict || se.ErrStatus.Details == nil {
-		return nil, false
-	}
-	byManager := map[string][]string{}
-	for _, c := range se.ErrStatus.Details.Causes {
-		if c.Type != metav1.CauseTypeFieldManagerConflict {
-			continue
-		}
-		manager := c.Message
-		if i, j := strings.Index(c.Message, `"`), strings.LastIndex(c.Message, `"`); i >= 0 && j > i {
-			manager = c.Message[i+1 : j] // conflict with "kubectl-client-side-apply" using apps/v1
-		}
-		byManager[manager] = append(byManager[manager], c.Field)
-	}
+	byManager := conflictsByManager(se)
 	if len(byManager) == 0 {
 		return nil, false
 	}
@@ -298,6 +290,26 @@ func conflictDiagnostic(se *apierrors.StatusError) (diag.Diagnostic, bool) {
 			"values (a field whose value stays the same restarts no Pod; the plan's ordinals show what would). " +
 			"Or remove the fields from the manifest to leave them to their owner. Nothing was changed.",
 	}), true
+}
+
+// conflictsByManager reads a server-side apply conflict (409 with FieldManagerConflict causes):
+// the fields each other field manager owns. Empty for any other error.
+func conflictsByManager(se *apierrors.StatusError) map[string][]string {
+	if se.ErrStatus.Code != http.StatusConflict || se.ErrStatus.Details == nil {
+		return nil
+	}
+	byManager := map[string][]string{}
+	for _, c := range se.ErrStatus.Details.Causes {
+		if c.Type != metav1.CauseTypeFieldManagerConflict {
+			continue
+		}
+		manager := c.Message
+		if i, j := strings.Index(c.Message, `"`), strings.LastIndex(c.Message, `"`); i >= 0 && j > i {
+			manager = c.Message[i+1 : j] // conflict with "kubectl-client-side-apply" using apps/v1
+		}
+		byManager[manager] = append(byManager[manager], c.Field)
+	}
+	return byManager
 }
 
 func replacementWarning(m *manifest, p *planner.Plan) diag.Diagnostic {

@@ -2,8 +2,13 @@ package statefulset
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -13,6 +18,11 @@ import (
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 	policyv1ac "k8s.io/client-go/applyconfigurations/policy/v1"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/olapgke/terraform-provider-olapgke/internal/diagnostics"
+	olapkube "github.com/olapgke/terraform-provider-olapgke/internal/kube"
+	"github.com/olapgke/terraform-provider-olapgke/internal/resources/apifailure"
+	"github.com/olapgke/terraform-provider-olapgke/internal/stsutil"
 )
 
 const managedByLabel = "app.kubernetes.io/managed-by"
@@ -121,4 +131,148 @@ func deletePDB(ctx context.Context, kube kubernetes.Interface, ns, name string) 
 		return nil
 	}
 	return err
+}
+
+// serviceDryRun is a server-side apply dry run of the headless Service as field manager olapgke.
+// A dry run changes nothing, so it is retried on transient errors like every read of the plan.
+func serviceDryRun(ctx context.Context, kube kubernetes.Interface, m *manifest, force bool) error {
+	return olapkube.RetryRead(ctx, func(ctx context.Context) error {
+		_, err := kube.CoreV1().Services(m.Namespace).Apply(ctx, headlessService(m), metav1.ApplyOptions{
+			FieldManager: FieldManager, Force: force, DryRun: []string{metav1.DryRunAll},
+		})
+		return err
+	})
+}
+
+// checkService says at plan (and again before apply writes anything) what applying the headless
+// Service named by spec.serviceName would do: an error when it would fail (another field manager
+// owns fields olapgke sets to other values, or the API server refuses it), a warning when apply
+// adopts a Service olapgke did not create (it is then deleted on destroy). The selector is an
+// atomic map under server-side apply, so a Service selecting other Pods is a conflict, never a
+// merge of both selectors. Nothing for a Service olapgke applied or one that does not exist yet.
+func checkService(ctx context.Context, kube kubernetes.Interface, m *manifest, force bool) diag.Diagnostics {
+	var diags diag.Diagnostics
+	svc := m.Namespace + "/" + m.Set.Spec.ServiceName
+	live, err := olapkube.Get(ctx, kube.CoreV1().Services(m.Namespace).Get, m.Set.Spec.ServiceName)
+	if apierrors.IsNotFound(err) {
+		live, err = nil, nil
+	}
+	if err != nil {
+		diags.Append(diagnostics.Error("Headless Service Check Failed", apifailure.Detail(
+			fmt.Sprintf("Reading the headless Service %s named by spec.serviceName (manage_service = true). Nothing was changed.", svc), err,
+			apifailure.Advice{Found: "The API server refused the read.", Do: "Fix what the cause names and plan again."})))
+		return diags
+	}
+	// Without force first: a conflict is reported as such even with force_conflicts = true, so the
+	// adoption warning can name the fields force takes over.
+	err = serviceDryRun(ctx, kube, m, false)
+	var taken map[string][]string
+	var se *apierrors.StatusError
+	if err != nil && errors.As(err, &se) {
+		taken = conflictsByManager(se)
+	}
+	if len(taken) > 0 {
+		if !force {
+			diags.Append(serviceConflictDiagnostic(m, live, taken))
+			return diags
+		}
+		err = serviceDryRun(ctx, kube, m, true)
+	}
+	if err != nil {
+		diags.Append(serviceRejected(m, err))
+		return diags
+	}
+	if live != nil && !stsutil.AppliedBy(live, FieldManager) {
+		diags.Append(serviceAdoptionWarning(m, live, taken))
+	}
+	return diags
+}
+
+// otherManagers names the field managers of obj other than olapgke, with their operation
+// ("helm (Update)"), sorted.
+func otherManagers(obj metav1.Object) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, e := range obj.GetManagedFields() {
+		if e.Manager == FieldManager && e.Operation == metav1.ManagedFieldsOperationApply {
+			continue
+		}
+		s := fmt.Sprintf("%q (%s)", e.Manager, e.Operation)
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// fieldLines lists one field per line with its owner, so long field paths stay readable where
+// Terraform wraps diagnostics at 80 columns.
+func fieldLines(byManager map[string][]string) string {
+	var lines []string
+	for mg, fields := range byManager {
+		for _, f := range fields {
+			lines = append(lines, fmt.Sprintf("- %s (owned by %q)", f, mg))
+		}
+	}
+	sort.Strings(lines)
+	return strings.Join(lines, "\n")
+}
+
+func serviceConflictDiagnostic(m *manifest, live *corev1.Service, byManager map[string][]string) diag.Diagnostic {
+	svc := m.Namespace + "/" + m.Set.Spec.ServiceName
+	found := fmt.Sprintf("Service %s exists, and other field managers own fields olapgke would set to other values:\n%s", svc, fieldLines(byManager))
+	if live != nil {
+		if mgs := otherManagers(live); len(mgs) > 0 {
+			found += "\n\nIts field managers: " + strings.Join(mgs, ", ") + "."
+		}
+	}
+	return diagnostics.AttributeError(path.Root("manage_service"), "Headless Service Owned By Another Manager", diagnostics.Detail{
+		Checked: fmt.Sprintf("A server-side apply dry run of the headless Service %s named by spec.serviceName (manage_service = true, field manager olapgke).", svc),
+		Found: found + "\n\nApplying would fail at the Service after the StatefulSet was written " +
+			"(and its Pods started). Nothing was changed.",
+		Do: "If another tool keeps this Service (a Helm chart that ships it), set manage_service = false: " +
+			"olapgke leaves it to its owner and never deletes it.\n" +
+			"To take it over instead, set force_conflicts = true (it applies to the StatefulSet, this Service " +
+			"and the PodDisruptionBudget): olapgke then owns these fields with its own values (selector from " +
+			"the Pod labels, one port per container port) and deletes the Service on destroy; its owner may " +
+			"write them back on its next run.",
+	})
+}
+
+// serviceRejected explains a failed dry run of the headless Service other than a conflict.
+func serviceRejected(m *manifest, err error) diag.Diagnostic {
+	svc := m.Namespace + "/" + m.Set.Spec.ServiceName
+	checked := fmt.Sprintf("A server-side apply dry run of the headless Service %s named by spec.serviceName (manage_service = true). Nothing was changed.", svc)
+	if apifailure.Classify(err) != apifailure.Refused {
+		return diagnostics.Error("Headless Service Dry Run Failed", apifailure.Detail(checked, err, apifailure.Advice{}))
+	}
+	return diagnostics.AttributeError(path.Root("manage_service"), "Headless Service Rejected By The API Server", apifailure.Detail(checked, err, apifailure.Advice{
+		Found: "The API server refused the Service olapgke would apply (clusterIP None, selector from the Pod labels, one port per container port); " +
+			"an existing Service of that name that is not headless cannot become headless.",
+		Do: "Fix what the cause names (spec.serviceName, the Pod labels or the container ports), or set manage_service = false " +
+			"if another tool keeps this Service.",
+	}))
+}
+
+// serviceAdoptionWarning says that apply takes over a Service olapgke did not create, and that
+// destroying the resource then deletes it.
+func serviceAdoptionWarning(m *manifest, live *corev1.Service, taken map[string][]string) diag.Diagnostic {
+	svc := m.Namespace + "/" + m.Set.Spec.ServiceName
+	by := "no field manager is recorded"
+	if mgs := otherManagers(live); len(mgs) > 0 {
+		by = "its field managers: " + strings.Join(mgs, ", ")
+	}
+	found := fmt.Sprintf("Service %s exists and olapgke did not create it (%s). Apply adopts it: olapgke applies its selector, "+
+		"ports and the label %s=%s, and fields only other managers set stay.", svc, by, managedByLabel, FieldManager)
+	if len(taken) > 0 {
+		found += "\n\nforce_conflicts = true takes these fields over from their owners:\n" + fieldLines(taken)
+	}
+	found += "\n\nFrom then on, destroying this resource (or replacing it) deletes the Service."
+	return diagnostics.AttributeWarning(path.Root("manage_service"), "Headless Service Will Be Adopted", diagnostics.Detail{
+		Checked: fmt.Sprintf("The live headless Service %s named by spec.serviceName and a server-side apply dry run of it (manage_service = true).", svc),
+		Found:   found,
+		Do:      "If another tool still needs this Service, set manage_service = false to leave it alone. Otherwise nothing.",
+	})
 }
