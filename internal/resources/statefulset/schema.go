@@ -46,11 +46,17 @@ func (r *statefulSetResource) Schema(ctx context.Context, _ resource.SchemaReque
 			"service_name":    schema.StringAttribute{Computed: true, Description: "spec.serviceName of the manifest."},
 			"force_conflicts": schema.BoolAttribute{
 				Optional: true, Computed: true, Default: booldefault.StaticBool(false),
-				Description: "Take ownership of fields another field manager owns (server-side apply force).",
+				Description: "Take ownership of fields another field manager owns (server-side apply force), for the StatefulSet, " +
+					"the headless Service (`manage_service`) and the PodDisruptionBudget.",
 			},
 			"manage_service": schema.BoolAttribute{
 				Optional: true, Computed: true, Default: booldefault.StaticBool(true),
-				Description: "Manage the headless Service named by spec.serviceName (clusterIP None, selector from the Pod labels, ports from the containers).",
+				Description: "Manage the headless Service named by spec.serviceName (clusterIP None, selector from the Pod labels, ports from the containers), " +
+					"applied with server-side apply after the StatefulSet. The plan dry-runs it: a Service whose fields another field manager owns " +
+					"with other values (a Helm chart or kubectl that ships it) is a plan error naming the managers and fields, and nothing is created; " +
+					"set `false` to leave that Service to its owner, or `force_conflicts = true` to take those fields over. " +
+					"A Service olapgke did not create and that has no conflicting fields is adopted, with a plan warning. " +
+					"A Service olapgke applied (label `app.kubernetes.io/managed-by=olapgke`) is deleted on destroy; `false` never touches the Service.",
 			},
 			"allow_unschedulable": schema.BoolAttribute{
 				Optional: true, Computed: true, Default: booldefault.StaticBool(false),
