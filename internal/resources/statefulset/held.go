@@ -35,20 +35,20 @@ func heldDiagnostics(m *manifest, p *planner.Plan, allowUnschedulable bool) diag
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	clear := "until those nodes are uncordoned and Ready again"
+	until := "until those nodes are uncordoned and Ready again"
 	if len(names) > 0 {
-		clear = "until " + strings.Join(names, ", ") + " can take Pods again (kubectl uncordon, the node Ready again)"
+		until = "until " + strings.Join(names, ", ") + " can take Pods again (kubectl uncordon, the node Ready again)"
 	}
 	d := diagnostics.Detail{
 		Checked: fmt.Sprintf("For every ordinal this apply creates or recreates in StatefulSet %s: whether its new Pod can be placed with the nodes as they are now, "+
 			"cordons and the taints Kubernetes sets from node conditions included. The planned ordinals leave that state out: "+
 			"it changes by itself between a plan and its apply.", set),
-		Found: "These ordinals can be placed, but not now; their new Pods would stay Pending " + clear + ":\n" + strings.Join(lines, "\n"),
+		Found: "These ordinals can be placed, but not now; their new Pods would stay Pending " + until + ":\n" + strings.Join(lines, "\n"),
 		Do: "Nothing was changed. Make the nodes schedulable again (kubectl uncordon) and apply again; " +
 			"or set allow_unschedulable = true to apply anyway and leave these Pods Pending until then.",
 	}
 	if allowUnschedulable {
-		d.Do = "allow_unschedulable = true, so the apply proceeds as planned and these Pods stay Pending " + clear +
+		d.Do = "allow_unschedulable = true, so the apply proceeds as planned and these Pods stay Pending " + until +
 			"; the rollout stops at the first of them until then."
 		diags.Append(diagnostics.AttributeWarning(manifestPath, "Ordinals Held By Node State", d))
 		return diags

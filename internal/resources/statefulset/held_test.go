@@ -2,6 +2,7 @@ package statefulset
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -16,7 +17,7 @@ func TestHeldDiagnostics(t *testing.T) {
 	m := &manifest{Namespace: "olap", Name: "roll"}
 	p := &planner.Plan{UpdateRevision: "roll-2", TemplateChanged: true}
 	for o := int32(0); o < 3; o++ {
-		p.Ordinals = append(p.Ordinals, planner.OrdinalPlan{Ordinal: o, Pod: "roll-" + string('0'+rune(o)),
+		p.Ordinals = append(p.Ordinals, planner.OrdinalPlan{Ordinal: o, Pod: "roll-" + strconv.Itoa(int(o)),
 			Action: planner.ActionRecreate, Wave: int(3 - o), Schedulable: true})
 	}
 	p.Held = []planner.HeldOrdinal{{Ordinal: 0, Pod: "roll-0", Action: planner.ActionRecreate,
