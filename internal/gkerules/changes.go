@@ -1,6 +1,9 @@
 package gkerules
 
-import "sort"
+import (
+	"maps"
+	"sort"
+)
 
 // Effect is what changing a node pool attribute does to the pool's VMs.
 type Effect int
@@ -22,7 +25,10 @@ func (e Effect) String() string {
 	return [...]string{"none", "in-place", "recreates-nodes", "replace"}[e]
 }
 
-// attributeEffects is THE classification of olapgke_local_ssd_node_pool attributes.
+// attributeEffects is THE classification of olapgke_local_ssd_node_pool attributes. It fails
+// closed: an attribute it does not name replaces the pool (EffectOf), and a test ties it to the
+// resource's schema, so an attribute added to the schema without an entry here can never be
+// taken for an in-place change that the data-loss guard does not see.
 //
 // Sources: the fields of google.container.v1.UpdateNodePoolRequest and the dedicated
 // SetNodePoolSize / SetNodePoolAutoscaling / SetNodePoolManagement RPCs decide what can change
@@ -103,12 +109,36 @@ var attributeEffects = map[string]Effect{
 	"tags":                  InPlace,
 	"resource_manager_tags": InPlace,
 	"node_drain_config":     InPlace,
+
+	// Provider-side settings and computed results: nothing is sent to GKE when they change.
+	"id":                     NoEffect,
+	"deletion_protection":    NoEffect,
+	"allow_local_data_loss":  NoEffect,
+	"expected_ephemeral_gib": NoEffect,
+	"timeouts":               NoEffect,
+	"instance_group_urls":    NoEffect,
+	"nodes":                  NoEffect,
+	"local_ssd_gib_per_node": NoEffect,
+	"ephemeral_storage":      NoEffect,
+	"operations":             NoEffect,
+	"pending_upgrade":        NoEffect,
+	// network_config as a whole: its fields are classified one by one (network_config.*).
+	"network_config": NoEffect,
 }
 
 // EffectOf returns the effect of changing one top-level attribute, or one field of
-// network_config ("network_config.pod_range"), whose fields take different paths (NoEffect if
-// unknown here).
-func EffectOf(attribute string) Effect { return attributeEffects[attribute] }
+// network_config ("network_config.pod_range"), whose fields take different paths. An attribute
+// the table does not name replaces the pool: the safe answer for a change nobody classified.
+func EffectOf(attribute string) Effect {
+	if e, ok := attributeEffects[attribute]; ok {
+		return e
+	}
+	return Replace
+}
+
+// Attributes is the classification table, one entry per attribute (a copy): the single list of
+// the node pool's attributes and what changing each does.
+func Attributes() map[string]Effect { return maps.Clone(attributeEffects) }
 
 // RequiresReplace lists the attributes whose change replaces the pool, sorted.
 func RequiresReplace() []string { return attributesWith(Replace) }

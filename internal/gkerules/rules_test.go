@@ -551,3 +551,18 @@ func TestGuardNoExecuteTaint(t *testing.T) {
 		t.Errorf("tolerated taint: AtRisk = %v", v.AtRisk)
 	}
 }
+
+// TestEffectOfUnclassifiedFailsClosed: an attribute the table does not name replaces the pool;
+// provider-side attributes are named, with no effect.
+func TestEffectOfUnclassifiedFailsClosed(t *testing.T) {
+	t.Parallel()
+	if e := EffectOf("an_attribute_added_tomorrow"); e != Replace {
+		t.Fatalf("EffectOf(unclassified) = %s, want replace", e)
+	}
+	if e := EffectOf("deletion_protection"); e != NoEffect {
+		t.Fatalf("EffectOf(deletion_protection) = %s, want none", e)
+	}
+	if got := Worst([]string{"labels", "an_attribute_added_tomorrow"}); got != Replace {
+		t.Fatalf("Worst(labels, unclassified) = %s, want replace", got)
+	}
+}

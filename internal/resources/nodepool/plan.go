@@ -3,6 +3,7 @@ package nodepool
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -60,6 +61,7 @@ func (r *nodePoolResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 	}
 
 	changed, effect := changes(state, &plan)
+	resp.RequiresReplace = append(resp.RequiresReplace, replacing(state, &plan, changed)...)
 	live := r.c != nil && !r.c.Deferred()
 	if !live {
 		resp.Diagnostics.Append(diagnostics.Deferred("node pool data-loss, ephemeral-storage demand and release-channel checks"))
@@ -155,49 +157,27 @@ func changes(state, plan *model) (map[string]bool, gkerules.Effect) {
 		return nil, gkerules.NoEffect
 	}
 	c := map[string]bool{}
+	// Every attribute of the model is compared (its tfsdk tag names it), so an attribute added to
+	// the schema is never missed; gkerules.EffectOf says what its change does (an attribute it
+	// does not classify replaces the pool). Provider-side attributes (NoEffect) and the three
+	// compared below by their own rules are skipped here.
+	sv, pv := reflect.ValueOf(state).Elem(), reflect.ValueOf(plan).Elem()
+	for i := range sv.NumField() {
+		name := sv.Type().Field(i).Tag.Get("tfsdk")
+		if name == "" || name == "network_config" || name == "boot_disk" || name == "local_nvme_ssd_count" || gkerules.EffectOf(name) == gkerules.NoEffect {
+			continue
+		}
+		a, okA := sv.Field(i).Interface().(attr.Value)
+		b, okB := pv.Field(i).Interface().(attr.Value)
+		if okA && okB && !a.Equal(b) {
+			c[name] = true
+		}
+	}
 	diff := func(name string, a, b attr.Value) {
 		if !a.Equal(b) {
 			c[name] = true
 		}
 	}
-	diff("name", state.Name, plan.Name)
-	diff("project", state.Project, plan.Project)
-	diff("location", state.Location, plan.Location)
-	diff("cluster", state.Cluster, plan.Cluster)
-	diff("machine_type", state.MachineType, plan.MachineType)
-	diff("image_type", state.ImageType, plan.ImageType)
-	diff("version", state.Version, plan.Version)
-	diff("kubelet_config", state.KubeletConfig, plan.KubeletConfig)
-	diff("node_locations", state.NodeLocations, plan.NodeLocations)
-	diff("node_count", state.NodeCount, plan.NodeCount)
-	diff("autoscaling", state.Autoscaling, plan.Autoscaling)
-	diff("labels", state.Labels, plan.Labels)
-	diff("taints", state.Taints, plan.Taints)
-	diff("storage_startup_taint", state.StorageStartupTaint, plan.StorageStartupTaint)
-	diff("resource_labels", state.ResourceLabels, plan.ResourceLabels)
-	diff("management", state.Management, plan.Management)
-	diff("upgrade_settings", state.UpgradeSettings, plan.UpgradeSettings)
-	diff("ephemeral_storage_local_ssd_count", state.EphemeralLocalSSDCount, plan.EphemeralLocalSSDCount)
-	diff("spot", state.Spot, plan.Spot)
-	diff("service_account", state.ServiceAccount, plan.ServiceAccount)
-	diff("oauth_scopes", state.OAuthScopes, plan.OAuthScopes)
-	diff("name_prefix", state.NamePrefix, plan.NamePrefix)
-	diff("workload_metadata_config", state.WorkloadMetadataConfig, plan.WorkloadMetadataConfig)
-	diff("linux_node_config", state.LinuxNodeConfig, plan.LinuxNodeConfig)
-	diff("node_drain_config", state.NodeDrainConfig, plan.NodeDrainConfig)
-	diff("reservation_affinity", state.ReservationAffinity, plan.ReservationAffinity)
-	diff("gvnic", state.Gvnic, plan.Gvnic)
-	diff("gcfs_config", state.GcfsConfig, plan.GcfsConfig)
-	diff("secondary_boot_disks", state.SecondaryBootDisks, plan.SecondaryBootDisks)
-	diff("data_cache_count", state.DataCacheCount, plan.DataCacheCount)
-	diff("local_ssd_encryption_mode", state.LocalSSDEncryptionMode, plan.LocalSSDEncryptionMode)
-	diff("shielded_instance_config", state.ShieldedInstanceConfig, plan.ShieldedInstanceConfig)
-	diff("tags", state.Tags, plan.Tags)
-	diff("metadata", state.Metadata, plan.Metadata)
-	diff("resource_manager_tags", state.ResourceManagerTags, plan.ResourceManagerTags)
-	diff("max_pods_per_node", state.MaxPodsPerNode, plan.MaxPodsPerNode)
-	diff("placement_policy", state.PlacementPolicy, plan.PlacementPolicy)
-	diff("queued_provisioning", state.QueuedProvisioning, plan.QueuedProvisioning)
 	// network_config's fields take different update paths (gkerules: network_config.*).
 	if sa, pa := attrsOf(state.NetworkConfig), attrsOf(plan.NetworkConfig); !plan.NetworkConfig.IsUnknown() {
 		for _, f := range []string{"pod_range", "enable_private_nodes", "network_performance_config"} {
@@ -222,6 +202,42 @@ func changes(state, plan *model) (map[string]bool, gkerules.Effect) {
 		names = append(names, k)
 	}
 	return c, gkerules.Worst(names)
+}
+
+// replacing is the paths of changed attributes that replace the pool by gkerules' table, whose
+// old and new values are both known: Terraform replaces the pool for them even where the schema
+// names no RequiresReplace modifier (an attribute added without one fails closed).
+func replacing(state, plan *model, changed map[string]bool) path.Paths {
+	if state == nil {
+		return nil
+	}
+	sv, pv := reflect.ValueOf(state).Elem(), reflect.ValueOf(plan).Elem()
+	valueOf := func(v reflect.Value, name string) attr.Value {
+		for i := range v.NumField() {
+			if v.Type().Field(i).Tag.Get("tfsdk") == name {
+				a, _ := v.Field(i).Interface().(attr.Value)
+				return a
+			}
+		}
+		return nil
+	}
+	var out path.Paths
+	for _, name := range changedOf(changed, gkerules.Replace) {
+		top, field, nested := strings.Cut(name, ".")
+		a, b := valueOf(sv, top), valueOf(pv, top)
+		if nested {
+			a, b = attrsOf(a)[field], attrsOf(b)[field]
+		}
+		if a == nil || b == nil || a.IsUnknown() || b.IsUnknown() {
+			continue
+		}
+		p := path.Root(top)
+		if nested {
+			p = p.AtName(field)
+		}
+		out = append(out, p)
+	}
+	return out
 }
 
 func changedOf(c map[string]bool, e gkerules.Effect) []string {
