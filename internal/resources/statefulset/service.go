@@ -173,7 +173,9 @@ func checkService(ctx context.Context, kube kubernetes.Interface, m *manifest, f
 	}
 	if len(taken) > 0 {
 		if !force {
-			diags.Append(serviceConflictDiagnostic(m, live, taken))
+			// Advise force_conflicts only when it would work: fields other managers keep (a port
+			// of the same name) can still make the forced apply invalid.
+			diags.Append(serviceConflictDiagnostic(m, live, taken, serviceDryRun(ctx, kube, m, true)))
 			return diags
 		}
 		err = serviceDryRun(ctx, kube, m, true)
@@ -220,7 +222,9 @@ func fieldLines(byManager map[string][]string) string {
 	return strings.Join(lines, "\n")
 }
 
-func serviceConflictDiagnostic(m *manifest, live *corev1.Service, byManager map[string][]string) diag.Diagnostic {
+// serviceConflictDiagnostic explains a conflict on the headless Service; forceErr is what a dry run
+// with force_conflicts = true says (nil: it would take the Service over).
+func serviceConflictDiagnostic(m *manifest, live *corev1.Service, byManager map[string][]string, forceErr error) diag.Diagnostic {
 	svc := m.Namespace + "/" + m.Set.Spec.ServiceName
 	found := fmt.Sprintf("Service %s exists, and other field managers own fields olapgke would set to other values:\n%s", svc, fieldLines(byManager))
 	if live != nil {
@@ -228,16 +232,23 @@ func serviceConflictDiagnostic(m *manifest, live *corev1.Service, byManager map[
 			found += "\n\nIts field managers: " + strings.Join(mgs, ", ") + "."
 		}
 	}
+	do := "If another tool keeps this Service (a Helm chart that ships it), set manage_service = false: " +
+		"olapgke leaves it to its owner and never deletes it.\n"
+	if forceErr == nil {
+		do += "To take it over instead, set force_conflicts = true (it applies to the StatefulSet, this Service " +
+			"and the PodDisruptionBudget): olapgke then owns these fields with its own values (selector from " +
+			"the Pod labels, one port per container port) and deletes the Service on destroy; its owner may " +
+			"write them back on its next run."
+	} else {
+		do += "force_conflicts = true would not take it over: a dry run with it fails too, because of " +
+			"what the other managers keep in the Service:\n" + forceErr.Error() + "\n" +
+			"If nothing else needs this Service, delete it and plan again: apply then creates olapgke's own."
+	}
 	return diagnostics.AttributeError(path.Root("manage_service"), "Headless Service Owned By Another Manager", diagnostics.Detail{
 		Checked: fmt.Sprintf("A server-side apply dry run of the headless Service %s named by spec.serviceName (manage_service = true, field manager olapgke).", svc),
 		Found: found + "\n\nApplying would fail at the Service after the StatefulSet was written " +
 			"(and its Pods started). Nothing was changed.",
-		Do: "If another tool keeps this Service (a Helm chart that ships it), set manage_service = false: " +
-			"olapgke leaves it to its owner and never deletes it.\n" +
-			"To take it over instead, set force_conflicts = true (it applies to the StatefulSet, this Service " +
-			"and the PodDisruptionBudget): olapgke then owns these fields with its own values (selector from " +
-			"the Pod labels, one port per container port) and deletes the Service on destroy; its owner may " +
-			"write them back on its next run.",
+		Do: do,
 	})
 }
 
@@ -249,10 +260,11 @@ func serviceRejected(m *manifest, err error) diag.Diagnostic {
 		return diagnostics.Error("Headless Service Dry Run Failed", apifailure.Detail(checked, err, apifailure.Advice{}))
 	}
 	return diagnostics.AttributeError(path.Root("manage_service"), "Headless Service Rejected By The API Server", apifailure.Detail(checked, err, apifailure.Advice{
-		Found: "The API server refused the Service olapgke would apply (clusterIP None, selector from the Pod labels, one port per container port); " +
-			"an existing Service of that name that is not headless cannot become headless.",
-		Do: "Fix what the cause names (spec.serviceName, the Pod labels or the container ports), or set manage_service = false " +
-			"if another tool keeps this Service.",
+		Found: "The API server refused the Service olapgke would apply (clusterIP None, selector from the Pod labels, " +
+			"one port per container port), merged with what other field managers keep in an existing Service of that name " +
+			"(its ports, its clusterIP).",
+		Do: "Fix what the cause names (spec.serviceName, the Pod labels or the container ports). If another tool keeps " +
+			"this Service, set manage_service = false; if nothing else needs it, delete it and plan again.",
 	}))
 }
 

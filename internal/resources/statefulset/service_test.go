@@ -45,13 +45,30 @@ func TestCheckService(t *testing.T) {
 		summary  string // "" for no diagnostic
 		severity diag.Severity
 		want     []string
+		not      string // the detail must not say this
 	}{
 		{name: "no Service", dryRun: func(bool) error { return nil }},
 		{name: "applied by olapgke", live: service(ours), dryRun: func(bool) error { return nil }},
-		{name: "conflict", live: service(helm), dryRun: func(bool) error { return helmConflict() },
+		{name: "conflict", live: service(helm), dryRun: func(force bool) error {
+			if force {
+				return nil
+			}
+			return helmConflict()
+		},
 			summary: "Headless Service Owned By Another Manager", severity: diag.SeverityError,
 			want: []string{`- .spec.selector (owned by "helm")`, `- .metadata.labels.app.kubernetes.io/managed-by (owned by "helm")`,
 				`Its field managers: "helm" (Update).`, "set manage_service = false", "set force_conflicts = true", "Nothing was changed."}},
+		{name: "conflict, force would fail too", live: service(helm),
+			dryRun: func(force bool) error {
+				if force {
+					return apierrors.NewInvalid(schema.GroupKind{Kind: "Service"}, "hist", nil)
+				}
+				return helmConflict()
+			},
+			summary: "Headless Service Owned By Another Manager", severity: diag.SeverityError,
+			want: []string{`- .spec.selector (owned by "helm")`, "set manage_service = false", "force_conflicts = true would not take it over",
+				`Service "hist" is invalid`, "delete it and plan again"},
+			not: "set force_conflicts = true"},
 		{name: "conflict forced", live: service(helm), force: true,
 			dryRun: func(force bool) error {
 				if force {
@@ -100,6 +117,9 @@ func TestCheckService(t *testing.T) {
 				if !strings.Contains(diags[0].Detail(), w) {
 					t.Errorf("detail does not say %q:\n%s", w, diags[0].Detail())
 				}
+			}
+			if tc.not != "" && strings.Contains(diags[0].Detail(), tc.not) {
+				t.Errorf("detail says %q:\n%s", tc.not, diags[0].Detail())
 			}
 			for _, line := range strings.Split(diags[0].Detail(), "\n") {
 				if strings.HasPrefix(line, "- ") && len(line) > 80 {
