@@ -156,7 +156,7 @@ func TestAccVolumeGroupBootstrap(t *testing.T) {
 		if err != nil {
 			return false, nil //nolint:nilerr // transient: ask again
 		}
-		return n.Annotations["sandbox.olapgke.io/bootstrap-boot-id"] == n.Status.NodeInfo.BootID &&
+		return n.Annotations["sandbox.olapgke.io/bootstrap-system-uuid"] == n.Status.NodeInfo.SystemUUID &&
 			n.Annotations[planner.AnnBootstrapVolumeGroup] != before && stsutil.NodeReady(n) == corev1.ConditionTrue, nil
 	})
 	if err != nil {

@@ -24,17 +24,20 @@ import (
 
 // Node facts shared with the other sandbox components (see DESIGN.md).
 const (
-	LabelNodePool       = "cloud.google.com/gke-nodepool"
-	LabelLocalNVMeSSD   = "cloud.google.com/gke-local-nvme-ssd"
-	LabelEphemeralSSD   = "cloud.google.com/gke-ephemeral-storage-local-ssd"
-	LabelMachineFamily  = "cloud.google.com/machine-family"
-	LabelBootDisk       = "cloud.google.com/gke-boot-disk"
-	LabelSpot           = "cloud.google.com/gke-spot"
-	LabelPreemptible    = "cloud.google.com/gke-preemptible"
-	AnnotationKwokNode  = "kwok.x-k8s.io/node"
-	AnnotationSSDCount  = "sandbox.olapgke.io/local-nvme-ssd-count"
-	AnnotationVG        = "sandbox.olapgke.io/volume-group"
-	AnnotationPoolLabel = "sandbox.olapgke.io/pool-labels" // user label keys the pool manages
+	LabelNodePool      = "cloud.google.com/gke-nodepool"
+	LabelLocalNVMeSSD  = "cloud.google.com/gke-local-nvme-ssd"
+	LabelEphemeralSSD  = "cloud.google.com/gke-ephemeral-storage-local-ssd"
+	LabelMachineFamily = "cloud.google.com/machine-family"
+	LabelBootDisk      = "cloud.google.com/gke-boot-disk"
+	LabelSpot          = "cloud.google.com/gke-spot"
+	LabelPreemptible   = "cloud.google.com/gke-preemptible"
+	AnnotationKwokNode = "kwok.x-k8s.io/node"
+	// AnnotationInstanceID is the Compute Engine instance ID GKE writes on every Node: a new VM
+	// (a recreation, even under the same name) has a new one; a reboot keeps it.
+	AnnotationInstanceID = "container.googleapis.com/instance_id"
+	AnnotationSSDCount   = "sandbox.olapgke.io/local-nvme-ssd-count"
+	AnnotationVG         = "sandbox.olapgke.io/volume-group"
+	AnnotationPoolLabel  = "sandbox.olapgke.io/pool-labels" // user label keys the pool manages
 )
 
 // poolHash is the 8-hex part of GKE node names (GKE derives it per instance group).
@@ -147,12 +150,12 @@ func (s *Server) buildNode(name, zone string, c *containerpb.Cluster, np *contai
 			Name:   name,
 			Labels: labels,
 			Annotations: map[string]string{
-				AnnotationKwokNode:                     "fake",
-				AnnotationSSDCount:                     strconv.Itoa(int(raw)),
-				AnnotationVG:                           s.o.VolumeGroup,
-				AnnotationPoolLabel:                    strings.Join(sortedStrings(keys), ","),
-				"container.googleapis.com/instance_id": randDigits(19),
-				"node.alpha.kubernetes.io/ttl":         "0",
+				AnnotationKwokNode:             "fake",
+				AnnotationSSDCount:             strconv.Itoa(int(raw)),
+				AnnotationVG:                   s.o.VolumeGroup,
+				AnnotationPoolLabel:            strings.Join(sortedStrings(keys), ","),
+				AnnotationInstanceID:           randDigits(19),
+				"node.alpha.kubernetes.io/ttl": "0",
 			},
 		},
 		Spec: corev1.NodeSpec{

@@ -27,9 +27,10 @@ const (
 	// pool and zone, as a surge upgrade or an auto-repair that replaces the instance does.
 	RecreateNewName RecreateMode = "new-name"
 	// RecreateSameName recreates the VM under the same name: the Node object stays (same UID),
-	// its boot ID and instance ID change, and its Local SSDs come back empty, which TopoLVM's
-	// node agent finds as an empty volume group (the sandbox's TopoLVM simulator forgets the
-	// node's logical volumes when the boot ID changes).
+	// its VM identity changes (instance ID, system UUID, machine ID, and the boot ID with them),
+	// and its Local SSDs come back empty, which TopoLVM's node agent finds as an empty volume
+	// group (the sandbox keys a node's disks on its system UUID: see RebootNode for the case
+	// where only the boot ID changes).
 	RecreateSameName RecreateMode = "same-name"
 )
 
@@ -93,7 +94,9 @@ func (s *Server) replaceNode(ctx context.Context, p *pool, cpb *containerpb.Clus
 }
 
 // rebootEmpty cordons and drains the node, then does what a VM recreated under the same name
-// shows in the Node object it re-registers with: a new boot ID and instance ID, fresh
+// shows in the Node object it re-registers with: a new VM identity (system UUID and machine ID,
+// which the kubelet reads from the VM's SMBIOS and /etc/machine-id; the instance ID GKE writes
+// in the container.googleapis.com/instance_id annotation) and so a new boot ID, fresh
 // conditions, the recreated-at annotation, and schedulable again. The Node keeps its UID, labels
 // and taints; its Pods were drained.
 func (s *Server) rebootEmpty(ctx context.Context, name string) (string, error) {
@@ -118,6 +121,8 @@ func (s *Server) rebootEmpty(ctx context.Context, name string) (string, error) {
 		n = n.DeepCopy()
 		oldBoot = n.Status.NodeInfo.BootID
 		n.Status.NodeInfo.BootID = boot
+		n.Status.NodeInfo.SystemUUID = randHex(16)
+		n.Status.NodeInfo.MachineID = randHex(16)
 		n.Status.Conditions = registeredConditions(metav1.Now())
 		_, err = nodes.UpdateStatus(ctx, n, metav1.UpdateOptions{})
 		return err
@@ -136,7 +141,7 @@ func (s *Server) rebootEmpty(ctx context.Context, name string) (string, error) {
 			n.Annotations = map[string]string{}
 		}
 		n.Annotations[AnnotationRecreatedAt] = at
-		n.Annotations["container.googleapis.com/instance_id"] = randDigits(19)
+		n.Annotations[AnnotationInstanceID] = randDigits(19)
 		n.Spec.Unschedulable = false
 		_, err = nodes.Update(ctx, n, metav1.UpdateOptions{})
 		return err

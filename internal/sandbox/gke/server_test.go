@@ -1006,8 +1006,14 @@ func TestRecreateNodeSameName(t *testing.T) {
 	if b := n.Status.NodeInfo.BootID; b == "" || b == old.Status.NodeInfo.BootID {
 		t.Errorf("boot ID %q -> %q: must change", old.Status.NodeInfo.BootID, b)
 	}
-	if id := n.Annotations["container.googleapis.com/instance_id"]; id == "" || id == old.Annotations["container.googleapis.com/instance_id"] {
-		t.Errorf("instance ID %q -> %q: a recreated VM is a new instance", old.Annotations["container.googleapis.com/instance_id"], id)
+	if id := n.Annotations[AnnotationInstanceID]; id == "" || id == old.Annotations[AnnotationInstanceID] {
+		t.Errorf("instance ID %q -> %q: a recreated VM is a new instance", old.Annotations[AnnotationInstanceID], id)
+	}
+	if u := n.Status.NodeInfo.SystemUUID; u == "" || u == old.Status.NodeInfo.SystemUUID {
+		t.Errorf("system UUID %q -> %q: a recreated VM is a new machine", old.Status.NodeInfo.SystemUUID, u)
+	}
+	if m := n.Status.NodeInfo.MachineID; m == "" || m == old.Status.NodeInfo.MachineID {
+		t.Errorf("machine ID %q -> %q: a recreated VM is a new machine", old.Status.NodeInfo.MachineID, m)
 	}
 	if _, err := time.Parse(time.RFC3339, n.Annotations[AnnotationRecreatedAt]); err != nil {
 		t.Errorf("%s: %v", AnnotationRecreatedAt, err)

@@ -209,11 +209,14 @@ clusters:
 	}
 }
 
-// TestRealTopoLVM_SameNameRecreationEmptiesTheDisks: GKE recreates a node's VM under the same
-// name (auto-repair; the control endpoint's same-name mode): the Node keeps its UID, gets a new
-// boot ID, and its Local SSDs are new and empty. lvmd starts again on the empty volume group and
-// reports it whole: the capacity annotation and the CSIStorageCapacity go back to full, while the
-// PV and the LogicalVolume of the lost volume stay (TopoLVM does not notice the loss).
+// TestRealTopoLVM_SameNameRecreationEmptiesTheDisks: a reboot first (the control endpoint's
+// reboot: a new boot ID on the same VM) keeps the node's Local SSD data: a volume provisioned
+// after it is counted on top of the one made before. Then GKE recreates the node's VM under the
+// same name (auto-repair; the control endpoint's same-name mode): the Node keeps its UID, gets a
+// new system UUID and boot ID, and its Local SSDs are new and empty. lvmd starts again on the
+// empty volume group and reports it whole: the capacity annotation and the CSIStorageCapacity go
+// back to full, while the PV and the LogicalVolume of the lost volume stay (TopoLVM does not
+// notice the loss).
 func TestRealTopoLVM_SameNameRecreationEmptiesTheDisks(t *testing.T) {
 	sb := startRealSandboxWorld(t, `
 clusters:
@@ -241,9 +244,36 @@ topolvm:
 		v, _ := strconv.ParseInt(n.Annotations[capacityPrefix+"00default"], 10, 64)
 		return v
 	}
-	if got := annotated(before); got >= full {
-		t.Fatalf("node %s capacity annotation %d before the recreation: its volume is not counted (full %d)", node, got, full)
+	used := annotated(before)
+	if used >= full {
+		t.Fatalf("node %s capacity annotation %d before the recreation: its volume is not counted (full %d)", node, used, full)
 	}
+
+	// A reboot keeps the disks: a 1 GiB volume made after it leaves the annotation 1 GiB below
+	// what it was (on new, empty disks it would be 1 GiB below full).
+	if err := rebootVM(t.Context(), sb.control, node); err != nil {
+		t.Fatal(err)
+	}
+	rebooted, err := sb.kube.CoreV1().Nodes().Get(t.Context(), node, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rebooted.UID != before.UID || rebooted.Status.NodeInfo.BootID == before.Status.NodeInfo.BootID ||
+		rebooted.Status.NodeInfo.SystemUUID != before.Status.NodeInfo.SystemUUID {
+		t.Fatalf("not a reboot: UID %s -> %s, boot ID %s -> %s, system UUID %s -> %s", before.UID, rebooted.UID,
+			before.Status.NodeInfo.BootID, rebooted.Status.NodeInfo.BootID, before.Status.NodeInfo.SystemUUID, rebooted.Status.NodeInfo.SystemUUID)
+	}
+	diffClaim(t, &diffSide{name: "real", kube: sb.kube, control: sb.control}, ns, "after-reboot", node, "1Gi", true)
+	poll(t, time.Minute, "capacity annotation of "+node+" 1 GiB lower after the reboot", func(ctx context.Context) (bool, error) {
+		n, err := sb.kube.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		if got := annotated(n); got != used-1<<30 {
+			return false, fmt.Errorf("annotation %d, want %d (%d before the reboot; full %d)", got, used-1<<30, used, full)
+		}
+		return true, nil
+	})
 
 	if err := recreateVM(t.Context(), sb.control, node, "same-name"); err != nil {
 		t.Fatal(err)
@@ -252,8 +282,9 @@ topolvm:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if after.UID != before.UID || after.Status.NodeInfo.BootID == before.Status.NodeInfo.BootID {
-		t.Fatalf("not a same-name recreation: UID %s -> %s, boot ID %s -> %s", before.UID, after.UID, before.Status.NodeInfo.BootID, after.Status.NodeInfo.BootID)
+	if after.UID != before.UID || after.Status.NodeInfo.BootID == rebooted.Status.NodeInfo.BootID || after.Status.NodeInfo.SystemUUID == before.Status.NodeInfo.SystemUUID {
+		t.Fatalf("not a same-name recreation: UID %s -> %s, boot ID %s -> %s, system UUID %s -> %s", before.UID, after.UID,
+			rebooted.Status.NodeInfo.BootID, after.Status.NodeInfo.BootID, before.Status.NodeInfo.SystemUUID, after.Status.NodeInfo.SystemUUID)
 	}
 	poll(t, time.Minute, "capacity annotation of "+node+" back to full", func(ctx context.Context) (bool, error) {
 		n, err := sb.kube.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})

@@ -153,6 +153,26 @@ func recreateVM(ctx context.Context, control, node, mode string) error {
 	return nil
 }
 
+// rebootVM asks the control endpoint to reboot a node's VM in place (a new boot ID, the same VM
+// and disks); it answers once the Node shows the new boot ID.
+func rebootVM(ctx context.Context, control, node string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, control+"/v1/nodes/"+node+":reboot", strings.NewReader("{}"))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	if res.StatusCode != http.StatusOK {
+		return fmt.Errorf("reboot %s: HTTP %d: %s", node, res.StatusCode, b)
+	}
+	return nil
+}
+
 // startRealTopoLVMSandbox starts a second sandbox (the package's first runs the simulator) with
 // `up --topolvm real` on the package's test world.
 func startRealTopoLVMSandbox(t *testing.T, topolvmBin string) (kubernetes.Interface, dynamic.Interface) {

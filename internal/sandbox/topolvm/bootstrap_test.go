@@ -230,16 +230,16 @@ func TestBootstrapLeavesForeignVolumeGroupAlone(t *testing.T) {
 	}
 }
 
-// TestBootstrapRecreatesVolumeGroupAfterVMRecreation: a VM recreated under the same name (new boot
-// ID, same Node, no startup taint: GKE puts node-pool taints only on a Node it registers) has
-// empty Local SSDs: the bootstrap creates the group again, says so in an Event and rewrites the
-// annotation, as vg-bootstrap.sh does.
+// TestBootstrapRecreatesVolumeGroupAfterVMRecreation: a VM recreated under the same name (new
+// system UUID and boot ID, same Node, no startup taint: GKE puts node-pool taints only on a Node
+// it registers) has empty Local SSDs: the bootstrap creates the group again, says so in an Event
+// and rewrites the annotation, as vg-bootstrap.sh does.
 func TestBootstrapRecreatesVolumeGroupAfterVMRecreation(t *testing.T) {
 	t.Parallel()
 	h := startSim(t, nil)
 	h.runBootstrap()
 	n := taintedSSDNode("r1", 1)
-	n.Status.NodeInfo.BootID = "boot-1"
+	n.Status.NodeInfo.BootID, n.Status.NodeInfo.SystemUUID = "boot-1", "vm-1"
 	h.create(n)
 	if _, err := h.kube.AppsV1().DaemonSets("olapgke-system").Create(h.ctx, bootstrapDaemonSet(), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -248,7 +248,7 @@ func TestBootstrapRecreatesVolumeGroupAfterVMRecreation(t *testing.T) {
 	h.eventually("r1 bootstrapped", func() string {
 		n := h.node("r1")
 		first = n.Annotations[AnnBootstrapVolumeGroup]
-		if first == "" || n.Annotations[AnnBootstrapBootID] != "boot-1" || hasStartupTaint(n) {
+		if first == "" || n.Annotations[AnnBootstrapVM] != "vm-1" || hasStartupTaint(n) {
 			return fmt.Sprintf("annotations %v taints %v", n.Annotations, n.Spec.Taints)
 		}
 		return ""
@@ -256,13 +256,13 @@ func TestBootstrapRecreatesVolumeGroupAfterVMRecreation(t *testing.T) {
 	// Make the rewrite observable even within the same second.
 	cur := h.node("r1")
 	cur.Annotations[AnnBootstrapVolumeGroup] = "vg-ssd created 2000-01-01T00:00:00Z on /dev/nvme0n1"
-	cur.Status.NodeInfo.BootID = "boot-2"
+	cur.Status.NodeInfo.BootID, cur.Status.NodeInfo.SystemUUID = "boot-2", "vm-2"
 	if _, err := h.kube.CoreV1().Nodes().Update(h.ctx, cur, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	h.eventually("r1 bootstrapped again", func() string {
 		n := h.node("r1")
-		if n.Annotations[AnnBootstrapBootID] != "boot-2" || strings.Contains(n.Annotations[AnnBootstrapVolumeGroup], "2000-01-01") {
+		if n.Annotations[AnnBootstrapVM] != "vm-2" || strings.Contains(n.Annotations[AnnBootstrapVolumeGroup], "2000-01-01") {
 			return fmt.Sprintf("annotations %v", n.Annotations)
 		}
 		return ""

@@ -31,16 +31,19 @@ import (
 )
 
 // Sandbox-only node facts the simulated bootstrap reads and writes (tests set the first; the
-// bootstrap writes the second so that a VM recreated under the same name is noticed).
+// bootstrap writes the second so that a VM recreated under the same name is noticed, and a
+// reboot is not).
 const (
 	// AnnForeignVolumeGroup says the node's Local SSDs already hold an LVM volume group of that
 	// name that the bootstrap did not create (another tool's, or a previous installation's). Set it
 	// before the bootstrap runs on the node. The script classifies such devices "foreign-pv" and
 	// never writes to them.
 	AnnForeignVolumeGroup = "sandbox.olapgke.io/foreign-volume-group"
-	// AnnBootstrapBootID is the node's boot ID when the bootstrap last created its volume group.
-	// The script needs no such record: it lists the volume groups on each pass.
-	AnnBootstrapBootID = "sandbox.olapgke.io/bootstrap-boot-id"
+	// AnnBootstrapVM is the node's VM (its system UUID) when the bootstrap last created its
+	// volume group: a VM recreated under the same name has a new one and empty Local SSDs; a
+	// reboot keeps both. The script needs no such record: it lists the volume groups on each
+	// pass.
+	AnnBootstrapVM = "sandbox.olapgke.io/bootstrap-system-uuid"
 	// bootstrapDeviceGlob is the script's DEVICE_GLOB default, quoted in its messages.
 	bootstrapDeviceGlob = "/dev/disk/by-id/google-local-nvme-ssd-*"
 )
@@ -62,8 +65,8 @@ type BootstrapOptions struct {
 //   - Local SSDs holding a foreign volume group (AnnForeignVolumeGroup, not VG_NAME): a Warning
 //     LocalSSDSkipped per device and a Warning VolumeGroupNotCreated; nothing written, the startup
 //     taint stays. A foreign group named VG_NAME is adopted (the script's "adopted" state);
-//   - no volume group yet (never created, or the VM was recreated with empty disks: the boot ID
-//     differs from AnnBootstrapBootID): VolumeGroupCreated, the annotation the script writes
+//   - no volume group yet (never created, or the VM was recreated with empty disks: the system
+//     UUID differs from AnnBootstrapVM): VolumeGroupCreated, the annotation the script writes
 //     ("<vg> created <time> on <devices>"), the startup taint removed (StartupTaintRemoved);
 //   - a volume group that exists and a taint still there (GKE put it back): the taint removed.
 //
@@ -143,7 +146,7 @@ func (b *bootstrapper) nodeHandler() cache.ResourceEventHandler {
 			}
 			// Heartbeats change nothing a pass reads.
 			if o.ResourceVersion != n.ResourceVersion && maps.Equal(o.Labels, n.Labels) && maps.Equal(o.Annotations, n.Annotations) &&
-				o.Status.NodeInfo.BootID == n.Status.NodeInfo.BootID && slices.EqualFunc(o.Spec.Taints, n.Spec.Taints, func(a, b corev1.Taint) bool { return a.MatchTaint(&b) }) {
+				o.Status.NodeInfo.BootID == n.Status.NodeInfo.BootID && o.Status.NodeInfo.SystemUUID == n.Status.NodeInfo.SystemUUID && slices.EqualFunc(o.Spec.Taints, n.Spec.Taints, func(a, b corev1.Taint) bool { return a.MatchTaint(&b) }) {
 				return
 			}
 			b.queue.Add(n.Name)
@@ -222,7 +225,7 @@ func bootstrapState(n *corev1.Node, vg string) string {
 		return "adopted"
 	case !strings.HasPrefix(n.Annotations[AnnBootstrapVolumeGroup], vg+" "):
 		return "absent"
-	case n.Annotations[AnnBootstrapBootID] != n.Status.NodeInfo.BootID:
+	case n.Annotations[AnnBootstrapVM] != n.Status.NodeInfo.SystemUUID:
 		return "absent" // the VM was recreated: its Local SSDs came back empty
 	default:
 		return "created"
@@ -287,7 +290,7 @@ func (b *bootstrapper) sync(ctx context.Context, name string) error {
 	state := bootstrapState(n, vg)
 	if state == "absent" {
 		f := n.Annotations[AnnForeignVolumeGroup]
-		if old, _, _ := strings.Cut(n.Annotations[AnnBootstrapVolumeGroup], " "); old != "" && old != vg && n.Annotations[AnnBootstrapBootID] == n.Status.NodeInfo.BootID {
+		if old, _, _ := strings.Cut(n.Annotations[AnnBootstrapVolumeGroup], " "); old != "" && old != vg && n.Annotations[AnnBootstrapVM] == n.Status.NodeInfo.SystemUUID {
 			// VG_NAME changed after the devices went into the group of the old name: to the
 			// script they are another volume group's PVs.
 			f = old
@@ -343,8 +346,8 @@ func bootstrapPatch(n *corev1.Node, vg, state string, devs []string, now time.Ti
 	if n.Annotations[AnnVolumeGroup] != vg {
 		ann[AnnVolumeGroup] = vg
 	}
-	if n.Annotations[AnnBootstrapBootID] != n.Status.NodeInfo.BootID {
-		ann[AnnBootstrapBootID] = n.Status.NodeInfo.BootID
+	if n.Annotations[AnnBootstrapVM] != n.Status.NodeInfo.SystemUUID {
+		ann[AnnBootstrapVM] = n.Status.NodeInfo.SystemUUID
 	}
 	if n.Annotations == nil && len(ann) > 0 {
 		ops = append(ops, map[string]any{"op": "add", "path": "/metadata/annotations", "value": ann})

@@ -83,10 +83,10 @@ type simulator struct {
 	// createdCaps remembers CSIStorageCapacity objects created but maybe not yet in the
 	// informer cache, by node/storageclass, so a quick re-sync does not create a duplicate.
 	createdCaps map[string]*storagev1.CSIStorageCapacity
-	// bootIDs is each node's boot ID as last seen; lvLost maps PVs whose logical volume went
+	// vms is each node's VM (system UUID) as last seen; lvLost maps PVs whose logical volume went
 	// with their node's volume group to that node (see noticeBoot).
-	bootIDs map[string]string
-	lvLost  map[string]string
+	vms    map[string]string
+	lvLost map[string]string
 }
 
 // Run simulates TopoLVM and external-provisioner for topolvm.io until ctx is done. It returns nil
@@ -134,7 +134,7 @@ func Run(ctx context.Context, o Options) error {
 		ledger:      map[string]volume{},
 		lvGone:      map[string]bool{},
 		createdCaps: map[string]*storagev1.CSIStorageCapacity{},
-		bootIDs:     map[string]string{},
+		vms:         map[string]string{},
 		lvLost:      map[string]string{},
 	}
 	defer s.queue.ShutDown()
@@ -251,12 +251,13 @@ func (s *simulator) nodeHandler() cache.ResourceEventHandler {
 			}
 			// Status-only updates (heartbeats) change nothing the simulator reads; resyncs
 			// (same resourceVersion) and metadata changes are worth a sync.
-			// A new boot ID (a VM recreated under the same name) is the one status change
-			// that matters: its volume group is empty. The startup taint coming or going is
+			// A new system UUID (a VM recreated under the same name) is the one status
+			// change that matters: its volume group is empty (a new boot ID alone is a
+			// reboot, which keeps the disks). The startup taint coming or going is
 			// the one spec change that matters (bootstrap.go).
 			if o.ResourceVersion != n.ResourceVersion && maps.Equal(o.Labels, n.Labels) && maps.Equal(o.Annotations, n.Annotations) &&
 				slices.Equal(o.Finalizers, n.Finalizers) && o.DeletionTimestamp.Equal(n.DeletionTimestamp) &&
-				o.Status.NodeInfo.BootID == n.Status.NodeInfo.BootID && hasStartupTaint(o) == hasStartupTaint(n) {
+				o.Status.NodeInfo.SystemUUID == n.Status.NodeInfo.SystemUUID && hasStartupTaint(o) == hasStartupTaint(n) {
 				return
 			}
 			s.queue.Add(key{kind: kindNode, name: n.Name})

@@ -834,15 +834,17 @@ func TestRegisteredNodeNeedsNoPatch(t *testing.T) {
 	}
 }
 
-// TestRebootedNodeLosesItsVolumes: a new boot ID on a known node (its VM recreated under the same
-// name, as GKE's auto-repair can do) means an empty volume group: the node's space is free again
-// and its PVs, still pinned to it, are marked lost; other nodes keep theirs.
-func TestRebootedNodeLosesItsVolumes(t *testing.T) {
+// TestRecreatedVMLosesItsVolumes: a new system UUID on a known node (its VM recreated under the
+// same name, as GKE's auto-repair can do) means an empty volume group: the node's space is free
+// again and its PVs, still pinned to it, are marked lost; other nodes keep theirs. A reboot
+// before it (a new boot ID on the same VM) loses nothing: Compute Engine keeps Local SSD data
+// through a guest reboot.
+func TestRecreatedVMLosesItsVolumes(t *testing.T) {
 	t.Parallel()
 	n1 := ssdNode("n1", 2)
-	n1.Status.NodeInfo.BootID = "boot-1"
+	n1.Status.NodeInfo.BootID, n1.Status.NodeInfo.SystemUUID = "boot-1", "vm-1"
 	n2 := ssdNode("n2", 2)
-	n2.Status.NodeInfo.BootID = "boot-n2"
+	n2.Status.NodeInfo.BootID, n2.Status.NodeInfo.SystemUUID = "boot-n2", "vm-n2"
 	h := startSim(t, nil, n1, n2)
 	h.create(pvc("a", DefaultStorageClassName, "n1", "100Gi"))
 	h.create(pvc("b", DefaultStorageClassName, "n2", "10Gi"))
@@ -850,18 +852,27 @@ func TestRebootedNodeLosesItsVolumes(t *testing.T) {
 	h.waitPV("pvc-uid-b")
 	h.waitNodeCapacity("n1", "ssd", 640*gib)
 
-	setBoot := func(boot string) {
+	setVM := func(boot, vm string) {
 		t.Helper()
 		n, err := h.kube.CoreV1().Nodes().Get(h.ctx, "n1", metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		n.Status.NodeInfo.BootID = boot
+		n.Status.NodeInfo.BootID, n.Status.NodeInfo.SystemUUID = boot, vm
 		if _, err := h.kube.CoreV1().Nodes().UpdateStatus(h.ctx, n, metav1.UpdateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	setBoot("boot-2")
+	// A reboot: the 100 GiB volume stays (a wiped group would show 740 - 10 GiB).
+	setVM("boot-1b", "vm-1")
+	h.create(pvc("r", DefaultStorageClassName, "n1", "10Gi"))
+	h.waitPV("pvc-uid-r")
+	h.waitNodeCapacity("n1", "ssd", 630*gib)
+	if pv, err := h.getPV("pvc-uid-a"); err != nil || pv.Annotations[AnnLogicalVolumeLost] != "" {
+		t.Fatalf("PV on n1 after a reboot: %v, annotations %v", err, pv.GetAnnotations())
+	}
+
+	setVM("boot-2", "vm-2")
 	h.waitNodeCapacity("n1", "ssd", 740*gib)
 	h.waitCSISC("n1", DefaultStorageClassName, 740*gib)
 	h.eventually("PV on n1 marked lost", func() string {
@@ -882,12 +893,12 @@ func TestRebootedNodeLosesItsVolumes(t *testing.T) {
 	h.create(pvc("c", DefaultStorageClassName, "n1", "700Gi"))
 	h.waitPV("pvc-uid-c")
 	h.waitNodeCapacity("n1", "ssd", 40*gib)
-	// A later status write with the same boot ID loses nothing more.
-	setBoot("boot-2")
+	// A later status write with the same VM loses nothing more.
+	setVM("boot-2", "vm-2")
 	h.create(pvc("d", DefaultStorageClassName, "n1", "10Gi"))
 	h.waitPV("pvc-uid-d")
 	h.waitNodeCapacity("n1", "ssd", 30*gib)
 	if pv, err := h.getPV("pvc-uid-c"); err != nil || pv.Annotations[AnnLogicalVolumeLost] != "" {
-		t.Errorf("PV provisioned after the reboot: %v, annotations %v", err, pv.GetAnnotations())
+		t.Errorf("PV provisioned after the recreation: %v, annotations %v", err, pv.GetAnnotations())
 	}
 }

@@ -18,10 +18,11 @@ import (
 // nothing (see noticeBoot).
 const AnnLogicalVolumeLost = "sandbox.olapgke.io/logical-volume-lost"
 
-// noticeBoot records the node's boot ID and, when it changed since the simulator last saw the
-// node, forgets the node's logical volumes: GKE recreated the VM under the same name (auto-repair,
-// or the sandbox's same-name recreation), so the Node object and its UID stay but the Local SSDs
-// are new and empty.
+// noticeBoot records the node's VM (its system UUID) and, when it changed since the simulator
+// last saw the node, forgets the node's logical volumes: GKE recreated the VM under the same name
+// (auto-repair, or the sandbox's same-name recreation), so the Node object and its UID stay but
+// the Local SSDs are new and empty. A reboot (a new boot ID on the same VM: the sandbox's
+// `reboot`) keeps them: Compute Engine keeps Local SSD data through a guest reboot or a reset.
 //
 // What real TopoLVM shows then: lvmd starts on an empty volume group (recreated by the node's
 // setup on the new disks) and reports its whole size as free, so the capacity annotations and
@@ -33,14 +34,14 @@ const AnnLogicalVolumeLost = "sandbox.olapgke.io/logical-volume-lost"
 // simulator frees the space, keeps the PVs, and annotates them AnnLogicalVolumeLost; KWOK's Pods
 // have no mounts, so a Pod on such a PV still runs in the sandbox.
 func (s *simulator) noticeBoot(ctx context.Context, node *corev1.Node) error {
-	boot := node.Status.NodeInfo.BootID
-	if boot == "" {
+	vm := node.Status.NodeInfo.SystemUUID
+	if vm == "" {
 		return nil
 	}
 	s.mu.Lock()
-	prev, seen := s.bootIDs[node.Name]
-	s.bootIDs[node.Name] = boot
-	if seen && prev != boot {
+	prev, seen := s.vms[node.Name]
+	s.vms[node.Name] = vm
+	if seen && prev != vm {
 		n := 0
 		for pv, v := range s.ledger {
 			if v.node == node.Name {
@@ -49,7 +50,7 @@ func (s *simulator) noticeBoot(ctx context.Context, node *corev1.Node) error {
 				n++
 			}
 		}
-		klog.FromContext(ctx).Info("node rebooted with an empty volume group: its logical volumes are lost", "node", node.Name, "bootID", boot, "previousBootID", prev, "volumes", n)
+		klog.FromContext(ctx).Info("node's VM recreated with an empty volume group: its logical volumes are lost", "node", node.Name, "systemUUID", vm, "previousSystemUUID", prev, "volumes", n)
 	}
 	var lost []string
 	for pv, n := range s.lvLost {
@@ -81,7 +82,7 @@ func (s *simulator) noticeBoot(ctx context.Context, node *corev1.Node) error {
 func (s *simulator) forgetBoot(node string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	delete(s.bootIDs, node)
+	delete(s.vms, node)
 }
 
 // lostLocked reports whether pv's logical volume was lost with its node's volume group (also

@@ -90,8 +90,8 @@ type NodeOptions struct {
 const (
 	// AnnBootstrapVolumeGroup: the bootstrap created (or adopted) the node's volume group.
 	AnnBootstrapVolumeGroup = "olapgke.io/volume-group"
-	// AnnBootstrapBootID: the node's boot ID when the bootstrap last created its group.
-	AnnBootstrapBootID = "sandbox.olapgke.io/bootstrap-boot-id"
+	// AnnBootstrapVM: the node's VM (system UUID) when the bootstrap last created its group.
+	AnnBootstrapVM = "sandbox.olapgke.io/bootstrap-system-uuid"
 	// AnnForeignVolumeGroup: the node's Local SSDs hold another tool's volume group.
 	AnnForeignVolumeGroup = "sandbox.olapgke.io/foreign-volume-group"
 )
@@ -100,10 +100,10 @@ const (
 // registered without the startup taint has it from its set-up (the sandbox's default world). On
 // a node registered with the taint, the group exists once the bootstrap created it (its
 // annotation), and no longer after GKE recreated the VM under the same name until the bootstrap
-// ran again (its boot-ID record differs from the node's boot ID). Local SSDs holding a foreign
+// ran again (its record of the VM's system UUID differs from the node's; a reboot keeps both). Local SSDs holding a foreign
 // volume group hold no group of ours unless the bootstrap adopted it.
 func volumeGroupPresent(n *corev1.Node) bool {
-	if b := n.Annotations[AnnBootstrapBootID]; b != "" && b != n.Status.NodeInfo.BootID {
+	if b := n.Annotations[AnnBootstrapVM]; b != "" && b != n.Status.NodeInfo.SystemUUID {
 		return false
 	}
 	if n.Annotations[AnnBootstrapVolumeGroup] != "" {
@@ -138,13 +138,15 @@ func nodeVolumeGroup(n *corev1.Node) (fakelvmd.VolumeGroup, bool) {
 }
 
 // disks are a node's Local SSDs with the volume group on them. They outlive the node agent (an
-// lvmd or topolvm-node restart, a rollout) and go with the VM: a Node registered again under a
-// new UID, or the same Node with a new boot ID (GKE recreated the VM under the same name, as
-// auto-repair does: the sandbox's control endpoint `recreate same-name`), has new, empty disks.
+// lvmd or topolvm-node restart, a rollout) and a reboot of the VM (a new boot ID: the sandbox's
+// control endpoint `reboot`), and go with the VM: a Node registered again under a new UID, or
+// the same Node with a new system UUID (GKE recreated the VM under the same name, as auto-repair
+// does: the control endpoint `recreate same-name`), has new, empty disks. Compute Engine keeps
+// Local SSD data through a guest reboot or reset and loses it with the VM.
 type disks struct {
-	uid    types.UID
-	bootID string
-	lvm    *fakelvmd.LVM
+	uid types.UID
+	vm  string // the node's system UUID
+	lvm *fakelvmd.LVM
 }
 
 // agent is what TopoLVM's DaemonSet pod does on one node (lvmd + topolvm-node) plus the
@@ -293,12 +295,13 @@ func (s *nodeAgents) sync(ctx context.Context, name string) {
 		vg, hasVG = nodeVolumeGroup(n)
 		run, keep = daemonPodFits(n, s.tolerations)
 	}
-	// The VM: the same disks while the Node keeps its UID and boot ID.
+	// The VM: the same disks while the Node keeps its UID and system UUID (a reboot changes
+	// only the boot ID).
 	d := s.disks[name]
-	if d != nil && (n == nil || !hasVG || d.uid != n.UID || d.bootID != n.Status.NodeInfo.BootID) {
+	if d != nil && (n == nil || !hasVG || d.uid != n.UID || d.vm != n.Status.NodeInfo.SystemUUID) {
 		if n != nil && d.uid == n.UID {
-			klog.InfoS("node VM recreated under the same name (new boot ID): its Local SSDs are empty",
-				"node", name, "bootID", n.Status.NodeInfo.BootID, "previousBootID", d.bootID)
+			klog.InfoS("node VM recreated under the same name (new system UUID): its Local SSDs are empty",
+				"node", name, "systemUUID", n.Status.NodeInfo.SystemUUID, "previousSystemUUID", d.vm)
 		}
 		d = nil
 	}
@@ -309,7 +312,7 @@ func (s *nodeAgents) sync(ctx context.Context, name string) {
 	if d == nil {
 		delete(s.disks, name)
 		if hasVG {
-			d = &disks{uid: n.UID, bootID: n.Status.NodeInfo.BootID, lvm: fakelvmd.NewLVM()}
+			d = &disks{uid: n.UID, vm: n.Status.NodeInfo.SystemUUID, lvm: fakelvmd.NewLVM()}
 			s.disks[name] = d
 		}
 	}

@@ -35,11 +35,13 @@ func TestDaemonPodFits(t *testing.T) {
 
 func TestVolumeGroupPresent(t *testing.T) {
 	startup := []corev1.Taint{{Key: TaintStorageNotReady, Value: "true", Effect: corev1.TaintEffectNoSchedule}}
-	node := func(ann map[string]string, boot string, taints []corev1.Taint) *corev1.Node {
+	node := func(ann map[string]string, vm string, taints []corev1.Taint) *corev1.Node {
 		return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Annotations: ann}, Spec: corev1.NodeSpec{Taints: taints},
-			Status: corev1.NodeStatus{NodeInfo: corev1.NodeSystemInfo{BootID: boot}}}
+			Status: corev1.NodeStatus{NodeInfo: corev1.NodeSystemInfo{SystemUUID: vm, BootID: "boot-of-" + vm}}}
 	}
-	created := map[string]string{AnnBootstrapVolumeGroup: "vg-ssd created 2026-12-01T00:00:00Z on /dev/nvme0n1", AnnBootstrapBootID: "b1"}
+	created := map[string]string{AnnBootstrapVolumeGroup: "vg-ssd created 2026-12-01T00:00:00Z on /dev/nvme0n1", AnnBootstrapVM: "b1"}
+	rebooted := node(created, "b1", nil)
+	rebooted.Status.NodeInfo.BootID = "a-new-boot"
 	for name, tc := range map[string]struct {
 		n    *corev1.Node
 		want bool
@@ -49,6 +51,7 @@ func TestVolumeGroupPresent(t *testing.T) {
 		"bootstrapped, taint still there":            {node(created, "b1", startup), true},
 		"bootstrapped":                               {node(created, "b1", nil), true},
 		"VM recreated, bootstrap not yet run again":  {node(created, "b2", nil), false},
+		"VM rebooted (new boot ID, same VM)":         {rebooted, true},
 		"foreign volume group":                       {node(map[string]string{AnnForeignVolumeGroup: "data"}, "b1", nil), false},
 	} {
 		if got := volumeGroupPresent(tc.n); got != tc.want {

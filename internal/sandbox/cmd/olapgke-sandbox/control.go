@@ -30,6 +30,9 @@ import (
 //
 //	POST /v1/nodes/{name}:recreate                          {"mode": "new-name" | "same-name"}
 //	    AUTO_REPAIR_NODES operation; answers once it is DONE (the operation may carry an error)
+//	POST /v1/nodes/{name}:reboot                            {}
+//	    the VM restarts in place (new boot ID; same instance ID, system UUID, machine ID and
+//	    Local SSD data); answers {"node": ..., "previousBootID": ..., "bootID": ...}
 //	POST /v1/clusters/{project}/{location}/{cluster}:operation  {"type": "UPGRADE_MASTER" | "UPDATE_CLUSTER", "seconds": N}
 //	    starts a cluster-wide operation lasting N seconds; answers at once
 //	POST /v1/quota                                          {"concurrentOperations": N}
@@ -61,9 +64,24 @@ func startControl(ctx context.Context, srv *gke.Server) (string, error) {
 func controlHandler(srv *gke.Server) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/nodes/", func(w http.ResponseWriter, r *http.Request) {
-		name, ok := strings.CutSuffix(strings.TrimPrefix(r.URL.Path, "/v1/nodes/"), ":recreate")
+		rest := strings.TrimPrefix(r.URL.Path, "/v1/nodes/")
+		if name, ok := strings.CutSuffix(rest, ":reboot"); ok && name != "" && !strings.Contains(name, "/") {
+			var body struct{}
+			if !readBody(w, r, &body) {
+				return
+			}
+			prev, boot, err := srv.RebootNode(r.Context(), name)
+			if err != nil {
+				writeError(w, err)
+				return
+			}
+			klog.InfoS("control: node rebooted", "node", name, "previousBootID", prev, "bootID", boot)
+			writeJSON(w, http.StatusOK, map[string]string{"node": name, "previousBootID": prev, "bootID": boot})
+			return
+		}
+		name, ok := strings.CutSuffix(rest, ":recreate")
 		if !ok || name == "" || strings.Contains(name, "/") {
-			writeError(w, status.Errorf(codes.NotFound, "no such control call %s: use /v1/nodes/{name}:recreate", r.URL.Path))
+			writeError(w, status.Errorf(codes.NotFound, "no such control call %s: use /v1/nodes/{name}:recreate or :reboot", r.URL.Path))
 			return
 		}
 		var body struct {

@@ -114,7 +114,9 @@ func TestControlEndpoint(t *testing.T) {
 		"unknown type":   {"/v1/clusters/sandbox/us-central1-a/olap:operation", `{"type": "UPGRADE", "seconds": 1}`, http.StatusBadRequest, "INVALID_ARGUMENT"},
 		"no duration":    {"/v1/clusters/sandbox/us-central1-a/olap:operation", `{"type": "UPGRADE_MASTER"}`, http.StatusBadRequest, "INVALID_ARGUMENT"},
 		"short path":     {"/v1/clusters/olap:operation", `{}`, http.StatusNotFound, "NOT_FOUND"},
-		"unknown call":   {"/v1/nodes/gke-x:reboot", `{}`, http.StatusNotFound, "NOT_FOUND"},
+		"unknown call":   {"/v1/nodes/gke-x:explode", `{}`, http.StatusNotFound, "NOT_FOUND"},
+		"reboot unknown": {"/v1/nodes/gke-x:reboot", `{}`, http.StatusNotFound, "NOT_FOUND"},
+		"reboot field":   {"/v1/nodes/gke-x:reboot", `{"mode": "hard"}`, http.StatusBadRequest, "INVALID_ARGUMENT"},
 		"unknown prefix": {"/v2/quota", `{}`, http.StatusNotFound, "NOT_FOUND"},
 	} {
 		a := post(t, hs.URL+tc.path, tc.body)
@@ -140,5 +142,43 @@ func TestControlRecreateWaitsForTheOperation(t *testing.T) {
 	after, err := kube.CoreV1().Nodes().Get(t.Context(), n.Name, metav1.GetOptions{})
 	if err != nil || after.Status.NodeInfo.BootID == n.Status.NodeInfo.BootID || after.Annotations[gke.AnnotationRecreatedAt] == "" {
 		t.Fatalf("node after the answer (the endpoint answers once the recreation is done): %v %v", after, err)
+	}
+}
+
+// TestControlReboot: :reboot answers once the Node shows its new boot ID; the VM's identity
+// (instance ID, system UUID, machine ID) and the Node object are kept, and the kubelet's
+// Rebooted Event is recorded.
+func TestControlReboot(t *testing.T) {
+	kube, hs := startControlTest(t)
+	nodes, err := kube.CoreV1().Nodes().List(t.Context(), metav1.ListOptions{})
+	if err != nil || len(nodes.Items) != 1 {
+		t.Fatalf("nodes: %v %v", nodes, err)
+	}
+	n := nodes.Items[0]
+	a := post(t, hs.URL+"/v1/nodes/"+n.Name+":reboot", `{}`)
+	var got struct{ Node, PreviousBootID, BootID string }
+	if a.code != http.StatusOK || json.Unmarshal([]byte(a.body), &got) != nil || got.Node != n.Name ||
+		got.PreviousBootID != n.Status.NodeInfo.BootID || got.BootID == "" || got.BootID == got.PreviousBootID {
+		t.Fatalf("reboot: %d %s", a.code, a.body)
+	}
+	after, err := kube.CoreV1().Nodes().Get(t.Context(), n.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.UID != n.UID || after.Status.NodeInfo.BootID != got.BootID ||
+		after.Status.NodeInfo.SystemUUID != n.Status.NodeInfo.SystemUUID || after.Status.NodeInfo.MachineID != n.Status.NodeInfo.MachineID ||
+		after.Annotations[gke.AnnotationInstanceID] != n.Annotations[gke.AnnotationInstanceID] || after.Annotations[gke.AnnotationRecreatedAt] != "" {
+		t.Fatalf("node after a reboot: %+v %v, before %+v %v", after.Status.NodeInfo, after.Annotations, n.Status.NodeInfo, n.Annotations)
+	}
+	evs, err := kube.CoreV1().Events(metav1.NamespaceDefault).List(t.Context(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, e := range evs.Items {
+		found = found || e.Reason == "Rebooted" && e.InvolvedObject.Name == n.Name && e.Message == "Node "+n.Name+" has been rebooted, boot id: "+got.BootID
+	}
+	if !found {
+		t.Errorf("no Rebooted Event for %s: %v", n.Name, evs.Items)
 	}
 }
