@@ -20,7 +20,8 @@ const (
 	// same pool and zone.
 	RecreateNewName = "new-name"
 	// RecreateSameName: GKE recreates the VM under the same name; the Node object (UID) stays,
-	// its boot ID changes, its Local SSDs (TopoLVM volume group) come back empty.
+	// its VM identity (instance ID, system UUID, machine ID, boot ID) changes, its Local SSDs
+	// (TopoLVM volume group) come back empty.
 	RecreateSameName = "same-name"
 )
 
@@ -36,6 +37,19 @@ func (e *Env) RecreateNode(ctx context.Context, name, mode string) error {
 		return fmt.Errorf("sandbox: recreating node %s: operation %s failed: %s", name, op.Name, op.Error.Message)
 	}
 	return nil
+}
+
+// RebootNode restarts a node's VM in place (a guest reboot, a reset, a host-error restart that
+// recovers): the Node gets a new boot ID and keeps its VM identity, its Pods and its Local SSD
+// data. It returns the new boot ID once the Node shows it.
+func (e *Env) RebootNode(ctx context.Context, name string) (string, error) {
+	var out struct {
+		BootID string `json:"bootID"`
+	}
+	if err := e.control(ctx, "/v1/nodes/"+name+":reboot", map[string]any{}, &out); err != nil {
+		return "", err
+	}
+	return out.BootID, nil
 }
 
 // StartClusterOperation starts a cluster-wide GKE operation of type typ (UPGRADE_MASTER or

@@ -359,8 +359,12 @@ func (r *statefulSetResource) Read(ctx context.Context, req resource.ReadRequest
 	ro, d := rolloutValue(planner.Rollout(live, snap.Pods))
 	resp.Diagnostics.Append(d...)
 	state.Rollout = ro
-	if lost := recordNodes(ctx, req.Private, resp.Private, snap, &resp.Diagnostics); len(lost) > 0 {
-		resp.Diagnostics.Append(lostDataWarning(live, lost))
+	judged := recordNodes(ctx, req.Private, resp.Private, snap, &resp.Diagnostics)
+	if len(judged.Lost) > 0 {
+		resp.Diagnostics.Append(lostDataWarning(live, judged.Lost))
+	}
+	if len(judged.Restarted) > 0 {
+		resp.Diagnostics.Append(restartedWarning(live, judged.Restarted))
 	}
 	if state.Ordinals.IsNull() || state.Ordinals.IsUnknown() {
 		views, err := liveViews(snap)

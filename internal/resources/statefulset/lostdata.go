@@ -15,7 +15,7 @@ import (
 )
 
 // privateNodesSeen is the private-state key of planner.ObserveNodes' record: per PV, the node's
-// UID and boot ID while the ordinal was Ready there. Private state is not part of the plan, so
+// UID and VM identity (instance ID, system UUID, boot ID) while the ordinal was Ready there. Private state is not part of the plan, so
 // recording it on refresh changes no planned value.
 const privateNodesSeen = "nodes_seen"
 
@@ -46,21 +46,22 @@ func saveNodesSeen(ctx context.Context, p privateSetter, seen map[string]planner
 }
 
 // recordNodes judges snap.Live's volumes against the record in prior (nil: none), saves the next
-// record (planner.ObserveNodes) into next, and returns the volumes whose data is lost. prior and
-// next are the framework's private state of the request and the response.
-func recordNodes(ctx context.Context, prior privateGetter, next privateSetter, snap *planner.Snapshot, diags *diag.Diagnostics) []planner.LostVolume {
+// record (planner.ObserveNodes) into next, and returns the judgement (volumes whose data is
+// lost, volumes whose node restarted on the same VM). prior and next are the framework's private
+// state of the request and the response.
+func recordNodes(ctx context.Context, prior privateGetter, next privateSetter, snap *planner.Snapshot, diags *diag.Diagnostics) planner.LocalData {
 	if snap == nil || snap.Live == nil {
-		return nil
+		return planner.LocalData{}
 	}
 	seen := map[string]planner.NodeSeen{}
 	if !isNil(prior) {
 		seen = loadNodesSeen(ctx, prior)
 	}
-	lost, record := planner.JudgeLocalData(snap.Live, snap, seen)
+	judged := planner.JudgeLocalData(snap.Live, snap, seen)
 	if !isNil(next) {
-		diags.Append(saveNodesSeen(ctx, next, record)...)
+		diags.Append(saveNodesSeen(ctx, next, judged.Seen)...)
 	}
-	return lost
+	return judged
 }
 
 // isNil reports a nil interface or a nil pointer in one (the framework's *ProviderData).
@@ -82,11 +83,31 @@ func lostDataWarning(set *appsv1.StatefulSet, lost []planner.LostVolume) diag.Di
 	}
 	return diagnostics.Warning("Local Data Lost Outside Terraform", diagnostics.Detail{
 		Checked: fmt.Sprintf("The nodes the Local SSD volumes of StatefulSet %s/%s are pinned to (topology.topolvm.io/node), against the Nodes that exist and what olapgke last saw of them.", set.Namespace, set.Name),
-		Found: "GKE replaced VMs outside Terraform (auto-repair, auto-upgrade, host errors). " +
+		Found: "GKE replaced VMs outside Terraform (auto-repair, auto-upgrade, host errors), " +
+			"or the volume group on a node's disks was created after the volume. " +
 			"A Local SSD does not survive its VM, so these volumes are gone while their " +
 			"PVs still pin the Pods there (Pending, or ContainerCreating with FailedMount):\n" +
 			strings.Join(lines, "\n"),
 		Do: fmt.Sprintf("Move ordinals %s with olapgke_statefulset_migration: it recreates their PVCs, so the Pods land where a new volume can be made and download their data again. Keep GKE from recreating Local-SSD nodes with maintenance exclusions.",
 			strings.Join(ordinals, ", ")),
+	})
+}
+
+// restartedWarning names every volume whose node restarted on the same VM since olapgke saw its
+// ordinal Ready there, and says that nothing is to be done: a reboot keeps Local SSD data.
+func restartedWarning(set *appsv1.StatefulSet, restarted []planner.RestartedVolume) diag.Diagnostic {
+	lines := make([]string, 0, len(restarted))
+	for _, rv := range restarted {
+		lines = append(lines, fmt.Sprintf("- ordinal %d: PVC %s, PV %s: %s.", rv.Ordinal, rv.PVC, rv.PV, rv.What))
+	}
+	return diagnostics.Warning("Node Restarted, Local Data Expected Intact", diagnostics.Detail{
+		Checked: fmt.Sprintf("The nodes the Local SSD volumes of StatefulSet %s/%s are pinned to, against what olapgke last saw of them.", set.Namespace, set.Name),
+		Found: "These nodes restarted (a new boot ID) on the same VM: a guest reboot, a reset or " +
+			"a host-error restart. Compute Engine keeps Local SSD data through those, so each " +
+			"ordinal keeps its volume and its data (node restarted, data expected intact):\n" +
+			strings.Join(lines, "\n"),
+		Do: "Nothing. Keep the PVCs: deleting one would throw away a warm cache. If a Pod does " +
+			"not become Ready again, read its Events (kubectl describe pod). The next apply " +
+			"(or terraform apply -refresh-only) records the restart, and this warning stops.",
 	})
 }

@@ -87,7 +87,7 @@ data "olapgke_statefulset_ordinals" "hist" {
 	for _, want := range []string{
 		"Warning: Local Data Lost Outside Terraform",
 		"ordinal 1: PVC cache-hist-1",
-		"pinned to node " + sameName + ": node " + sameName + " kept its name and Node object but its VM restarted",
+		"pinned to node " + sameName + ": node " + sameName + " kept its name and Node object but runs on a new VM",
 		"ordinal 2: PVC cache-hist-2",
 		"node " + newName + " no longer exists",
 		"olapgke_statefulset_migration",
@@ -124,5 +124,94 @@ data "olapgke_statefulset_ordinals" "hist" {
 	}
 	if !strings.Contains(fromDataSource, "ordinal 2: PVC cache-hist-2") || strings.Contains(fromDataSource, "ordinal 1:") {
 		t.Errorf("the data source's warning should name ordinal 2 only:\n%s", fromDataSource)
+	}
+}
+
+// TestAccLocalData_RebootKeepsTheData: a node of the set reboots (a guest reboot, a reset: the
+// sandbox's reboot gives it a new boot ID on the same VM). Compute Engine keeps Local SSD data
+// through that, so the next plan has no changes, reports the restart with the data expected
+// intact and never advises a migration (which would delete the ordinal's PVC); the plan after it
+// says nothing more. Then GKE recreates the same node's VM under the same name: that plan
+// reports the loss. Near miss of TestAccLocalDataLostOutsideTerraform.
+func TestAccLocalData_RebootKeepsTheData(t *testing.T) {
+	env := acctest.Sandbox(t)
+	ns := namespace(t, env.Kube, "reboot")
+	cfg := acctest.HistoricalStatefulSetHCL(ns, "pool-b", "olap:1")
+	tf := acctest.NewTF(t, cfg)
+	t.Cleanup(func() { _, _ = tf.Run("destroy", "-auto-approve") })
+	if out, err := tf.Apply(); err != nil {
+		t.Fatalf("apply: %v\n%s", err, out)
+	}
+	// A refresh with every ordinal Ready records the nodes in private state.
+	if out, err := tf.Run("plan", "-detailed-exitcode"); err != nil {
+		t.Fatalf("plan of a healthy set: %v\n%s", err, out)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	p, err := env.Kube.CoreV1().Pods(ns).Get(ctx, stsutil.PodName("hist", 1), metav1.GetOptions{})
+	if err != nil || p.Spec.NodeName == "" {
+		t.Fatalf("Pod of ordinal 1: %v", err)
+	}
+	node := p.Spec.NodeName
+	claim := func() *corev1.PersistentVolumeClaim {
+		c, err := env.Kube.CoreV1().PersistentVolumeClaims(ns).Get(ctx, "cache-hist-1", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	before := claim()
+	boot, err := env.RebootNode(ctx, node)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	out, err := tf.Run("plan", "-detailed-exitcode")
+	flat := strings.Join(strings.Fields(out), " ")
+	if err != nil {
+		t.Fatalf("plan after a reboot of %s: want no changes and no error: %v\n%s", node, err, out)
+	}
+	for _, want := range []string{
+		"Warning: Node Restarted, Local Data Expected Intact",
+		"ordinal 1: PVC cache-hist-1",
+		"node " + node + " restarted (boot ID " + boot,
+		"node restarted, data expected intact",
+		"Keep the PVCs",
+	} {
+		if !strings.Contains(flat, want) {
+			t.Errorf("plan after the reboot lacks %q:\n%s", want, out)
+		}
+	}
+	for _, never := range []string{"Local Data Lost", "olapgke_statefulset_migration"} {
+		if strings.Contains(flat, never) {
+			t.Errorf("plan after a reboot says %q:\n%s", never, out)
+		}
+	}
+	// A plan keeps no state: the restart is recorded by the next apply, after which plans are
+	// clean.
+	if out, err := tf.Run("apply", "-refresh-only", "-auto-approve"); err != nil {
+		t.Fatalf("apply -refresh-only: %v\n%s", err, out)
+	}
+	if out, err := tf.Run("plan", "-detailed-exitcode"); err != nil || strings.Contains(out, "Node Restarted") {
+		t.Errorf("plan after the restart was recorded: want it clean: %v\n%s", err, out)
+	}
+	if after := claim(); after.UID != before.UID || after.Spec.VolumeName != before.Spec.VolumeName {
+		t.Errorf("claim cache-hist-1 changed across the reboot: %s/%s -> %s/%s", before.UID, before.Spec.VolumeName, after.UID, after.Spec.VolumeName)
+	}
+
+	// The near miss: a new VM under the same name loses the data, and says so.
+	if err := env.RecreateNode(ctx, node, acctest.RecreateSameName); err != nil {
+		t.Fatal(err)
+	}
+	out, _ = tf.Run("plan")
+	flat = strings.Join(strings.Fields(out), " ")
+	for _, want := range []string{
+		"Warning: Local Data Lost Outside Terraform",
+		"ordinal 1: PVC cache-hist-1",
+		"node " + node + " kept its name and Node object but runs on a new VM",
+	} {
+		if !strings.Contains(flat, want) {
+			t.Errorf("plan after the same-name recreation lacks %q:\n%s", want, out)
+		}
 	}
 }
