@@ -24,6 +24,7 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -340,10 +341,6 @@ type perturbation struct {
 	// mayRefuse: the second plan and the apply may stop with olapgke's diagnostic (the change
 	// cannot land any more); otherwise both must succeed.
 	mayRefuse bool
-	// holdsRoll: the perturbation keeps an ordinal of the RollingUpdate set from being placed
-	// now; the second plan must say so, an error with allow_unschedulable = false, a warning
-	// with true.
-	holdsRoll bool
 }
 
 func (h *harness) pod(name string) *corev1.Pod {
@@ -376,6 +373,32 @@ func (h *harness) cordon(node string, on bool) {
 	patch := fmt.Sprintf(`{"spec":{"unschedulable":%v}}`, on)
 	if _, err := h.env.Kube.CoreV1().Nodes().Patch(h.t.Context(), node, types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
 		h.t.Fatal(err)
+	}
+}
+
+// settle waits until the StatefulSets' rollouts are done: the controller observed the last
+// generation, every replica is Ready, and under RollingUpdate every replica is at the update
+// revision.
+func settle(t *testing.T, kube kubernetes.Interface, namespace string, names ...string) {
+	t.Helper()
+	err := wait.PollUntilContextTimeout(t.Context(), 200*time.Millisecond, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
+		for _, name := range names {
+			s, err := kube.AppsV1().StatefulSets(namespace).Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return false, err
+			}
+			st, n := s.Status, *s.Spec.Replicas
+			if st.ObservedGeneration < s.Generation || st.ReadyReplicas != n {
+				return false, nil
+			}
+			if s.Spec.UpdateStrategy.Type != appsv1.OnDeleteStatefulSetStrategyType && (st.UpdatedReplicas != n || st.CurrentRevision != st.UpdateRevision) {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	if err != nil {
+		t.Fatalf("StatefulSets %v settled: %v", names, err)
 	}
 }
 
@@ -431,7 +454,6 @@ func perturbations() []perturbation {
 			do:        func(h *harness) { h.cordonPodNode("roll-0") },
 			undo:      func(h *harness) { h.cordon(h.cordoned, false) },
 			mayRefuse: true,
-			holdsRoll: true,
 		},
 		{
 			name: "unrelated node cordoned",
@@ -521,17 +543,6 @@ func (h *harness) run(t *testing.T, p perturbation, allow bool) {
 	// As Terraform plans again during apply: the first plan's prior state (no refresh),
 	// the cluster as it is now.
 	second, out, ok := h.plan("p2.tfplan", "-refresh=false")
-	if p.holdsRoll {
-		// olapgke's own words for the drift, an error or a warning as configured
-		// (Terraform prints "Error: " or "Warning: " before the summary).
-		want, not := "Error: Ordinals Held By Node State", "Warning: Ordinals Held By Node State"
-		if allow {
-			want, not = not, want
-		}
-		if !strings.Contains(out, want) || strings.Contains(out, not) {
-			t.Errorf("the second plan does not say %q (or says %q):\n%s", want, not, out)
-		}
-	}
 	switch {
 	case !ok && p.mayRefuse:
 		t.Logf("second plan refused with %q", acctest.ClearError(t, out))
@@ -568,6 +579,12 @@ func (h *harness) run(t *testing.T, p perturbation, allow bool) {
 	}
 	if p.undo != nil {
 		p.undo(h)
+	}
+	if err != nil {
+		// An apply that stopped mid-rollout (allow_unschedulable = true: a Pod Pending on the
+		// cordoned node) leaves the controller at work once the node is back; the restore is
+		// no perturbation under test, so it plans a settled cluster.
+		settle(t, h.env.Kube, ns, "hist", "roll")
 	}
 	// Back to the base config for the next perturbation.
 	h.tf.Write(config(false, allow))
@@ -674,4 +691,126 @@ resource "olapgke_statefulset_migration" "canary" {
 		}
 	}
 	tf.PlanEmpty()
+}
+
+// Issue 41: a RollingUpdate image change planned and saved, then kubectl cordon of the node
+// ordinal 0's PV pins it to, then the saved plan applied. The apply's own plan must compute the
+// planned ordinals again (Terraform stopped with "Provider produced inconsistent final plan ...
+// .ordinals[0].schedulable" when it judged the cordon): with allow_unschedulable = false it
+// refuses with olapgke's error before anything is written; with true it warns and applies as
+// planned (the rollout then stops at ordinal 0 with olapgke's diagnostic). No PVC is deleted.
+func TestAccSavedPlan_CordonAfterPlan(t *testing.T) {
+	env := acctest.Sandbox(t)
+	acctest.PreCheck(t)
+	const ns3 = "planstab-cordon"
+	if _, err := env.Kube.CoreV1().Namespaces().Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns3}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	sts := func(image string, allow bool) string {
+		return strings.ReplaceAll(set("roll", "RollingUpdate", image, allow), ns, ns3)
+	}
+	tf := acctest.NewTF(t, sts("olap:1", false))
+	t.Cleanup(func() {
+		if out, err := tf.Run("destroy", "-auto-approve"); err != nil {
+			t.Logf("destroy: %v\n%s", err, out)
+		}
+	})
+	uids := func(list func() ([]metav1.Object, error)) map[string]types.UID {
+		objs, err := list()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]types.UID{}
+		for _, o := range objs {
+			out[o.GetName()] = o.GetUID()
+		}
+		return out
+	}
+	pvcs := func() map[string]types.UID {
+		return uids(func() ([]metav1.Object, error) {
+			l, err := env.Kube.CoreV1().PersistentVolumeClaims(ns3).List(t.Context(), metav1.ListOptions{})
+			if err != nil {
+				return nil, err
+			}
+			var out []metav1.Object
+			for i := range l.Items {
+				out = append(out, &l.Items[i])
+			}
+			return out, nil
+		})
+	}
+	pods := func() map[string]types.UID {
+		return uids(func() ([]metav1.Object, error) {
+			l, err := env.Kube.CoreV1().Pods(ns3).List(t.Context(), metav1.ListOptions{})
+			if err != nil {
+				return nil, err
+			}
+			var out []metav1.Object
+			for i := range l.Items {
+				out = append(out, &l.Items[i])
+			}
+			return out, nil
+		})
+	}
+	for _, allow := range []bool{false, true} {
+		t.Run(fmt.Sprintf("allow_unschedulable=%v", allow), func(t *testing.T) {
+			tf.Write(sts("olap:1", allow))
+			if out, err := tf.Apply(); err != nil {
+				t.Fatalf("base apply: %v\n%s", err, out)
+			}
+			settle(t, env.Kube, ns3, "roll")
+			tf.Write(sts("olap:2", allow))
+			if out, err := tf.Run("plan", "-out=cordon.tfplan"); err != nil {
+				t.Fatalf("plan: %v\n%s", err, out)
+			}
+			p, err := env.Kube.CoreV1().Pods(ns3).Get(t.Context(), "roll-0", metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			node := p.Spec.NodeName
+			patch := func(on bool) {
+				body := fmt.Sprintf(`{"spec":{"unschedulable":%v}}`, on)
+				if _, err := env.Kube.CoreV1().Nodes().Patch(context.Background(), node, types.StrategicMergePatchType, []byte(body), metav1.PatchOptions{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			patch(true)
+			uncordoned := false
+			defer func() {
+				if !uncordoned {
+					patch(false)
+				}
+			}()
+			beforePVCs, beforePods := pvcs(), pods()
+			out, err := tf.Run("apply", "cordon.tfplan")
+			for _, bad := range acctest.ProviderBugTexts {
+				if strings.Contains(out, bad) {
+					t.Fatalf("apply printed %q:\n%s", bad, out)
+				}
+			}
+			if after := pvcs(); fmt.Sprint(after) != fmt.Sprint(beforePVCs) {
+				t.Errorf("PVCs changed: %v -> %v", beforePVCs, after)
+			}
+			held := "Ordinals Held By Node State"
+			switch {
+			case !allow:
+				if err == nil || !strings.Contains(out, "Error: "+held) || !strings.Contains(out, node) {
+					t.Fatalf("the apply did not stop with %q naming node %s:\n%s", held, node, out)
+				}
+				if after := pods(); fmt.Sprint(after) != fmt.Sprint(beforePods) {
+					t.Errorf("an apply that refused changed Pods: %v -> %v", beforePods, after)
+				}
+			default:
+				if !strings.Contains(out, "Warning: "+held) || !strings.Contains(out, node) {
+					t.Errorf("the apply does not warn %q naming node %s:\n%s", held, node, out)
+				}
+				if err != nil {
+					t.Logf("apply of the saved plan stopped with %q", acctest.ClearError(t, out))
+				}
+			}
+			patch(false)
+			uncordoned = true
+			settle(t, env.Kube, ns3, "roll")
+		})
+	}
 }
