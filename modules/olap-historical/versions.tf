@@ -5,6 +5,8 @@ terraform {
   required_providers {
     olapgke = {
       source = "olapgke/olapgke"
+      # 0.x: a minor release may change a schema (CHANGELOG.md); ~> 0.1 takes any 0.1.x.
+      version = "~> 0.1"
     }
   }
 }
