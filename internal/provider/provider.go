@@ -142,7 +142,10 @@ func (p *olapgkeProvider) Configure(ctx context.Context, req provider.ConfigureR
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	tflog.Debug(ctx, "olapgke provider configured", map[string]any{
+	// At INFO, so a user's TF_LOG=INFO shows which build talks to the cluster; the release build
+	// stamps the version (-X main.version), a plain `go build` says "dev".
+	tflog.Info(ctx, "olapgke provider configured", map[string]any{
+		"version": p.version, "user_agent": UserAgent(p.version),
 		"project": cfg.Project, "location": cfg.Location, "cluster": cfg.Cluster,
 		"container_endpoint": cfg.ContainerEndpoint, "kubernetes_block": cfg.Kubernetes.IsSet(),
 		"deferred": c.Deferred(), "unknown": strings.Join(cfg.Unknown, ","),
