@@ -413,6 +413,27 @@ func TestAccModule_DayTwo(t *testing.T) {
 				t.Errorf("ordinal %d: PVC capacity %s, want %s", o, s, want.String())
 			}
 		}
+		// The claim the scale-down retained (whenScaled: Retain) grows too, so ordinal 3 comes
+		// back on a 60Gi cache: its request and its volume are 60Gi; the filesystem grows when
+		// a Pod mounts it again (FileSystemResizePending), and the plan named it.
+		retained := stsutil.ClaimPVCName(claimName, w.v.setName(), 3)
+		if !strings.Contains(strings.Join(strings.Fields(out), " "), retained) {
+			t.Errorf("the apply output does not name the retained claim %s:\n%s", retained, out)
+		}
+		rc, err := w.kube.CoreV1().PersistentVolumeClaims(w.ns).Get(t.Context(), retained, metav1.GetOptions{})
+		if err != nil {
+			t.Fatalf("retained claim %s: %v", retained, err)
+		}
+		if q := rc.Spec.Resources.Requests[corev1.ResourceStorage]; q.Cmp(want) != 0 {
+			t.Errorf("retained claim %s requests %s, want %s", retained, q.String(), want.String())
+		}
+		pv, err := w.kube.CoreV1().PersistentVolumes().Get(t.Context(), rc.Spec.VolumeName, metav1.GetOptions{})
+		if err != nil {
+			t.Fatalf("PV of the retained claim %s: %v", retained, err)
+		}
+		if q := pv.Spec.Capacity[corev1.ResourceStorage]; q.Cmp(want) != 0 {
+			t.Errorf("PV %s of the retained claim %s is %s, want %s", pv.Name, retained, q.String(), want.String())
+		}
 	})
 
 	t.Run("active pool switch", func(t *testing.T) {

@@ -565,7 +565,7 @@ func (b *builder) replacement() *Replacement {
 		}
 	}
 	if r.Mode == RecreateOrphan {
-		r.Expansions, r.Problems = ClaimGrowth(b.s, b.ix, live, b.set)
+		r.Expansions, r.Kept, r.Problems = ClaimGrowth(b.s, b.ix, live, b.set)
 	}
 	var parts []string
 	if r.Mode == RecreateOrphan {
@@ -575,6 +575,13 @@ func (b *builder) replacement() *Replacement {
 				ex = append(ex, fmt.Sprintf("%s %s -> %s", e.PVC, formatBytes(e.From), formatBytes(e.To)))
 			}
 			parts = append(parts, fmt.Sprintf("PVCs expanded in place first (online, TopoLVM grows the volume): %s.", strings.Join(ex, ", ")))
+		}
+		if len(r.Kept) > 0 {
+			var kept []string
+			for _, e := range r.Kept {
+				kept = append(kept, fmt.Sprintf("%s keeps %s (%s)", e.PVC, formatBytes(e.From), e.Why))
+			}
+			parts = append(parts, fmt.Sprintf("Retained PVCs of scaled-down ordinals that cannot grow keep their size, and their ordinal comes back on it if scaled up again: %s.", strings.Join(kept, ", ")))
 		}
 		parts = append(parts, fmt.Sprintf("The API server refuses to update StatefulSet %s/%s in place (%s), so the object is re-created: "+
 			"it is deleted with orphan propagation and created again, and the new object adopts the Pods, PVCs and revisions by selector. "+
@@ -600,16 +607,22 @@ func (b *builder) replacement() *Replacement {
 // claim template that shrinks (PVCs cannot), a StorageClass without
 // allowVolumeExpansion, or growth that does not fit the free capacity of the
 // node a PV is pinned to (TopoLVM expands the logical volume on that node).
-func ClaimGrowth(s *Snapshot, ix *Index, live, desired *appsv1.StatefulSet) ([]ClaimExpansion, []string) {
-	var out []ClaimExpansion
+// Retained claims of ordinals outside desired's range (whenScaled: Retain)
+// grow too (TopoLVM grows an unmounted volume; its filesystem grows at the
+// next mount); one whose node is gone or lacks the space is kept at its size
+// (the second list) instead of blocking the change.
+func ClaimGrowth(s *Snapshot, ix *Index, live, desired *appsv1.StatefulSet) ([]ClaimExpansion, []ClaimExpansion, []string) {
+	var out, kept []ClaimExpansion
 	var problems []string
 	type key struct{ node, sc string }
-	growth := map[key]int64{}
+	type need struct{ live, retained int64 }
+	growth := map[key]*need{}
 	var keys []key
 	liveVCT := map[string]*corev1.PersistentVolumeClaim{}
 	for i := range live.Spec.VolumeClaimTemplates {
 		liveVCT[live.Spec.VolumeClaimTemplates[i].Name] = &live.Spec.VolumeClaimTemplates[i]
 	}
+	first, n := startOf(desired), replicasOf(desired)
 	for _, vct := range desired.Spec.VolumeClaimTemplates {
 		old := liveVCT[vct.Name]
 		if old == nil {
@@ -639,7 +652,7 @@ func ClaimGrowth(s *Snapshot, ix *Index, live, desired *appsv1.StatefulSet) ([]C
 				continue
 			}
 			e := ClaimExpansion{Claim: vct.Name, PVC: pvc.Name, Ordinal: int32(o), From: cur.Value(), To: want.Value(),
-				StorageClass: ix.storageClassFor(pvc.Spec.StorageClassName)}
+				StorageClass: ix.storageClassFor(pvc.Spec.StorageClassName), Retained: o < first || o >= first+n}
 			if pv := ix.PV(pvc.Spec.VolumeName); pv != nil {
 				e.Node = ix.PinnedNode(pv)
 			}
@@ -648,35 +661,72 @@ func ClaimGrowth(s *Snapshot, ix *Index, live, desired *appsv1.StatefulSet) ([]C
 				problems = append(problems, fmt.Sprintf("PVC %s uses StorageClass %q, which does not allow volume expansion (allowVolumeExpansion)", pvc.Name, e.StorageClass))
 				continue
 			}
+			if e.Retained && e.Node != "" {
+				if _, ok := ix.nodeByNm[e.Node]; !ok {
+					e.Why = fmt.Sprintf("its volume's node %s no longer exists", e.Node)
+					kept = append(kept, e)
+					continue
+				}
+			}
 			out = append(out, e)
 			if e.Node != "" {
 				k := key{e.Node, e.StorageClass}
 				if _, seen := growth[k]; !seen {
 					keys = append(keys, k)
+					growth[k] = &need{}
 				}
-				growth[k] += e.To - e.From
+				if e.Retained {
+					growth[k].retained += e.To - e.From
+				} else {
+					growth[k].live += e.To - e.From
+				}
 			}
 		}
 	}
+	keep := map[string]string{}
 	for _, k := range keys {
 		i, ok := ix.nodeByNm[k.node]
 		if !ok {
 			continue
 		}
 		c := ix.capacity(i, k.sc)
-		if c.limited && c.bytes < growth[k] {
+		g := growth[k]
+		if !c.limited || c.bytes >= g.live+g.retained {
+			continue
+		}
+		// The space goes to the claims of the set's ordinals first; retained claims that do
+		// not fit keep their size.
+		for _, e := range out {
+			if e.Node == k.node && e.StorageClass == k.sc && e.Retained {
+				keep[e.PVC] = fmt.Sprintf("node %s has only %s free for storage class %s (%s)", k.node, formatBytes(c.bytes), k.sc, c.source)
+			}
+		}
+		if c.bytes < g.live {
 			var pvcs []string
 			for _, e := range out {
-				if e.Node == k.node && e.StorageClass == k.sc {
+				if e.Node == k.node && e.StorageClass == k.sc && !e.Retained {
 					pvcs = append(pvcs, e.PVC)
 				}
 			}
 			problems = append(problems, fmt.Sprintf("node %s has only %s free for storage class %s (%s) but growing PVC(s) %s needs %s more",
-				k.node, formatBytes(c.bytes), k.sc, c.source, strings.Join(pvcs, ", "), formatBytes(growth[k])))
+				k.node, formatBytes(c.bytes), k.sc, c.source, strings.Join(pvcs, ", "), formatBytes(g.live)))
 		}
 	}
+	if len(keep) > 0 {
+		grown := out[:0]
+		for _, e := range out {
+			if why, ok := keep[e.PVC]; ok {
+				e.Why = why
+				kept = append(kept, e)
+				continue
+			}
+			grown = append(grown, e)
+		}
+		out = grown
+	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].PVC < out[j].PVC })
-	return out, problems
+	sort.SliceStable(kept, func(i, j int) bool { return kept[i].PVC < kept[j].PVC })
+	return out, kept, problems
 }
 
 func ordinalsWithClaims(b *builder, live *appsv1.StatefulSet) map[int]bool {

@@ -528,6 +528,74 @@ func TestBuild(t *testing.T) {
 				}
 			},
 		},
+		"claim growth grows a scaled-down ordinal's retained claim too": {
+			world: func(t *testing.T) *world {
+				w := newWorld(t, mkSet(2), twoPools())
+				w.addBoundClaim("data-olap-2", w.snap.Live.Spec.VolumeClaimTemplates[0], "gke-olap-pool-a-2")
+				w.desire(func(s *appsv1.StatefulSet) {
+					s.Spec.VolumeClaimTemplates[0].Spec.Resources.Requests[corev1.ResourceStorage] = *resource.NewQuantity(200*gib, resource.BinarySI)
+				})
+				w.snap.StorageClasses[0].AllowVolumeExpansion = ptr.To(true)
+				w.snap.Immutable = &ImmutableChange{Fields: []string{"spec"}}
+				return w
+			},
+			want: []string{"0 unchanged w0 ok", "1 unchanged w0 ok"},
+			check: func(t *testing.T, w *world, p *Plan) {
+				var grown []string
+				for _, e := range p.Replace.Expansions {
+					grown = append(grown, fmt.Sprintf("%s %d->%d retained=%v", e.PVC, e.From/gib, e.To/gib, e.Retained))
+				}
+				want := []string{"data-olap-0 100->200 retained=false", "data-olap-1 100->200 retained=false", "data-olap-2 100->200 retained=true"}
+				if diff := cmp.Diff(want, grown); diff != "" || len(p.Replace.Kept) != 0 || len(p.Replace.Problems) != 0 {
+					t.Errorf("Expansions (-want +got):\n%s\nkept %+v problems %q", diff, p.Replace.Kept, p.Replace.Problems)
+				}
+			},
+		},
+		"claim growth keeps a retained claim whose node is gone, and says so": {
+			world: func(t *testing.T) *world {
+				w := newWorld(t, mkSet(2), twoPools())
+				w.addBoundClaim("data-olap-2", w.snap.Live.Spec.VolumeClaimTemplates[0], "gke-olap-pool-a-9")
+				w.desire(func(s *appsv1.StatefulSet) {
+					s.Spec.VolumeClaimTemplates[0].Spec.Resources.Requests[corev1.ResourceStorage] = *resource.NewQuantity(200*gib, resource.BinarySI)
+				})
+				w.snap.StorageClasses[0].AllowVolumeExpansion = ptr.To(true)
+				w.snap.Immutable = &ImmutableChange{Fields: []string{"spec"}}
+				return w
+			},
+			want: []string{"0 unchanged w0 ok", "1 unchanged w0 ok"},
+			check: func(t *testing.T, w *world, p *Plan) {
+				if len(p.Replace.Expansions) != 2 || len(p.Replace.Problems) != 0 || len(p.Replace.Kept) != 1 ||
+					p.Replace.Kept[0].PVC != "data-olap-2" || !strings.Contains(p.Replace.Kept[0].Why, "node gke-olap-pool-a-9 no longer exists") {
+					t.Fatalf("expansions %+v kept %+v problems %q", p.Replace.Expansions, p.Replace.Kept, p.Replace.Problems)
+				}
+				if !strings.Contains(p.Replace.Explanation, "data-olap-2 keeps 100Gi (its volume's node gke-olap-pool-a-9 no longer exists)") {
+					t.Errorf("explanation %q", p.Replace.Explanation)
+				}
+			},
+		},
+		"claim growth keeps a retained claim the node has no room for; the set's own claims grow": {
+			world: func(t *testing.T) *world {
+				w := newWorld(t, mkSet(2), twoPools())
+				w.addBoundClaim("data-olap-2", w.snap.Live.Spec.VolumeClaimTemplates[0], "gke-olap-pool-a-0")
+				w.desire(func(s *appsv1.StatefulSet) {
+					s.Spec.VolumeClaimTemplates[0].Spec.Resources.Requests[corev1.ResourceStorage] = *resource.NewQuantity(700*gib, resource.BinarySI)
+				})
+				w.snap.StorageClasses[0].AllowVolumeExpansion = ptr.To(true)
+				w.snap.Immutable = &ImmutableChange{Fields: []string{"spec"}}
+				return w
+			},
+			want: []string{"0 unchanged w0 ok", "1 unchanged w0 ok"},
+			check: func(t *testing.T, w *world, p *Plan) {
+				var grown []string
+				for _, e := range p.Replace.Expansions {
+					grown = append(grown, e.PVC)
+				}
+				if diff := cmp.Diff([]string{"data-olap-0", "data-olap-1"}, grown); diff != "" || len(p.Replace.Problems) != 0 || len(p.Replace.Kept) != 1 ||
+					!strings.Contains(p.Replace.Kept[0].Why, "node gke-olap-pool-a-0 has only 1000Gi free") {
+					t.Fatalf("expansions (-want +got):\n%s\nkept %+v problems %q", diff, p.Replace.Kept, p.Replace.Problems)
+				}
+			},
+		},
 		"claim growth needs allowVolumeExpansion": {
 			world: func(t *testing.T) *world {
 				w := newWorld(t, mkSet(1), twoPools()).desire(func(s *appsv1.StatefulSet) {

@@ -176,6 +176,12 @@ type ClaimExpansion struct {
 	From, To     int64 // bytes: the PVC's request today, the template's new one
 	Node         string
 	StorageClass string
+	// Retained: the claim of an ordinal outside the set's range (kept by whenScaled: Retain
+	// after a scale-down); it grows like the others, so the ordinal comes back on a volume of
+	// the template's size.
+	Retained bool
+	// Why a retained claim cannot grow and keeps its size (Replacement.Kept).
+	Why string
 }
 
 // Replacement explains an immutable change that re-creates the StatefulSet.
@@ -194,8 +200,14 @@ type Replacement struct {
 	// Orphaned are PVCs kept but no longer named by any claim template.
 	Orphaned []string
 	// Expansions are PVCs grown in place before the object is re-created
-	// (a larger storage request in a claim template).
+	// (a larger storage request in a claim template), retained claims of
+	// scaled-down ordinals included.
 	Expansions []ClaimExpansion
+	// Kept are retained claims of scaled-down ordinals that cannot grow (their
+	// node is gone, or it lacks the space) and keep their size: the ordinal
+	// comes back on the smaller volume if the set is scaled up again. They do
+	// not block the change.
+	Kept []ClaimExpansion
 	// Problems make the change impossible as planned (a shrink, a class
 	// without allowVolumeExpansion, growth that does not fit a node).
 	Problems []string

@@ -333,6 +333,9 @@ func replacementWarning(m *manifest, p *planner.Plan) diag.Diagnostic {
 			}
 		}
 		summary := fmt.Sprintf("PVCs expanded in place: %d. StatefulSet object re-created. Pods restarted by the re-creation: 0.", len(rp.Expansions))
+		if len(rp.Kept) > 0 {
+			summary += fmt.Sprintf(" Retained PVCs of scaled-down ordinals that keep their size: %d.", len(rp.Kept))
+		}
 		if len(byController) > 0 {
 			summary += " Then restarted by the StatefulSet controller (RollingUpdate, the template changes too): ordinal(s) " + planner.JoinOrdinals(byController) + "."
 		}
