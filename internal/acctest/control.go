@@ -118,3 +118,21 @@ func (e *Env) control(ctx context.Context, path string, body, out any) error {
 	}
 	return nil
 }
+
+// Kubelet states of SetKubelet.
+const (
+	// KubeletDead: the node's kubelet stops (a hung VM, a network partition): no Lease renewal,
+	// no status, no Pod deletion confirmed (Pods stay Terminating), TopoLVM's agent down, its
+	// disks kept. The node lifecycle controller marks the node Unknown and taints it
+	// node.kubernetes.io/unreachable after its node-monitor-grace-period (50 s).
+	KubeletDead = "dead"
+	// KubeletAlive undoes KubeletDead: heartbeats resume, deletions finish, the agent restarts
+	// over the same disks.
+	KubeletAlive = "alive"
+)
+
+// SetKubelet sets the state of a node's kubelet (KubeletDead or KubeletAlive) and returns once
+// the sandbox applied it (the node lifecycle controller reacts later: wait for the Node).
+func (e *Env) SetKubelet(ctx context.Context, node, state string) error {
+	return e.control(ctx, "/v1/nodes/"+node+":kubelet", map[string]any{"state": state}, &struct{}{})
+}

@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -71,6 +72,20 @@ func startTerminator(ctx context.Context, kube kubernetes.Interface) error {
 		UpdateFunc: func(_, obj any) { t.observe(obj) },
 	}
 	if _, err := podInformer.Informer().AddEventHandler(handler); err != nil {
+		return err
+	}
+	// A kubelet that comes back syncs every Pod bound to its node (kubernetes v1.37.2
+	// pkg/kubelet/kubelet.go syncLoop: the config source lists them again at start) and so
+	// finishes the deletions it could not confirm while it was down.
+	if _, err := nodeInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		UpdateFunc: func(old, cur any) {
+			o, ok1 := old.(*corev1.Node)
+			c, ok2 := cur.(*corev1.Node)
+			if ok1 && ok2 && kubeletDead(o) && !kubeletDead(c) {
+				t.resync(c.Name)
+			}
+		},
+	}); err != nil {
 		return err
 	}
 	go nodeInformer.Informer().Run(ctx.Done())
@@ -195,13 +210,36 @@ func (t *terminator) processNext(ctx context.Context) bool {
 	return true
 }
 
-// simulated reports whether a node is managed by KWOK. A Pod bound to a node
-// that no longer exists is left to the Pod garbage collector, as on a real
-// cluster.
+// simulated reports whether a node is managed by KWOK and its kubelet runs. A
+// Pod bound to a node that no longer exists is left to the Pod garbage
+// collector, as on a real cluster; one on a node whose kubelet is dead
+// (KubeletAnnotation) stays Terminating until the kubelet comes back (resync),
+// the Node goes, or someone force-deletes it, as on a real cluster.
 func (t *terminator) simulated(nodeName string) bool {
 	n, err := t.nodes.Get(nodeName)
 	if err != nil {
 		return false
 	}
-	return n.Annotations[Annotation] == AnnotationValue
+	return n.Annotations[Annotation] == AnnotationValue && !kubeletDead(n)
+}
+
+// KubeletAnnotation (sandbox-only) on a Node set to "dead" says its kubelet is
+// down (the GKE emulator's SetKubelet, the control endpoint's :kubelet call).
+const KubeletAnnotation = "sandbox.olapgke.io/kubelet"
+
+func kubeletDead(n *corev1.Node) bool { return n.Annotations[KubeletAnnotation] == "dead" }
+
+// resync looks again at every Pod bound to node: the terminator forgot the
+// deletions it met while the node's kubelet was dead, and the starter the Pods
+// waiting to start there.
+func (t *terminator) resync(node string) {
+	pods, err := t.pods.List(labels.Everything())
+	if err != nil {
+		return
+	}
+	for _, p := range pods {
+		if p.Spec.NodeName == node {
+			t.observe(p)
+		}
+	}
 }

@@ -56,7 +56,12 @@ const (
 	// running lvmd loaded, written when it starts serving: the provider's restart_lvmd puts the
 	// same hash of the ConfigMap's text into the lvmd DaemonSet's pod template
 	// (olapgke.io/lvmd-config-hash), so a node whose value matches runs the new configuration.
-	AnnLVMDConfigHash  = "sandbox.olapgke.io/lvmd-config-hash"
+	AnnLVMDConfigHash = "sandbox.olapgke.io/lvmd-config-hash"
+	// AnnKubelet = KubeletDead (sandbox-only; the sandbox's control endpoint :kubelet call, gke
+	// SetKubelet) says the node's kubelet is down: its TopoLVM agent stops, its disks are kept,
+	// and it starts again over them once the annotation goes.
+	AnnKubelet         = "sandbox.olapgke.io/kubelet"
+	KubeletDead        = "dead"
 	DefaultVolumeGroup = "vg-ssd"
 	LocalSSDBytes      = uint64(375) << 30
 )
@@ -294,6 +299,11 @@ func (s *nodeAgents) sync(ctx context.Context, name string) {
 	if n != nil {
 		vg, hasVG = nodeVolumeGroup(n)
 		run, keep = daemonPodFits(n, s.tolerations)
+		if n.Annotations[AnnKubelet] == KubeletDead {
+			// The node's kubelet (or VM) is down: its lvmd and topolvm-node are not running and
+			// nothing starts them until it is back; the disks stay (same UID and system UUID).
+			run, keep = false, false
+		}
 	}
 	// The VM: the same disks while the Node keeps its UID and system UUID (a reboot changes
 	// only the boot ID).

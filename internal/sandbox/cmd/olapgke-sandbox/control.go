@@ -33,6 +33,10 @@ import (
 //	POST /v1/nodes/{name}:reboot                            {}
 //	    the VM restarts in place (new boot ID; same instance ID, system UUID, machine ID and
 //	    Local SSD data); answers {"node": ..., "previousBootID": ..., "bootID": ...}
+//	POST /v1/nodes/{name}:kubelet                           {"state": "dead" | "alive"}
+//	    dead: the node's kubelet stops (no Lease renewal, no status, no Pod deletion confirmed,
+//	    TopoLVM's agent down, disks kept): the node lifecycle controller marks it Unknown and
+//	    unreachable after its grace period; alive: undoes it. Answers {"node": ..., "state": ...}
 //	POST /v1/clusters/{project}/{location}/{cluster}:operation  {"type": "UPGRADE_MASTER" | "UPDATE_CLUSTER", "seconds": N}
 //	    starts a cluster-wide operation lasting N seconds; answers at once
 //	POST /v1/quota                                          {"concurrentOperations": N}
@@ -79,9 +83,24 @@ func controlHandler(srv *gke.Server) http.Handler {
 			writeJSON(w, http.StatusOK, map[string]string{"node": name, "previousBootID": prev, "bootID": boot})
 			return
 		}
+		if name, ok := strings.CutSuffix(rest, ":kubelet"); ok && name != "" && !strings.Contains(name, "/") {
+			var body struct {
+				State gke.KubeletState `json:"state"`
+			}
+			if !readBody(w, r, &body) {
+				return
+			}
+			if err := srv.SetKubelet(r.Context(), name, body.State); err != nil {
+				writeError(w, err)
+				return
+			}
+			klog.InfoS("control: kubelet set", "node", name, "state", body.State)
+			writeJSON(w, http.StatusOK, map[string]string{"node": name, "state": string(body.State)})
+			return
+		}
 		name, ok := strings.CutSuffix(rest, ":recreate")
 		if !ok || name == "" || strings.Contains(name, "/") {
-			writeError(w, status.Errorf(codes.NotFound, "no such control call %s: use /v1/nodes/{name}:recreate or :reboot", r.URL.Path))
+			writeError(w, status.Errorf(codes.NotFound, "no such control call %s: use /v1/nodes/{name}:recreate, :reboot or :kubelet", r.URL.Path))
 			return
 		}
 		var body struct {
