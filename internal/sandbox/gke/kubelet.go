@@ -116,8 +116,8 @@ func (s *Server) SetKubelet(ctx context.Context, name string, state KubeletState
 	return nil
 }
 
-// setLeaseHolder makes l the Lease of a dead kubelet (held by DeadKubeletHolder; its renewTime, the
-// kubelet's last renewal, never moves again) or frees it for KWOK (no holder: KWOK's next sync acquires it as a transition,
+// setLeaseHolder makes l the Lease of a dead kubelet (held by DeadKubeletHolder, renewed now for the
+// last time) or frees it for KWOK (no holder: KWOK's next sync acquires it as a transition,
 // which makes it manage the node again).
 func setLeaseHolder(l *coordinationv1.Lease, state KubeletState, now time.Time) {
 	if state == KubeletAlive {
@@ -130,9 +130,12 @@ func setLeaseHolder(l *coordinationv1.Lease, state KubeletState, now time.Time) 
 	secs := int32(deadLeaseSeconds)
 	l.Spec.HolderIdentity = &holder
 	l.Spec.LeaseDurationSeconds = &secs
-	if l.Spec.RenewTime == nil {
-		l.Spec.RenewTime = &metav1.MicroTime{Time: now}
-	} // else the kubelet's last renewal stays the last one
+	// The kubelet's last renewal: this write must move renewTime. The node lifecycle controller
+	// remembers the Lease it last saw renewed and, before marking a node Unknown, checks that the
+	// live Lease is still that one (same resourceVersion: kubernetes v1.37.2
+	// node_lifecycle_controller.go tryUpdateNodeHealth, NodeControllerLeaseCircuitBreaker);
+	// a write that left renewTime alone would read as a cache it cannot trust, for ever.
+	l.Spec.RenewTime = &metav1.MicroTime{Time: now}
 
 }
 
