@@ -246,12 +246,12 @@ run "gates_reach_the_migration" {
   variables {
     gates = [
       {
-        name     = "segments-loaded"
+        name     = "wikipedia-loaded"
         interval = "15s"
         http = {
-          url              = "http://druid-coordinator.olap.svc:8081/druid/coordinator/v1/loadstatus?simple"
+          url              = "http://druid-coordinator.olap.svc:8081/druid/coordinator/v1/loadstatus?full"
           headers_from_env = { Authorization = "DRUID_BASIC_AUTH" }
-          expect_json_path = "$.wikipedia"
+          expect_json_path = "$._default_tier.wikipedia"
           expect_value     = "0"
         }
       },
@@ -264,7 +264,7 @@ run "gates_reach_the_migration" {
     error_message = "each gate of var.gates must become a gate block of the migration"
   }
   assert {
-    condition     = olapgke_statefulset_migration.this.gate[0].http.expect_json_path == "$.wikipedia" && olapgke_statefulset_migration.this.gate[0].http.headers_from_env["Authorization"] == "DRUID_BASIC_AUTH" && olapgke_statefulset_migration.this.gate[0].timeout == "30m"
+    condition     = olapgke_statefulset_migration.this.gate[0].http.expect_json_path == "$._default_tier.wikipedia" && olapgke_statefulset_migration.this.gate[0].http.headers_from_env["Authorization"] == "DRUID_BASIC_AUTH" && olapgke_statefulset_migration.this.gate[0].timeout == "30m"
     error_message = "the HTTP gate must carry its path, value, environment headers and default timeout"
   }
   assert {
