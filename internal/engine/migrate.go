@@ -77,6 +77,11 @@ type MigrationRun struct {
 	Gates []planner.Gate
 	// HTTPClient sends the HTTP gates' requests (default http.DefaultClient).
 	HTTPClient *http.Client
+	// ForceDeleteOnUnreachableNodes: an ordinal whose Pod is on a node that does not answer
+	// (planner.PodOnUnreachableNode) has its Pod force-deleted (grace period 0) and is moved;
+	// without it the migration stops at that ordinal before deleting anything of it, or, when
+	// its Pod is already Terminating there, at once instead of waiting out OrdinalTimeout.
+	ForceDeleteOnUnreachableNodes bool
 }
 
 // MigratedOrdinal is one finished ordinal.
@@ -107,6 +112,8 @@ type MigrationError struct {
 	Quote string
 	// Reason is what the ordinal was waiting for or why it failed.
 	Reason string
+	// Node is the node at fault (CauseUnreachableNode), "" otherwise.
+	Node string
 	// Timeout is true when the per-ordinal timeout (or ctx) ended the wait.
 	Timeout bool
 	Err     error
@@ -184,7 +191,7 @@ func Migrate(ctx context.Context, kube kubernetes.Interface, run MigrationRun) e
 	defer w.stop()
 
 	m := &migrator{run: run, kube: kube, w: w, setUID: set.UID, total: len(run.Ordinals),
-		deleted: map[types.UID]bool{}, pending: map[int32]bool{}, finished: map[int32]finishedOrdinal{}}
+		deleted: map[types.UID]bool{}, forced: map[types.UID]bool{}, pending: map[int32]bool{}, finished: map[int32]finishedOrdinal{}}
 	for _, o := range stsutil.GatesPending(set) {
 		m.pending[o] = true
 	}
@@ -259,6 +266,8 @@ type migrator struct {
 	total   int
 	started int
 	deleted map[types.UID]bool
+	// forced are the Pods this run force-deleted (ForceDeleteOnUnreachableNodes).
+	forced map[types.UID]bool
 	// pending is what the StatefulSet's pending-gates annotation says (as this run wrote it).
 	pending map[int32]bool
 	// finished are the ordinals whose step ended, until their gates pass.
@@ -343,6 +352,18 @@ func (m *migrator) judgeBatch(v *planner.Migration, set *appsv1.StatefulSet, rem
 			m.run.Namespace, m.run.Name, set.Status.UpdateRevision, r)}
 	}
 	batch := v.Batch(remaining, m.run.Parallelism)
+	// A Pod on a node that does not answer would stay Terminating: stop before deleting
+	// anything of its ordinal, unless the user accepted to force-delete it.
+	if !m.run.ForceDeleteOnUnreachableNodes {
+		for _, o := range batch {
+			if m.run.Actions[o] == planner.MigrationGate {
+				continue
+			}
+			if u := v.Unreachable(o, m.run.Clock.Now()); u != nil {
+				return nil, "", unreachableError(*u, "check", false)
+			}
+		}
+	}
 	// Place every ordinal of the batch again against the live cluster, as the plan did (the
 	// watcher keeps every Pod, CSIDriver, CSINode and capacity the scheduler reads), before
 	// anything of it is deleted. While a step does not fit only because TopoLVM is not ready
@@ -465,6 +486,24 @@ func (m *migrator) moveBatch(ctx context.Context, v *planner.Migration, batch []
 			for range maxStepsPerLook {
 				st := v.NextStep(r.o, m.run.Claims, r.progress, m.run.MinReady, now)
 				r.last = st
+				if u := m.oldPodUnreachable(v, s, r.o, st, now); u != nil {
+					if !m.run.ForceDeleteOnUnreachableNodes {
+						return nil, unreachableError(*u, string(st.Kind), len(m.deletedOf(s, r.o)) > 0)
+					}
+					if u.Terminating && st.Kind == planner.StepWait {
+						// Already deleted (by this run, an earlier one or taint eviction) and its
+						// PVCs too (NextStep deletes them first, so that the controller cannot
+						// give the new Pod an old claim): finish it.
+						var acted bool
+						if acted, err = m.forceDelete(ctx, s, r, *u, now); err != nil {
+							return nil, err
+						}
+						if acted {
+							v = planner.NewMigration(s)
+							continue
+						}
+					}
+				}
 				if st.Kind == planner.StepDeletePVCs && r.action == planner.MigrationRestart {
 					return nil, &MigrationError{Ordinal: r.o, Pod: stsutil.PodName(m.run.Name, r.o), Phase: string(st.Kind),
 						Reason: "the plan restarts this ordinal in place, keeping its PVCs, but the live state now needs them recreated (" +
@@ -551,14 +590,25 @@ func (m *migrator) act(ctx context.Context, s *planner.Snapshot, r *ordinalRun, 
 			return 0, false, nil
 		}
 		uid := st.Pod.UID
-		err := m.kube.CoreV1().Pods(m.run.Namespace).Delete(ctx, st.Pod.Name, metav1.DeleteOptions{
-			Preconditions: &metav1.Preconditions{UID: &uid}})
+		opts := metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}}
+		force := m.run.ForceDeleteOnUnreachableNodes && planner.PodOnUnreachableNode(podOf(s, st.Pod.Name), nodeOf(s, st.Node), now) != nil
+		if force {
+			// No kubelet would confirm a graceful delete: remove the object at once, as
+			// `kubectl delete pod --grace-period=0 --force` does.
+			opts.GracePeriodSeconds = ptr.To[int64](0)
+		}
+		err := m.kube.CoreV1().Pods(m.run.Namespace).Delete(ctx, st.Pod.Name, opts)
 		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
 			return 0, false, &MigrationError{Ordinal: r.o, Pod: pod, Phase: string(st.Kind), Reason: "deleting Pod " + st.Pod.Name, Err: err}
 		}
 		m.deleted[uid] = true
-		m.logf(r.o, r.idx, "Pod %s deleted from node %s (%s)", st.Pod.Name, st.Node, st.Reason)
-		return 0, !apierrors.IsConflict(err) && expectPodDeleted(s, uid, apierrors.IsNotFound(err), now), nil
+		if force {
+			m.logf(r.o, r.idx, "Pod %s force-deleted (grace period 0) from unreachable node %s (%s)", st.Pod.Name, st.Node, st.Reason)
+		} else {
+			m.logf(r.o, r.idx, "Pod %s deleted from node %s (%s)", st.Pod.Name, st.Node, st.Reason)
+		}
+		gone := apierrors.IsNotFound(err) || (force && err == nil)
+		return 0, !apierrors.IsConflict(err) && expectPodDeleted(s, uid, gone, now), nil
 	case planner.StepWait:
 		if !r.logged[st.Reason] {
 			r.logged[st.Reason] = true
@@ -583,6 +633,79 @@ func (m *migrator) act(ctx context.Context, s *planner.Snapshot, r *ordinalRun, 
 		return 0, false, &MigrationError{Ordinal: r.o, Pod: pod, Phase: string(st.Kind), Reason: st.Reason}
 	}
 	return 0, false, nil
+}
+
+// oldPodUnreachable is planner.Migration.Unreachable for the Pod that step st of ordinal o is
+// about to delete (delete_pvcs, delete_pod) or waits to go (Terminating); nil for a new Pod
+// or when its node answers.
+func (m *migrator) oldPodUnreachable(v *planner.Migration, s *planner.Snapshot, o int32, st planner.Step, now time.Time) *planner.UnreachableOrdinal {
+	switch st.Kind {
+	case planner.StepDeletePVCs, planner.StepDeletePod:
+	case planner.StepWait:
+		if p := podOf(s, stsutil.PodName(m.run.Name, o)); p == nil || p.DeletionTimestamp == nil {
+			return nil
+		}
+	default:
+		return nil
+	}
+	return v.Unreachable(o, now)
+}
+
+// deletedOf are the PVCs and Pods of ordinal o this run deleted.
+func (m *migrator) deletedOf(s *planner.Snapshot, o int32) []string {
+	var out []string
+	if p := podOf(s, stsutil.PodName(m.run.Name, o)); p != nil && m.deleted[p.UID] {
+		out = append(out, "Pod "+p.Name)
+	}
+	for _, c := range m.run.Claims {
+		name := stsutil.ClaimPVCName(c, m.run.Name, o)
+		for i := range s.PVCs {
+			if s.PVCs[i].Name == name && m.deleted[s.PVCs[i].UID] {
+				out = append(out, "PVC "+name)
+			}
+		}
+	}
+	return out
+}
+
+// forceDelete removes ordinal o's Terminating Pod on an unreachable node with grace period 0
+// (once per Pod), and applies it to s. It reports whether s changed.
+func (m *migrator) forceDelete(ctx context.Context, s *planner.Snapshot, r *ordinalRun, u planner.UnreachableOrdinal, now time.Time) (bool, error) {
+	p := podOf(s, u.Pod)
+	if p == nil || m.forced[p.UID] {
+		return false, nil
+	}
+	uid := p.UID
+	err := m.kube.CoreV1().Pods(m.run.Namespace).Delete(ctx, u.Pod, metav1.DeleteOptions{
+		GracePeriodSeconds: ptr.To[int64](0), Preconditions: &metav1.Preconditions{UID: &uid}})
+	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		return false, &MigrationError{Ordinal: r.o, Pod: u.Pod, Phase: string(planner.StepWait), Reason: "force-deleting Pod " + u.Pod, Err: err}
+	}
+	m.forced[uid], m.deleted[uid] = true, true
+	m.logf(r.o, r.idx, "Pod %s was Terminating on unreachable node %s (%s): force-deleted (grace period 0)", u.Pod, u.Node, u.Why)
+	return !apierrors.IsConflict(err) && expectPodDeleted(s, uid, true, now), nil
+}
+
+// unreachableError stops ordinal u.Ordinal because its Pod is on a node that does not answer.
+// deleted says whether this run already deleted something of it.
+func unreachableError(u planner.UnreachableOrdinal, phase string, deleted bool) *MigrationError {
+	reason := fmt.Sprintf("its Pod %s is on node %s, which does not answer", u.Pod, u.Node)
+	if u.Terminating {
+		reason = fmt.Sprintf("its Pod %s is Terminating on node %s, which does not answer: no kubelet will confirm the deletion", u.Pod, u.Node)
+	} else if !deleted {
+		reason += "; stopped before deleting anything of this ordinal"
+	}
+	return &MigrationError{Ordinal: u.Ordinal, Pod: u.Pod, Phase: phase, Reason: reason,
+		Source: "node " + u.Node, Quote: u.Why, Cause: planner.CauseUnreachableNode, Node: u.Node}
+}
+
+func nodeOf(s *planner.Snapshot, name string) *corev1.Node {
+	for i := range s.Nodes {
+		if s.Nodes[i].Name == name {
+			return &s.Nodes[i]
+		}
+	}
+	return nil
 }
 
 // expectPVCDeleted applies an accepted delete of the PVC with uid to s: gone

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/olapgke/terraform-provider-olapgke/internal/stsutil"
 	appsv1 "k8s.io/api/apps/v1"
@@ -73,6 +74,11 @@ type MigrationOptions struct {
 	// gates (stsutil.AnnotationGatesPending) and that need no step are planned as
 	// MigrationGate, ahead of every other step.
 	Gated bool
+	// ForceDeleteOnUnreachableNodes: an ordinal whose Pod is on a node that does not answer
+	// (Unreachable) is moved anyway, its Pod force-deleted, instead of being a problem.
+	ForceDeleteOnUnreachableNodes bool
+	// Now is when node conditions are judged (NodeUnreachable); zero: the taints alone.
+	Now time.Time
 }
 
 // Move is one ordinal the migration replaces: restarts in place or moves.
@@ -109,6 +115,9 @@ const (
 	// ProblemUnschedulable: a restarted or moved Pod could not be placed
 	// after the steps before it.
 	ProblemUnschedulable MigrationProblemKind = "unschedulable"
+	// ProblemUnreachableNode: the Pod of an ordinal to replace is on a node that does not
+	// answer (NodeUnreachable): its deletion would never be confirmed.
+	ProblemUnreachableNode MigrationProblemKind = "unreachable_node"
 )
 
 // MigrationProblem is a reason the migration cannot succeed.
@@ -140,6 +149,9 @@ type MigrationPlan struct {
 	// template says (OthersDown): with RequireOthersReady the apply waits for them before its
 	// first batch (no problem then).
 	OthersComingUp []string
+	// Unreachable are the steps whose Pod is on a node that does not answer: problems, or with
+	// ForceDeleteOnUnreachableNodes the Pods the apply force-deletes.
+	Unreachable []UnreachableOrdinal
 }
 
 // OK reports whether the plan has no problems.
@@ -358,6 +370,15 @@ func (v *Migration) Plan(opt MigrationOptions) MigrationPlan {
 	if w := v.topoLVMWait(steps, plan.Claims, plan.Problems); len(w) > 0 {
 		plan.TopoLVMWaits = w
 		plan.Problems = slices.DeleteFunc(plan.Problems, func(p MigrationProblem) bool { return placementProblem(p.Kind) })
+	}
+
+	// Pods on nodes that do not answer: deleting them is never confirmed.
+	plan.Unreachable = v.unreachableSteps(steps, opt.Now)
+	if !opt.ForceDeleteOnUnreachableNodes {
+		for _, u := range plan.Unreachable {
+			plan.Problems = append(plan.Problems, MigrationProblem{Kind: ProblemUnreachableNode, Ordinal: u.Ordinal,
+				Message: u.Describe()})
+		}
 	}
 
 	// Strategy (a restart needs OnDelete by construction: see need).

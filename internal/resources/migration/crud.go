@@ -156,15 +156,16 @@ func (r *migrationResource) apply(ctx context.Context, plan resourceModel, cfgGa
 	}
 	run := engine.MigrationRun{
 		Namespace: ns, Name: name, Ordinals: ordinals, Actions: actions, Claims: claims,
-		UpdateRevision:     plannedRev,
-		Parallelism:        ev.plan.Parallelism,
-		RequireOthersReady: plan.RequireOthersReady.ValueBool(),
-		MinReady:           time.Duration(plan.MinReadySeconds.ValueInt64()) * time.Second,
-		OrdinalTimeout:     parseDuration(plan.OrdinalTimeout, DefaultOrdinalTimeout),
-		UnschedulableGrace: parseDuration(plan.UnschedulableTimeout, DefaultUnschedulable),
-		Resync:             r.resync,
-		Placement:          placement,
-		Gates:              gates,
+		UpdateRevision:                plannedRev,
+		Parallelism:                   ev.plan.Parallelism,
+		RequireOthersReady:            plan.RequireOthersReady.ValueBool(),
+		ForceDeleteOnUnreachableNodes: plan.ForceDeleteOnUnreachableNodes.ValueBool(),
+		MinReady:                      time.Duration(plan.MinReadySeconds.ValueInt64()) * time.Second,
+		OrdinalTimeout:                parseDuration(plan.OrdinalTimeout, DefaultOrdinalTimeout),
+		UnschedulableGrace:            parseDuration(plan.UnschedulableTimeout, DefaultUnschedulable),
+		Resync:                        r.resync,
+		Placement:                     placement,
+		Gates:                         gates,
 		Log: func(line string) {
 			tflog.Info(ctx, line, map[string]any{"statefulset": ns + "/" + name})
 		},
@@ -201,6 +202,9 @@ func (r *migrationResource) Read(ctx context.Context, req resource.ReadRequest, 
 	}
 	if st.RequireOthersReady.IsNull() {
 		st.RequireOthersReady = types.BoolValue(true)
+	}
+	if st.ForceDeleteOnUnreachableNodes.IsNull() {
+		st.ForceDeleteOnUnreachableNodes = types.BoolValue(false)
 	}
 	if st.OrdinalTimeout.IsNull() {
 		st.OrdinalTimeout = types.StringValue(DefaultOrdinalTimeout)
@@ -289,6 +293,14 @@ func migrationDiagnostic(ns, name string, ordinals []int32, completed []complete
 		})
 	}
 	var me *engine.MigrationError
+	if errors.As(err, &me) && me.Cause == planner.CauseUnreachableNode {
+		return diagnostics.Error("Ordinal On Unreachable Node", diagnostics.Detail{
+			Checked: checked,
+			Found: fmt.Sprintf("Ordinal %d stopped: %s. Node %s: %s. Ordinals that were not being moved were not touched.",
+				me.Ordinal, me.Reason, me.Node, me.Quote),
+			Do: unreachableDo + " " + kept,
+		})
+	}
 	if errors.As(err, &me) {
 		summary := "Migration Step Failed"
 		switch {

@@ -14,24 +14,25 @@ import (
 )
 
 type resourceModel struct {
-	ID                   types.String   `tfsdk:"id"`
-	Namespace            types.String   `tfsdk:"namespace"`
-	StatefulSet          types.String   `tfsdk:"statefulset"`
-	Ordinals             types.List     `tfsdk:"ordinals"`
-	Order                types.String   `tfsdk:"order"`
-	VolumeClaims         types.List     `tfsdk:"volume_claims"`
-	MaxUnavailable       types.Int64    `tfsdk:"max_unavailable"`
-	MinReadySeconds      types.Int64    `tfsdk:"min_ready_seconds"`
-	RequireOthersReady   types.Bool     `tfsdk:"require_others_ready"`
-	OrdinalTimeout       types.String   `tfsdk:"ordinal_timeout"`
-	UnschedulableTimeout types.String   `tfsdk:"unschedulable_timeout"`
-	PlannedManifest      types.String   `tfsdk:"planned_manifest"`
-	Triggers             types.Map      `tfsdk:"triggers"`
-	Moves                types.List     `tfsdk:"moves"`
-	UpdateRevision       types.String   `tfsdk:"update_revision"`
-	Completed            types.List     `tfsdk:"completed"`
-	Gates                types.List     `tfsdk:"gate"`
-	Timeouts             timeouts.Value `tfsdk:"timeouts"`
+	ID                            types.String   `tfsdk:"id"`
+	Namespace                     types.String   `tfsdk:"namespace"`
+	StatefulSet                   types.String   `tfsdk:"statefulset"`
+	Ordinals                      types.List     `tfsdk:"ordinals"`
+	Order                         types.String   `tfsdk:"order"`
+	VolumeClaims                  types.List     `tfsdk:"volume_claims"`
+	MaxUnavailable                types.Int64    `tfsdk:"max_unavailable"`
+	MinReadySeconds               types.Int64    `tfsdk:"min_ready_seconds"`
+	RequireOthersReady            types.Bool     `tfsdk:"require_others_ready"`
+	ForceDeleteOnUnreachableNodes types.Bool     `tfsdk:"force_delete_on_unreachable_nodes"`
+	OrdinalTimeout                types.String   `tfsdk:"ordinal_timeout"`
+	UnschedulableTimeout          types.String   `tfsdk:"unschedulable_timeout"`
+	PlannedManifest               types.String   `tfsdk:"planned_manifest"`
+	Triggers                      types.Map      `tfsdk:"triggers"`
+	Moves                         types.List     `tfsdk:"moves"`
+	UpdateRevision                types.String   `tfsdk:"update_revision"`
+	Completed                     types.List     `tfsdk:"completed"`
+	Gates                         types.List     `tfsdk:"gate"`
+	Timeouts                      timeouts.Value `tfsdk:"timeouts"`
 }
 
 var volumeType = types.ObjectType{AttrTypes: map[string]attr.Type{

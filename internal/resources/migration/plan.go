@@ -105,6 +105,9 @@ func (r *migrationResource) ModifyPlan(ctx context.Context, req resource.ModifyP
 	if w := othersComingUpDiagnostic(plan, ev); w != nil {
 		resp.Diagnostics.Append(w)
 	}
+	if w := unreachableWarning(plan, ev); w != nil {
+		resp.Diagnostics.Append(w)
+	}
 	if flux := ev.view.InFlux(ev.plan.Claims); len(flux) > 0 {
 		// Terraform plans again at apply and requires the same known values:
 		// while Pods and PVCs are changing (a step under way, for example after
@@ -272,6 +275,9 @@ func options(ctx context.Context, m resourceModel, claims types.List) (planner.M
 		MaxUnavailable:     int(m.MaxUnavailable.ValueInt64()),
 		RequireOthersReady: m.RequireOthersReady.IsNull() || m.RequireOthersReady.ValueBool(),
 		Gated:              !m.Gates.IsNull() && !m.Gates.IsUnknown() && len(m.Gates.Elements()) > 0,
+		// Unknown at plan (an expression): judged as false, the safe answer; apply knows it.
+		ForceDeleteOnUnreachableNodes: m.ForceDeleteOnUnreachableNodes.ValueBool(),
+		Now:                           time.Now(),
 	}
 	if opts.Order == "" {
 		opts.Order = planner.OrderDescending
@@ -359,6 +365,36 @@ func othersComingUpDiagnostic(m resourceModel, ev *evaluation) diag.Diagnostic {
 	})
 }
 
+// unreachableDo is what a user can do about an ordinal whose Pod is on a node that does not
+// answer (planner.ProblemUnreachableNode, planner.CauseUnreachableNode).
+const unreachableDo = "The apply cannot move this ordinal as it is: a Pod deleted on that node stays " +
+	"Terminating until its kubelet answers again or the Pod is force-deleted, and the ordinal's Local " +
+	"SSD data there cannot be read from anywhere else. Either bring the node back (or wait for GKE's " +
+	"auto-repair to replace it) and apply again, leave the ordinal out of `ordinals` to move the others " +
+	"now, or give up that data: set force_delete_on_unreachable_nodes = true and the apply force-deletes " +
+	"the Pod (grace period 0) and moves the ordinal onto new, empty PVCs on the target."
+
+// unreachableWarning is the plan's word, with force_delete_on_unreachable_nodes = true, on the
+// ordinals whose Pod the apply force-deletes; nil when there are none.
+func unreachableWarning(m resourceModel, ev *evaluation) diag.Diagnostic {
+	u := ev.plan.Unreachable
+	if len(u) == 0 || !m.ForceDeleteOnUnreachableNodes.ValueBool() {
+		return nil
+	}
+	var lines []string
+	for _, x := range u {
+		lines = append(lines, x.Describe())
+	}
+	return diagnostics.AttributeWarning(path.Root("force_delete_on_unreachable_nodes"), "Pods On Unreachable Nodes Will Be Force-Deleted", diagnostics.Detail{
+		Checked: fmt.Sprintf("The nodes of the Pods this migration replaces in StatefulSet %s/%s.",
+			m.Namespace.ValueString(), m.StatefulSet.ValueString()),
+		Found: fmt.Sprintf("%d of them do not answer: %s.", len(u), strings.Join(lines, "; ")),
+		Do: "Nothing, if that data may go: with force_delete_on_unreachable_nodes = true the apply deletes " +
+			"their PVCs, force-deletes the Pods (grace period 0) and moves them onto new, empty PVCs; the Local " +
+			"SSD data on those nodes is abandoned. Set it to false to keep it and wait for the nodes instead.",
+	})
+}
+
 // problemDiagnostics maps preflight problems to errors on the attribute at fault.
 func problemDiagnostics(m resourceModel, ev *evaluation) diag.Diagnostics {
 	var diags diag.Diagnostics
@@ -398,6 +434,8 @@ func problemDiagnostics(m resourceModel, ev *evaluation) diag.Diagnostics {
 			}
 		case planner.ProblemPDB:
 			at, summary, do = path.Root("max_unavailable"), "PodDisruptionBudget Forbids Migration", "Wait until every Pod is Ready or relax the PodDisruptionBudget."
+		case planner.ProblemUnreachableNode:
+			at, summary, do = path.Root("force_delete_on_unreachable_nodes"), "Ordinal On Unreachable Node", unreachableDo
 		case planner.ProblemOthersUnhealthy:
 			at, summary, do = path.Root("require_others_ready"), "Other Ordinals Not Ready",
 				"Bring those ordinals back to Ready, include them in the migration, or set require_others_ready = false."

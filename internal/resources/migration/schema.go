@@ -106,6 +106,20 @@ func (r *migrationResource) Schema(ctx context.Context, _ resource.SchemaRequest
 				Optional: true, Computed: true, Default: booldefault.StaticBool(true),
 				MarkdownDescription: "Refuse (at plan and before each ordinal) while an ordinal that is not being moved is not Running and Ready; wait instead (up to `ordinal_timeout`) for one that is only starting where and as the template says (an earlier step's Pod, not Ready yet). Default true.",
 			},
+			"force_delete_on_unreachable_nodes": schema.BoolAttribute{
+				Optional: true, Computed: true, Default: booldefault.StaticBool(false),
+				MarkdownDescription: "What to do with an ordinal whose Pod is on a node that does not answer: its Ready " +
+					"condition Unknown or False (for 40 s), or the node lifecycle controller's " +
+					"`node.kubernetes.io/unreachable` or `node.kubernetes.io/not-ready` NoExecute taint. No kubelet " +
+					"confirms a deletion there, so a deleted Pod stays Terminating until the node comes back, the Node " +
+					"object is deleted, or the Pod is force-deleted, and the ordinal's Local SSD data on that node cannot " +
+					"be read from anywhere else. `false` (default): the plan refuses such an ordinal, and the apply stops " +
+					"at it before deleting anything of it (or at once, when its Pod is already Terminating there) instead " +
+					"of waiting out `ordinal_timeout`. `true`: **the data on that node is abandoned**: the apply deletes " +
+					"the ordinal's PVCs, force-deletes its Pod (grace period 0, as `kubectl delete --force " +
+					"--grace-period=0`; if the node was only partitioned, its containers may still run until its " +
+					"kubelet returns and stops them) and moves it, creating new, empty PVCs on the target.",
+			},
 			"ordinal_timeout": schema.StringAttribute{
 				Optional: true, Computed: true, Default: stringdefault.StaticString(DefaultOrdinalTimeout),
 				MarkdownDescription: "How long one ordinal (or batch) may take from its first deletion to the end of its soak, e.g. `10m` (default).",
