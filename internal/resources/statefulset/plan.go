@@ -423,8 +423,11 @@ func verdictDiagnostics(m *manifest, p *planner.Plan, allowUnschedulable bool) d
 		d := diagnostics.Detail{
 			Checked: "For every ordinal this apply recreates or creates: whether a node satisfies the new Pod's nodeSelector, required node affinity and tolerations and also the node affinity of every PV the Pod keeps (local PVs are pinned to one node by topology.topolvm.io/node).",
 			Found:   fmt.Sprintf("StatefulSet %s would get Pods that can never schedule; they would stay Pending and stall the rollout:\n%s", set, strings.Join(lines, "\n")),
-			Do: "Keep these ordinals on their current Pods: set spec.updateStrategy.type = \"OnDelete\" (or raise spec.updateStrategy.rollingUpdate.partition above the highest ordinal listed) and apply, " +
-				"then move the ordinals one at a time with the olapgke_statefulset_migration resource (it deletes each ordinal's PVCs and Pod and waits until it is Ready on the new nodes). " +
+			Do: "Keep these ordinals on their current Pods: set spec.updateStrategy.type = \"OnDelete\" in the same change as the template and apply (no Pod restarts), " +
+				"then move the ordinals with the olapgke_statefulset_migration resource (it deletes each ordinal's PVCs and Pod and waits until it is Ready on the new nodes; " +
+				"with depends_on on this resource it can run in the same apply). " +
+				"A rollingUpdate.partition above every ordinal does not do: the migration refuses it while the template change is pending, " +
+				"because the controller would recreate a deleted Pod from the old revision. " +
 				"To apply anyway and leave the Pods Pending, set allow_unschedulable = true.",
 		}
 		if len(p.TopoLVMWaits) > 0 {

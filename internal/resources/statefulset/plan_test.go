@@ -76,10 +76,15 @@ func TestVerdictDiagnostics(t *testing.T) {
 						}
 					}
 				}
-				for _, s := range []string{"OnDelete", "partition", "olapgke_statefulset_migration", "allow_unschedulable"} {
+				for _, s := range []string{"OnDelete", "olapgke_statefulset_migration", "allow_unschedulable", "partition above every ordinal does not do"} {
 					if !strings.Contains(detail, s) {
 						t.Errorf("error detail does not say %q", s)
 					}
+				}
+				// A partition above every ordinal is refused by the migration while the template
+				// change is pending: never offered as a way to proceed.
+				if strings.Contains(detail, "raise spec.updateStrategy.rollingUpdate.partition") {
+					t.Errorf("error detail still advises raising the partition:\n%s", detail)
 				}
 			}
 		})
