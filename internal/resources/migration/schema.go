@@ -176,8 +176,10 @@ func (r *migrationResource) Schema(ctx context.Context, _ resource.SchemaRequest
 					"`status.updateRevision`. Apply checks it before the first step.",
 			},
 			"completed": schema.ListNestedAttribute{
-				Computed:            true,
-				MarkdownDescription: "Ordinals this resource has moved (latest move per ordinal), with how long each took. Saved after every ordinal, also when an apply fails.",
+				Computed: true,
+				MarkdownDescription: "Ordinals this resource has moved (latest move per ordinal), with how long each took. " +
+					"Terraform receives it once, when the apply ends (finished, failed, timed out or stopped by an interrupt), not after each ordinal; " +
+					"a killed apply records none of its moves here, and the next plan finds them done from the cluster.",
 				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
 					"ordinal":          schema.Int64Attribute{Computed: true},
 					"action":           schema.StringAttribute{Computed: true, Description: "`restart` or `move`."},
