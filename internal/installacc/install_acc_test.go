@@ -267,7 +267,7 @@ func readRelease(dir, gnupg string) (*artefacts, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		if h, name, ok := strings.Cut(sc.Text(), "  "); ok {
@@ -280,7 +280,8 @@ func readRelease(dir, gnupg string) (*artefacts, error) {
 	}
 	for _, e := range entries {
 		name := e.Name()
-		if !strings.HasPrefix(name, prefix) || !(strings.HasSuffix(name, ".zip") || strings.HasSuffix(name, "_manifest.json")) {
+		registryFile := strings.HasSuffix(name, ".zip") || strings.HasSuffix(name, "_manifest.json")
+		if !strings.HasPrefix(name, prefix) || !registryFile {
 			continue
 		}
 		b, err := os.ReadFile(filepath.Join(dir, name))
@@ -366,7 +367,7 @@ func zipH1(b []byte, executable string) (string, error) {
 	slices.SortFunc(files, func(a, b entry) int { return strings.Compare(a.name, b.name) })
 	summary := sha256.New()
 	for _, f := range files {
-		fmt.Fprintf(summary, "%s  %s\n", f.sum, f.name)
+		_, _ = fmt.Fprintf(summary, "%s  %s\n", f.sum, f.name)
 	}
 	sum := summary.Sum(nil)
 	return "h1:" + base64.StdEncoding.EncodeToString(sum[:]), nil
