@@ -614,16 +614,22 @@ func (v *Migration) strategyProblem(rng []int32) (MigrationProblem, bool) {
 	if len(rng) > 0 {
 		highest = rng[len(rng)-1]
 	}
-	if partition <= highest {
-		return MigrationProblem{Kind: ProblemStrategy, Ordinal: -1, Message: fmt.Sprintf(
-			"StatefulSet %s/%s uses RollingUpdate with partition %d: the controller itself replaces ordinals %d..%d "+
-				"whenever the template changes, keeping their PVCs (the Pods then cannot leave the nodes their PVs are pinned to). "+
-				"Set updateStrategy.type to OnDelete (or a partition above %d) before migrating",
-			v.set.Namespace, v.set.Name, partition, max(partition, rngStart(rng)), highest, highest)}, true
-	}
 	pending := v.live.Status.CurrentRevision != "" && v.live.Status.CurrentRevision != v.live.Status.UpdateRevision
 	if v.s.Desired != nil && !placementEqual(&v.s.Desired.Spec.Template, &v.live.Spec.Template) {
 		pending = true
+	}
+	if partition <= highest {
+		// A partition above every ordinal is no way out while a template change is pending (the
+		// second refusal below): offer it only when none is.
+		alt := ""
+		if !pending {
+			alt = fmt.Sprintf(" (or a partition above %d)", highest)
+		}
+		return MigrationProblem{Kind: ProblemStrategy, Ordinal: -1, Message: fmt.Sprintf(
+			"StatefulSet %s/%s uses RollingUpdate with partition %d: the controller itself replaces ordinals %d..%d "+
+				"whenever the template changes, keeping their PVCs (the Pods then cannot leave the nodes their PVs are pinned to). "+
+				"Set updateStrategy.type to OnDelete%s before migrating",
+			v.set.Namespace, v.set.Name, partition, max(partition, rngStart(rng)), highest, alt)}, true
 	}
 	if pending {
 		return MigrationProblem{Kind: ProblemStrategy, Ordinal: -1, Message: fmt.Sprintf(

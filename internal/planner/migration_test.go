@@ -39,7 +39,9 @@ func TestPlanMigration(t *testing.T) {
 		wantProbs   []MigrationProblemKind
 		wantPar     int
 		wantInProbs string // substring of the joined problem messages
-		wantReason  string // substring of the first move's reason
+		// notInProbs must not appear in them (advice that would lead to the next refusal).
+		notInProbs string
+		wantReason string // substring of the first move's reason
 		// wantActions are the moves' actions in order; nil: every one "move".
 		wantActions []MigrationAction
 	}{
@@ -270,7 +272,17 @@ func TestPlanMigration(t *testing.T) {
 				w.s.Live.Spec.UpdateStrategy = appsv1.StatefulSetUpdateStrategy{Type: appsv1.RollingUpdateStatefulSetStrategyType}
 			},
 			wantMoves: []int32{2, 1, 0}, wantProbs: []MigrationProblemKind{ProblemStrategy}, wantPar: 1,
-			wantInProbs: "RollingUpdate with partition 0",
+			// The template change is pending: a partition above every ordinal would be refused
+			// next, so only OnDelete is offered.
+			wantInProbs: "RollingUpdate with partition 0", notInProbs: "partition above",
+		},
+		"RollingUpdate without partition and nothing pending offers a partition too": {
+			replicas: 3,
+			setup: func(w *migWorld) {
+				w.s.Live.Spec.UpdateStrategy = appsv1.StatefulSetUpdateStrategy{Type: appsv1.RollingUpdateStatefulSetStrategyType}
+			},
+			wantMoves: []int32{2, 1, 0}, wantProbs: []MigrationProblemKind{ProblemStrategy}, wantPar: 1,
+			wantInProbs: "Set updateStrategy.type to OnDelete (or a partition above 2) before migrating",
 		},
 		"RollingUpdate with a partition above every ordinal and a pending template": {
 			replicas: 3,
@@ -380,6 +392,9 @@ func TestPlanMigration(t *testing.T) {
 			}
 			if tc.wantInProbs != "" && !strings.Contains(strings.Join(msgs, "\n"), tc.wantInProbs) {
 				t.Errorf("problems %q do not mention %q", msgs, tc.wantInProbs)
+			}
+			if tc.notInProbs != "" && strings.Contains(strings.Join(msgs, "\n"), tc.notInProbs) {
+				t.Errorf("problems %q mention %q", msgs, tc.notInProbs)
 			}
 			wantActions := tc.wantActions
 			if wantActions == nil {
