@@ -247,11 +247,13 @@ func TestRealTopoLVM_ControllerManagerStartsOnFullReadyz(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The controller manager's clients carry kubernetes/$Format/<name>: a controller's name, the
-	// client builder's, kube-controller-manager. The sandbox's, KWOK's and the scheduler's
-	// suffixes are their own.
+	// client builder's, kube-controller-manager. It runs in the sandbox's process (user agent
+	// olapgke-sandbox/...); the sandbox's, KWOK's and the scheduler's suffixes are their own.
+	// olapgke-topolvm's clients (olapgke-topolvm/..., e.g. kubernetes/$Format/topolvm-node) are
+	// another process, which may start its informers before /readyz passes in full.
 	controllerManager := func(agent string) bool {
 		_, name, ok := strings.Cut(agent, "kubernetes/$Format/")
-		return ok && name != "sandbox" && name != "kwok" && name != "scheduler"
+		return ok && strings.HasPrefix(agent, "olapgke-sandbox/") && name != "sandbox" && name != "kwok" && name != "scheduler"
 	}
 	readyzPassed, first := -1, -1
 	lines := strings.Split(string(log), "\n")
