@@ -39,6 +39,20 @@ func Build(s Snapshot) (*Plan, error) {
 	return p, nil
 }
 
+// BuildNow predicts what applying s.Desired over s.Live does with the nodes as they are now,
+// cordons and node-condition taints included: what the StatefulSet controller and the scheduler
+// do if nothing changes before the apply. Build's Held is where the two answers differ. For
+// comparing the prediction with the controller (internal/snapshot's acceptance tests); plans use
+// Build.
+func BuildNow(s Snapshot) (*Plan, error) {
+	p, err := buildOnce(s)
+	if err != nil || s.Desired == nil {
+		return p, err
+	}
+	p.TopoLVMWaits = rolloutTopoLVMWait(&s, p)
+	return p, nil
+}
+
 func buildOnce(s Snapshot) (*Plan, error) {
 	if s.Desired == nil && s.Live == nil {
 		return nil, errors.New("planner: snapshot has neither a desired nor a live StatefulSet")
