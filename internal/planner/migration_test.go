@@ -276,14 +276,6 @@ func TestPlanMigration(t *testing.T) {
 			// next, so only OnDelete is offered.
 			wantInProbs: "RollingUpdate with partition 0", notInProbs: "partition above",
 		},
-		"RollingUpdate without partition and nothing pending offers a partition too": {
-			replicas: 3,
-			setup: func(w *migWorld) {
-				w.s.Live.Spec.UpdateStrategy = appsv1.StatefulSetUpdateStrategy{Type: appsv1.RollingUpdateStatefulSetStrategyType}
-			},
-			wantMoves: []int32{2, 1, 0}, wantProbs: []MigrationProblemKind{ProblemStrategy}, wantPar: 1,
-			wantInProbs: "Set updateStrategy.type to OnDelete (or a partition above 2) before migrating",
-		},
 		"RollingUpdate with a partition above every ordinal and a pending template": {
 			replicas: 3,
 			setup: func(w *migWorld) {
