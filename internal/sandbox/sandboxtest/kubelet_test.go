@@ -3,8 +3,6 @@ package sandboxtest
 import (
 	"context"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,20 +18,8 @@ import (
 
 // setKubelet calls the control endpoint's POST /v1/nodes/{node}:kubelet.
 func setKubelet(ctx context.Context, control, node, state string) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, control+"/v1/nodes/"+node+":kubelet",
-		strings.NewReader(`{"state":"`+state+`"}`))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer res.Body.Close()
-	b, _ := io.ReadAll(res.Body)
-	if res.StatusCode != http.StatusOK {
-		return fmt.Errorf("kubelet %s %s: HTTP %d: %s", node, state, res.StatusCode, b)
+	if b, err := postControl(ctx, control, "/v1/nodes/"+node+":kubelet", map[string]string{"state": state}); err != nil {
+		return fmt.Errorf("kubelet %s %s: %v: %s", node, state, err, b)
 	}
 	return nil
 }

@@ -131,24 +131,13 @@ func nodeBackOffs(ctx context.Context, kube kubernetes.Interface) ([]corev1.Even
 // DIR/env) to recreate a node's VM in mode "new-name" or "same-name" and waits for the operation
 // to be DONE.
 func recreateVM(ctx context.Context, control, node, mode string) error {
-	body, _ := json.Marshal(map[string]string{"mode": mode})
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, control+"/v1/nodes/"+node+":recreate", bytes.NewReader(body))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer res.Body.Close()
-	b, _ := io.ReadAll(res.Body)
+	b, err := postControl(ctx, control, "/v1/nodes/"+node+":recreate", map[string]string{"mode": mode})
 	var op struct {
 		Status string `json:"status"`
 		Error  any    `json:"error"`
 	}
-	if res.StatusCode != http.StatusOK || json.Unmarshal(b, &op) != nil || op.Status != "DONE" || op.Error != nil {
-		return fmt.Errorf("recreate %s %s: HTTP %d: %s", mode, node, res.StatusCode, b)
+	if err != nil || json.Unmarshal(b, &op) != nil || op.Status != "DONE" || op.Error != nil {
+		return fmt.Errorf("recreate %s %s: %v: %s", mode, node, err, b)
 	}
 	return nil
 }
@@ -156,21 +145,34 @@ func recreateVM(ctx context.Context, control, node, mode string) error {
 // rebootVM asks the control endpoint to reboot a node's VM in place (a new boot ID, the same VM
 // and disks); it answers once the Node shows the new boot ID.
 func rebootVM(ctx context.Context, control, node string) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, control+"/v1/nodes/"+node+":reboot", strings.NewReader("{}"))
+	if b, err := postControl(ctx, control, "/v1/nodes/"+node+":reboot", map[string]string{}); err != nil {
+		return fmt.Errorf("reboot %s: %v: %s", node, err, b)
+	}
+	return nil
+}
+
+// postControl POSTs body as JSON to the sandbox's control endpoint (OLAPGKE_SANDBOX_CONTROL of
+// its DIR/env) and returns the answer's body; an answer other than 200 is an error.
+func postControl(ctx context.Context, control, path string, body any) ([]byte, error) {
+	in, err := json.Marshal(body)
 	if err != nil {
-		return err
+		return nil, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, control+path, bytes.NewReader(in))
+	if err != nil {
+		return nil, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer res.Body.Close()
 	b, _ := io.ReadAll(res.Body)
 	if res.StatusCode != http.StatusOK {
-		return fmt.Errorf("reboot %s: HTTP %d: %s", node, res.StatusCode, b)
+		return b, fmt.Errorf("HTTP %d", res.StatusCode)
 	}
-	return nil
+	return b, nil
 }
 
 // startRealTopoLVMSandbox starts a second sandbox (the package's first runs the simulator) with
