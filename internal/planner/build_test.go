@@ -19,6 +19,21 @@ import (
 	"github.com/olapgke/terraform-provider-olapgke/internal/k8sfeatures"
 )
 
+// retainedClaimGrowth is a 2-replica set whose scale-down retained data-olap-2 (pinned to node),
+// with the claim template grown to gi GiB (an immutable change: the object is re-created).
+func retainedClaimGrowth(node string, gi int64) func(t *testing.T) *world {
+	return func(t *testing.T) *world {
+		w := newWorld(t, mkSet(2), twoPools())
+		w.addBoundClaim("data-olap-2", w.snap.Live.Spec.VolumeClaimTemplates[0], node)
+		w.desire(func(s *appsv1.StatefulSet) {
+			s.Spec.VolumeClaimTemplates[0].Spec.Resources.Requests[corev1.ResourceStorage] = *resource.NewQuantity(gi*gib, resource.BinarySI)
+		})
+		w.snap.StorageClasses[0].AllowVolumeExpansion = ptr.To(true)
+		w.snap.Immutable = &ImmutableChange{Fields: []string{"spec"}}
+		return w
+	}
+}
+
 func twoPools() []corev1.Node {
 	return append(mkPool("pool-a", 3, 1000), mkPool("pool-b", 3, 1000)...)
 }
@@ -529,17 +544,8 @@ func TestBuild(t *testing.T) {
 			},
 		},
 		"claim growth grows a scaled-down ordinal's retained claim too": {
-			world: func(t *testing.T) *world {
-				w := newWorld(t, mkSet(2), twoPools())
-				w.addBoundClaim("data-olap-2", w.snap.Live.Spec.VolumeClaimTemplates[0], "gke-olap-pool-a-2")
-				w.desire(func(s *appsv1.StatefulSet) {
-					s.Spec.VolumeClaimTemplates[0].Spec.Resources.Requests[corev1.ResourceStorage] = *resource.NewQuantity(200*gib, resource.BinarySI)
-				})
-				w.snap.StorageClasses[0].AllowVolumeExpansion = ptr.To(true)
-				w.snap.Immutable = &ImmutableChange{Fields: []string{"spec"}}
-				return w
-			},
-			want: []string{"0 unchanged w0 ok", "1 unchanged w0 ok"},
+			world: retainedClaimGrowth("gke-olap-pool-a-2", 200),
+			want:  []string{"0 unchanged w0 ok", "1 unchanged w0 ok"},
 			check: func(t *testing.T, w *world, p *Plan) {
 				var grown []string
 				for _, e := range p.Replace.Expansions {
@@ -552,17 +558,8 @@ func TestBuild(t *testing.T) {
 			},
 		},
 		"claim growth keeps a retained claim whose node is gone, and says so": {
-			world: func(t *testing.T) *world {
-				w := newWorld(t, mkSet(2), twoPools())
-				w.addBoundClaim("data-olap-2", w.snap.Live.Spec.VolumeClaimTemplates[0], "gke-olap-pool-a-9")
-				w.desire(func(s *appsv1.StatefulSet) {
-					s.Spec.VolumeClaimTemplates[0].Spec.Resources.Requests[corev1.ResourceStorage] = *resource.NewQuantity(200*gib, resource.BinarySI)
-				})
-				w.snap.StorageClasses[0].AllowVolumeExpansion = ptr.To(true)
-				w.snap.Immutable = &ImmutableChange{Fields: []string{"spec"}}
-				return w
-			},
-			want: []string{"0 unchanged w0 ok", "1 unchanged w0 ok"},
+			world: retainedClaimGrowth("gke-olap-pool-a-9", 200),
+			want:  []string{"0 unchanged w0 ok", "1 unchanged w0 ok"},
 			check: func(t *testing.T, w *world, p *Plan) {
 				if len(p.Replace.Expansions) != 2 || len(p.Replace.Problems) != 0 || len(p.Replace.Kept) != 1 ||
 					p.Replace.Kept[0].PVC != "data-olap-2" || !strings.Contains(p.Replace.Kept[0].Why, "node gke-olap-pool-a-9 no longer exists") {
@@ -574,17 +571,8 @@ func TestBuild(t *testing.T) {
 			},
 		},
 		"claim growth keeps a retained claim the node has no room for; the set's own claims grow": {
-			world: func(t *testing.T) *world {
-				w := newWorld(t, mkSet(2), twoPools())
-				w.addBoundClaim("data-olap-2", w.snap.Live.Spec.VolumeClaimTemplates[0], "gke-olap-pool-a-0")
-				w.desire(func(s *appsv1.StatefulSet) {
-					s.Spec.VolumeClaimTemplates[0].Spec.Resources.Requests[corev1.ResourceStorage] = *resource.NewQuantity(700*gib, resource.BinarySI)
-				})
-				w.snap.StorageClasses[0].AllowVolumeExpansion = ptr.To(true)
-				w.snap.Immutable = &ImmutableChange{Fields: []string{"spec"}}
-				return w
-			},
-			want: []string{"0 unchanged w0 ok", "1 unchanged w0 ok"},
+			world: retainedClaimGrowth("gke-olap-pool-a-0", 700),
+			want:  []string{"0 unchanged w0 ok", "1 unchanged w0 ok"},
 			check: func(t *testing.T, w *world, p *Plan) {
 				var grown []string
 				for _, e := range p.Replace.Expansions {
