@@ -128,6 +128,9 @@ func (s *Server) CreateNodePool(_ context.Context, req *containerpb.CreateNodePo
 	if err := s.admitPool(c, np, false); err != nil {
 		return nil, err
 	}
+	if err := s.quotaLocked(c, np); err != nil {
+		return nil, err
+	}
 	if err := s.admitPoolOpLocked(c, nil); err != nil {
 		return nil, s.refused("CreateNodePool", poolKey{k, np.Name}.String(), err)
 	}

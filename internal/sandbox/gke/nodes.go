@@ -36,6 +36,7 @@ const (
 	// (a recreation, even under the same name) has a new one; a reboot keeps it.
 	AnnotationInstanceID = "container.googleapis.com/instance_id"
 	AnnotationSSDCount   = "sandbox.olapgke.io/local-nvme-ssd-count"
+	AnnotationThinPools  = "sandbox.olapgke.io/thin-pools"
 	AnnotationVG         = "sandbox.olapgke.io/volume-group"
 	AnnotationPoolLabel  = "sandbox.olapgke.io/pool-labels" // user label keys the pool manages
 )
@@ -188,6 +189,9 @@ func (s *Server) buildNode(name, zone string, c *containerpb.Cluster, np *contai
 				BootID:                  randHex(16),
 			},
 		},
+	}
+	if raw > 0 && s.o.ThinPools != "" {
+		n.Annotations[AnnotationThinPools] = s.o.ThinPools
 	}
 	if s.o.RegisterNode != nil {
 		s.o.RegisterNode(n)

@@ -59,6 +59,12 @@ type Options struct {
 	OperationDelay time.Duration
 	// VolumeGroup is the value of the node annotation sandbox.olapgke.io/volume-group (default "vg-ssd").
 	VolumeGroup string
+	// ThinPools is the thin pools the node's set-up carves from that volume group on every node
+	// with raw-block Local SSDs, "name=bytes,..." (the node annotation
+	// sandbox.olapgke.io/thin-pools; up reads $OLAPGKE_SANDBOX_THIN_POOLS): as a startup script
+	// or custom image would, before lvmd starts. Empty: none (the volume-group bootstrap's
+	// THIN_POOLS makes them, as on GKE).
+	ThinPools string
 	// KubernetesVersion is the minor ("1.35") the clusters' control plane runs, as the sandbox's
 	// API server emulates it; default 1.37 (Version).
 	KubernetesVersion string
@@ -114,11 +120,14 @@ type Server struct {
 	opOrder  []string
 	faults   map[string][]error // see InjectFault
 	quota    int                // concurrent operations per cluster, see SetOperationQuota
+	regional map[string]float64 // regional quota limits by metric, see SetRegionalQuota (quota.go)
 
 	gmu  sync.Mutex
 	grpc *grpc.Server
 
 	ipSeq atomic.Uint32 // node InternalIPs handed out so far
+
+	disk diskShims // the kubelet eviction shims of nodes whose disk was set (SetDisk)
 }
 
 type cluster struct {

@@ -9,6 +9,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
+	"time"
 
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -53,6 +55,13 @@ type Options struct {
 	Verbosity int
 	// PodCIDR is the range Pod IPs come from (default 10.244.0.0/16).
 	PodCIDR string
+	// ReadyAfter is how long every Pod's containers run before it is Ready (world pods.readyAfter;
+	// 0: at once). A Pod's ReadyAfterAnnotation overrides it (podstages.go).
+	ReadyAfter time.Duration
+	// WaitForVolumes: a Pod with claims becomes Running and Ready only once it carries
+	// VolumesMountedAnnotation (gatePodReadyOnVolumes). Set when real TopoLVM's kubelet volume
+	// manager runs (up --topolvm real); the simulator mounts nothing.
+	WaitForVolumes bool
 }
 
 // Start starts KWOK and the Pod terminator; both run until ctx is done.
@@ -72,6 +81,14 @@ func Start(ctx context.Context, o Options) error {
 	stages, err := localStages()
 	if err != nil {
 		return err
+	}
+	if err := addPodStages(stages, o.ReadyAfter); err != nil {
+		return err
+	}
+	if o.WaitForVolumes {
+		if err := gatePodReadyOnVolumes(stages); err != nil {
+			return err
+		}
 	}
 
 	clientset, err := client.NewClientset("", o.Kubeconfig)
@@ -146,8 +163,56 @@ func Start(ctx context.Context, o Options) error {
 	return startTerminator(ctx, typedClient)
 }
 
+// nodeHeartbeatKeepingDiskPressure is KWOK's heartbeat-with-lease stage
+// (kwok v0.8.0 kustomize/stage/node/heartbeat-with-lease, nodeheartbeat.
+// DefaultNodeHeartbeatWithLease) with one change: a DiskPressure condition
+// that is True stays as it is (only its heartbeat time moves). KWOK's stage
+// rewrites every condition from its fixed healthy set (NodeConditions), which
+// would undo the DiskPressure that the sandbox's kubelet eviction shim
+// (internal/sandbox/gke disk.go) posts; a kubelet's own heartbeat reports
+// its eviction manager's state instead. TestHeartbeatStage holds the rest of
+// the template to KWOK's.
+var nodeHeartbeatKeepingDiskPressure = strings.Replace(nodeheartbeat.DefaultNodeHeartbeatWithLease,
+	heartbeatConditions, heartbeatConditionsKeepingDiskPressure, 1)
+
+const heartbeatConditions = `      conditions:
+      {{ range NodeConditions }}
+      - lastHeartbeatTime: {{ $now | Quote }}
+        lastTransitionTime: {{ $lastTransitionTime | Quote }}
+        message: {{ .message | Quote }}
+        reason: {{ .reason | Quote }}
+        status: {{ .status | Quote }}
+        type: {{ .type | Quote }}
+      {{ end }}
+`
+
+const heartbeatConditionsKeepingDiskPressure = `      {{ $disk := dict }}
+      {{ range .status.conditions }}
+      {{ if and (eq .type "DiskPressure") (eq .status "True") }}{{ $disk = . }}{{ end }}
+      {{ end }}
+      conditions:
+      {{ range NodeConditions }}
+      {{ if and $disk (eq .type "DiskPressure") }}
+      - lastHeartbeatTime: {{ $now | Quote }}
+        lastTransitionTime: {{ $disk.lastTransitionTime | Quote }}
+        message: {{ $disk.message | Quote }}
+        reason: {{ $disk.reason | Quote }}
+        status: {{ $disk.status | Quote }}
+        type: {{ .type | Quote }}
+      {{ else }}
+      - lastHeartbeatTime: {{ $now | Quote }}
+        lastTransitionTime: {{ $lastTransitionTime | Quote }}
+        message: {{ .message | Quote }}
+        reason: {{ .reason | Quote }}
+        status: {{ .status | Quote }}
+        type: {{ .type | Quote }}
+      {{ end }}
+      {{ end }}
+`
+
 // localStages returns the KWOK stages the sandbox plays: KWOK's own "fast"
-// node initialisation, heartbeat with lease, Pod ready and Job Pod complete.
+// node initialisation, heartbeat with lease (keeping a DiskPressure condition
+// the eviction shim set), Pod ready and Job Pod complete.
 // KWOK's pod-delete stage is left out on purpose: it deletes by name, so a
 // delayed delete can remove a recreated StatefulSet Pod of the same name;
 // the terminator in this package keys deletions on UID instead.
@@ -155,7 +220,7 @@ func localStages() (map[internalversion.StageResourceRef][]*internalversion.Stag
 	out := map[internalversion.StageResourceRef][]*internalversion.Stage{}
 	for _, raw := range []string{
 		nodefast.DefaultNodeInit,
-		nodeheartbeat.DefaultNodeHeartbeatWithLease,
+		nodeHeartbeatKeepingDiskPressure,
 		podfast.DefaultPodReady,
 		podfast.DefaultPodComplete,
 	} {

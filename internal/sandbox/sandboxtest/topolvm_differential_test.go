@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"sort"
@@ -980,19 +981,43 @@ func diffCountAnn(ctx context.Context, sb *diffSide, nodes []string, key string)
 	return carrying, equalSSD, nil
 }
 
-// newClassOutcome: a device class added to lvmd.yaml, then restart_lvmd.
+// newClassOutcome: thin pools made on every node, three thin device classes on them added to
+// lvmd.yaml, then restart_lvmd.
 type newClassOutcome struct {
-	Nodes                   int
-	PublishedBeforeRestart  int // nodes with capacity.topolvm.io/diff-fast before the restart
-	PublishedAfterRestart   int
-	EqualToSSDAfterRestart  int // same volume group, same spare: the same free bytes
-	SSDStillPublishedOnAll  bool
+	Nodes                  int
+	PublishedBeforeRestart int // nodes with capacity.topolvm.io/diff-fast before the restart
+	PublishedAfterRestart  int
+	SSDStillPublishedOnAll bool
+	// SSDCapacity is every distinct capacity of the thick class ssd after the restart: the
+	// pools are logical volumes of vg-ssd, so ssd sees the group less the pools and its spare.
+	SSDCapacity             []int64
 	StaleAfterClassRemoved  int // nodes still annotated once the class is gone again
 	InvalidConfigEventCount int
-	// ThinCapacity is every distinct class=capacity of the two thin classes added with diff-fast
-	// (two pools on vg-ssd) across the nodes after the restart: the sandbox's one thin-pool rule
-	// (topolvmreal/fakelvmd's package comment) gives floor((VG - spare) x ratio) on both sides.
+	// ThinCapacity is every distinct class=capacity of the thin classes across the nodes after
+	// the restart: floor(pool size x ratio), as lvmd's Watch reports it (no spare for thin).
 	ThinCapacity []string
+}
+
+// diffPools are the thin pools diffNewClass makes on every node's vg-ssd.
+var diffPools = map[string]int64{"pool-fast": 50 * diffGi, "pool-a": 100 * diffGi, "pool-b": 200 * diffGi}
+
+// diffSetPools writes the node's thin pools (sandbox.olapgke.io/thin-pools, "name=bytes,...",
+// what the node's set-up made; nil removes them).
+func diffSetPools(ctx context.Context, sb *diffSide, node string, pools map[string]int64) error {
+	var v any
+	if pools != nil {
+		var parts []string
+		for _, n := range slices.Sorted(maps.Keys(pools)) {
+			parts = append(parts, fmt.Sprintf("%s=%d", n, pools[n]))
+		}
+		v = strings.Join(parts, ",")
+	}
+	body, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{"sandbox.olapgke.io/thin-pools": v}}})
+	if err != nil {
+		return err
+	}
+	_, err = sb.kube.CoreV1().Nodes().Patch(ctx, node, types.MergePatchType, body, metav1.PatchOptions{})
+	return err
 }
 
 func diffNewClass(t *testing.T, sb *diffSide, ns string) any {
@@ -1003,12 +1028,38 @@ func diffNewClass(t *testing.T, sb *diffSide, ns string) any {
 		t.Fatal(err)
 	}
 	original := cm.Data[diffLVMDKey]
-	thinClasses := []string{"diff-thin-a", "diff-thin-b"}
+	for _, n := range nodes {
+		if err := diffSetPools(ctx, sb, n, diffPools); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		for _, n := range nodes {
+			if err := diffSetPools(ctx, sb, n, nil); err != nil {
+				t.Errorf("%s: remove the thin pools of %s: %v", sb.name, n, err)
+			}
+		}
+		// The next scenario starts from whole volume groups.
+		for _, n := range nodes {
+			if err := wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+				a, ok, err := diffAnn(ctx, sb, n, diffSSDAnn)
+				return err == nil && ok && a == diffFull, nil
+			}); err != nil {
+				t.Errorf("%s: %s: ssd capacity not whole again after the pools went: %v", sb.name, n, err)
+			}
+		}
+	})
+	// Three thin classes: no two classes may share a thick volume group or a thin pool
+	// (lvmd's ValidateDeviceClasses).
+	thinClasses := []string{"diff-fast", "diff-thin-a", "diff-thin-b"}
 	text := diffLVMDClasses(t, original,
-		map[string]any{"name": "diff-fast", "volume-group": "vg-ssd", "spare-gb": 10},
-		map[string]any{"name": thinClasses[0], "volume-group": "vg-ssd", "type": "thin", "spare-gb": 50,
+		map[string]any{"name": thinClasses[0], "volume-group": "vg-ssd", "type": "thin", "spare-gb": 10,
+			"thin-pool": map[string]any{"name": "pool-fast", "overprovision-ratio": 1}},
+		map[string]any{"name": thinClasses[1], "volume-group": "vg-ssd", "type": "thin", "spare-gb": 50,
 			"thin-pool": map[string]any{"name": "pool-a", "overprovision-ratio": 2}},
-		map[string]any{"name": thinClasses[1], "volume-group": "vg-ssd", "type": "thin",
+		map[string]any{"name": thinClasses[2], "volume-group": "vg-ssd", "type": "thin",
 			"thin-pool": map[string]any{"name": "pool-b", "overprovision-ratio": 4.5}})
 	if err := diffSetLVMD(ctx, sb, text); err != nil {
 		t.Fatal(err)
@@ -1033,20 +1084,21 @@ func diffNewClass(t *testing.T, sb *diffSide, ns string) any {
 	if err := diffRestartLVMD(ctx, sb, text); err != nil {
 		t.Fatal(err)
 	}
+	wantSSD := diffFull + 10*diffGi - 350*diffGi - 10*diffGi
 	poll(t, 2*time.Minute, sb.name+": every node publishes diff-fast after restart_lvmd", func(ctx context.Context) (bool, error) {
-		n, eq, err := diffCountAnn(ctx, sb, nodes, key)
-		o.PublishedAfterRestart, o.EqualToSSDAfterRestart = n, eq
+		n, _, err := diffCountAnn(ctx, sb, nodes, key)
+		o.PublishedAfterRestart = n
 		if err != nil {
 			return false, err
 		}
-		return diffOK(n == len(nodes) && eq == len(nodes), "%d nodes publish it, %d equal to ssd", n, eq)
+		return diffOK(n == len(nodes), "%d nodes publish it", n)
 	})
 	ssd, _, err := diffCountAnn(ctx, sb, nodes, diffSSDAnn)
 	if err != nil {
 		t.Fatal(err)
 	}
 	o.SSDStillPublishedOnAll = ssd == len(nodes)
-	seen := map[string]bool{}
+	seen, seenSSD := map[string]bool{}, map[int64]bool{}
 	for _, n := range nodes {
 		got, err := sb.kube.CoreV1().Nodes().Get(ctx, n, metav1.GetOptions{})
 		if err != nil {
@@ -1055,18 +1107,27 @@ func diffNewClass(t *testing.T, sb *diffSide, ns string) any {
 		for _, c := range thinClasses {
 			seen[c+"="+got.Annotations[diffCapPrefix+c]] = true
 		}
+		v, _, err := diffAnn(ctx, sb, n, diffSSDAnn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seenSSD[v] = true
 	}
 	for k := range seen {
 		o.ThinCapacity = append(o.ThinCapacity, k)
 	}
 	sort.Strings(o.ThinCapacity)
-	vg := diffFull + 10*diffGi
+	o.SSDCapacity = slices.Sorted(maps.Keys(seenSSD))
 	want := []string{
-		fmt.Sprintf("%s=%d", thinClasses[0], 2*(vg-50*diffGi)),
-		fmt.Sprintf("%s=%d", thinClasses[1], int64(4.5*float64(vg-10*diffGi))),
+		fmt.Sprintf("%s=%d", thinClasses[0], 50*diffGi),
+		fmt.Sprintf("%s=%d", thinClasses[1], 2*100*diffGi),
+		fmt.Sprintf("%s=%d", thinClasses[2], int64(4.5*float64(200*diffGi))),
 	}
 	if !slices.Equal(o.ThinCapacity, want) {
-		t.Errorf("%s: thin capacity %v, want %v (each pool: the group less its class's spare)", sb.name, o.ThinCapacity, want)
+		t.Errorf("%s: thin capacity %v, want %v (each: its pool x its ratio)", sb.name, o.ThinCapacity, want)
+	}
+	if !slices.Equal(o.SSDCapacity, []int64{wantSSD}) {
+		t.Errorf("%s: ssd capacity %v, want %d (the group less the pools and spare)", sb.name, o.SSDCapacity, wantSSD)
 	}
 	diffRestoreLVMD(t, sb, nodes, original, "new device class")
 	restored = true

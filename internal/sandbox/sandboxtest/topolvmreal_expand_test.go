@@ -138,7 +138,6 @@ func TestRealTopoLVM_ExpandsClaimThroughResizer(t *testing.T) {
 	bin := topolvmBinOrSkip(t)
 	k, d := startRealTopoLVMSandbox(t, bin)
 	g := runOneOrdinal(t, k, "grow")
-	ctx := t.Context()
 
 	var ann0, csi0 int64
 	poll(t, 90*time.Second, "capacity of "+g.node+" after provisioning", func(ctx context.Context) (bool, error) {
@@ -187,20 +186,26 @@ func TestRealTopoLVM_ExpandsClaimThroughResizer(t *testing.T) {
 		return true, nil
 	})
 	t.Logf("claim grown 10Gi -> 20Gi in %s", time.Since(start).Round(time.Millisecond))
-	// Each step is what the real components record on the claim.
-	evs, err := k.CoreV1().Events(g.ns).List(ctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("involvedObject.name", g.pvc).String()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	seen := map[string]string{}
-	for _, e := range evs.Items {
-		seen[e.Reason] = e.Source.Component
-	}
-	for reason, from := range map[string]string{"Resizing": "external-resizer topolvm.io", "FileSystemResizeRequired": "external-resizer topolvm.io", "FileSystemResizeSuccessful": "kubelet"} {
-		if seen[reason] != from {
-			t.Errorf("event %s on %s from %q, want from %q (events: %v)", reason, g.pvc, seen[reason], from, seen)
+	// Each step is what the real components record on the claim. Event recorders write
+	// asynchronously (client-go's broadcaster), after the status writes the wait above saw: the
+	// Events are polled for.
+	want := map[string]string{"Resizing": "external-resizer topolvm.io", "FileSystemResizeRequired": "external-resizer topolvm.io", "FileSystemResizeSuccessful": "kubelet"}
+	poll(t, 30*time.Second, "the resize Events on "+g.pvc, func(ctx context.Context) (bool, error) {
+		evs, err := k.CoreV1().Events(g.ns).List(ctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("involvedObject.name", g.pvc).String()})
+		if err != nil {
+			return false, err
 		}
-	}
+		seen := map[string]string{}
+		for _, e := range evs.Items {
+			seen[e.Reason] = e.Source.Component
+		}
+		for reason, from := range want {
+			if seen[reason] != from {
+				return false, fmt.Errorf("event %s from %q, want from %q (events: %v)", reason, seen[reason], from, seen)
+			}
+		}
+		return true, nil
+	})
 
 	grown := int64(10) << 30
 	poll(t, 30*time.Second, "capacity annotation of "+g.node+" lowered by 10Gi", func(ctx context.Context) (bool, error) {

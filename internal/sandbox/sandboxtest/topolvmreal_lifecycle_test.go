@@ -326,13 +326,16 @@ topolvm:
 // volume group the nodes lack makes the first replaced lvmd crash-loop (Events BackOff on the
 // Node naming the group) and stalls the rollout there; the next template change rolls on.
 func TestRealTopoLVM_RestartLVMDRollsTheNodes(t *testing.T) {
+	// The new class "fast" is thin: lvmd v0.41 allows one thick class per volume group, and a
+	// thin class needs its pool on the node (the node's set-up makes fastpool and fast2pool, 100
+	// GiB each; "fast2" below is thin for the same reason).
 	sb := startRealSandboxWorld(t, `
 clusters:
 - name: olap
   location: us-central1-a
   nodePools:
   - name: pool-a
-`)
+`, "OLAPGKE_SANDBOX_THIN_POOLS=fastpool=107374182400,fast2pool=107374182400")
 	ctx := t.Context()
 	nodes := sb.nodesOf(t, "pool-a")
 	cms := sb.kube.CoreV1().ConfigMaps(lvmdNamespace)
@@ -341,6 +344,8 @@ clusters:
 		t.Fatal(err)
 	}
 	original := cm.Data["lvmd.yaml"]
+	fastClass := map[string]any{"name": "fast", "volume-group": "vg-ssd", "type": "thin",
+		"thin-pool": map[string]any{"name": "fastpool", "overprovision-ratio": 2}}
 	hash := func(s string) string {
 		sum := sha256.Sum256([]byte(s))
 		return hex.EncodeToString(sum[:])
@@ -405,7 +410,7 @@ clusters:
 	}
 
 	// A new class on the same volume group: nothing changes until the DaemonSet is rolled.
-	withFast := setClasses(map[string]any{"name": "fast", "volume-group": "vg-ssd", "spare-gb": 10})
+	withFast := setClasses(fastClass)
 	holds(t, 3*time.Second, "a ConfigMap edit alone reaches no lvmd", func(ctx context.Context) error {
 		_, err := loaded(original, "ssd")(ctx)
 		if err != nil {
@@ -426,7 +431,7 @@ clusters:
 	poll(t, 2*time.Minute, "every lvmd restarted on the new config", loaded(withFast, "ssd", "fast"))
 
 	// A class on a volume group no node has: the first new lvmd crash-loops, the rollout stops.
-	withGhost := setClasses(map[string]any{"name": "fast", "volume-group": "vg-ssd", "spare-gb": 10},
+	withGhost := setClasses(fastClass,
 		map[string]any{"name": "ghost", "volume-group": "vg-missing"})
 	restartLVMD(withGhost)
 	backOffNodes := func(ctx context.Context) (map[string]string, error) {
@@ -475,8 +480,9 @@ clusters:
 	})
 
 	// Fixed: the class goes, the DaemonSet is rolled again, the crash-looping node first.
-	fixed := setClasses(map[string]any{"name": "fast", "volume-group": "vg-ssd", "spare-gb": 10},
-		map[string]any{"name": "fast2", "volume-group": "vg-ssd", "spare-gb": 10})
+	fixed := setClasses(fastClass,
+		map[string]any{"name": "fast2", "volume-group": "vg-ssd", "type": "thin",
+			"thin-pool": map[string]any{"name": "fast2pool", "overprovision-ratio": 2}})
 	restartLVMD(fixed)
 	poll(t, 2*time.Minute, "every lvmd on the fixed config", loaded(fixed, "ssd", "fast", "fast2"))
 	// The rollouts crashed nothing but the lvmd that lacked its volume group.

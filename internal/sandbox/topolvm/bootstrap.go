@@ -30,9 +30,12 @@ import (
 const (
 	StartupTaintKey         = "olapgke.io/storage-not-ready"
 	AnnBootstrapVolumeGroup = "olapgke.io/volume-group"
-	LabelLocalNVMeSSD       = "cloud.google.com/gke-local-nvme-ssd"
-	BootstrapLabel          = "app.kubernetes.io/name"
-	BootstrapName           = "olapgke-vg-bootstrap"
+	// AnnBootstrapThinPools is the script's THIN_POOLS_ANNOTATION_KEY: the group's thin pools,
+	// "name,name" (planner.AnnBootstrapThinPools).
+	AnnBootstrapThinPools = "olapgke.io/thin-pools"
+	LabelLocalNVMeSSD     = "cloud.google.com/gke-local-nvme-ssd"
+	BootstrapLabel        = "app.kubernetes.io/name"
+	BootstrapName         = "olapgke-vg-bootstrap"
 )
 
 // hasStartupTaint reports whether n carries the startup taint (any value or effect).

@@ -281,3 +281,59 @@ func TestBootstrapRecreatesVolumeGroupAfterVMRecreation(t *testing.T) {
 		return ""
 	})
 }
+
+// TestBootstrapCreatesThinPools: with THIN_POOLS the bootstrap carves each pool from the group
+// it created (its percent of the group's size), reports them (olapgke.io/thin-pools) and only
+// then removes the start-up taint; a thin class on the pool gets capacity, and the thick class
+// sees the group less the pool. Shares past the group leave the node tainted with a Warning.
+func TestBootstrapCreatesThinPools(t *testing.T) {
+	t.Parallel()
+	classes := []DeviceClass{
+		{Name: "ssd", VolumeGroup: "vg-ssd", Default: true},
+		{Name: "thin", VolumeGroup: "vg-ssd", Type: TypeThin, ThinPool: &ThinPool{Name: "pool0", OverprovisionRatio: 2}},
+	}
+	h := startSim(t, classes)
+	h.runBootstrap()
+	h.create(taintedSSDNode("p1", 2))
+	ds := bootstrapDaemonSet()
+	ds.Spec.Template.Spec.Containers = []corev1.Container{{Name: "vg-bootstrap", Env: []corev1.EnvVar{{Name: "THIN_POOLS", Value: "pool0:40"}}}}
+	if _, err := h.kube.AppsV1().DaemonSets("olapgke-system").Create(h.ctx, ds, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	h.waitNodeCapacity("p1", "thin", 2*300*gib) // 40% of 750 GiB, x2
+	h.waitNodeCapacity("p1", "ssd", 750*gib-300*gib-10*gib)
+	n := h.node("p1")
+	if n.Annotations[AnnBootstrapThinPools] != "pool0" || hasStartupTaint(n) {
+		t.Fatalf("after the bootstrap: annotations %v taints %v", n.Annotations, n.Spec.Taints)
+	}
+
+	// A second pool that does not fit: the node is left as it is, with a Warning.
+	ds, _ = h.kube.AppsV1().DaemonSets("olapgke-system").Get(h.ctx, "vg-bootstrap", metav1.GetOptions{})
+	ds.Spec.Template.Spec.Containers[0].Env[0].Value = "pool0:40,pool1:70"
+	if _, err := h.kube.AppsV1().DaemonSets("olapgke-system").Update(h.ctx, ds, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	h.eventually("the bootstrap sees the new THIN_POOLS", func() string {
+		if d, err := h.kube.AppsV1().DaemonSets("olapgke-system").Get(h.ctx, "vg-bootstrap", metav1.GetOptions{}); err != nil || d.Spec.Template.Spec.Containers[0].Env[0].Value != "pool0:40,pool1:70" {
+			return fmt.Sprint(err)
+		}
+		for _, e := range h.nodeEvents("p1") {
+			if strings.Contains(e, "ThinPoolNotCreated") {
+				return ""
+			}
+		}
+		return "no Warning on p1 yet"
+	})
+	h.create(taintedSSDNode("p2", 1))
+	h.eventually("p2 left tainted with a Warning", func() string {
+		for _, e := range h.nodeEvents("p2") {
+			if strings.HasPrefix(e, "Warning ThinPoolNotCreated: lvcreate --type thin-pool -l 70%VG -n pool1 vg-ssd failed") {
+				if n := h.node("p2"); !hasStartupTaint(n) || n.Annotations[AnnBootstrapThinPools] != "" {
+					return fmt.Sprintf("p2 annotations %v taints %v", n.Annotations, n.Spec.Taints)
+				}
+				return ""
+			}
+		}
+		return fmt.Sprint(h.nodeEvents("p2"))
+	})
+}

@@ -217,6 +217,67 @@ func bootstrapVolumeGroup(ds *appsv1.DaemonSet) string {
 	return DefaultVolumeGroup
 }
 
+// bootstrapThinPools is the THIN_POOLS the DaemonSet's container runs the script with: pool name
+// -> percent of the volume group.
+func bootstrapThinPools(ds *appsv1.DaemonSet) map[string]int64 {
+	out := map[string]int64{}
+	for _, c := range ds.Spec.Template.Spec.Containers {
+		for _, e := range c.Env {
+			if e.Name != "THIN_POOLS" {
+				continue
+			}
+			for _, entry := range strings.Split(e.Value, ",") {
+				name, pct, ok := strings.Cut(strings.TrimSpace(entry), ":")
+				if n, err := strconv.ParseInt(pct, 10, 64); ok && name != "" && err == nil {
+					out[name] = n
+				}
+			}
+		}
+	}
+	return out
+}
+
+// thinPools is the script's ensure_thin_pools on the node: the group's thin pools after the pass
+// (name -> bytes) and those it created, or ok false when one is missing and cannot be created
+// (the group is adopted, never changed, or lacks the room: a Warning ThinPoolNotCreated). A
+// group created by this pass starts without pools; a pool takes its percent of the group's size.
+// Unlike lvcreate, the room counted is the group less its other pools: thick volumes are not
+// seen here (a pool they leave no room for is then refused by the fake lvmd's LVM under real
+// TopoLVM, and lvmd exits "Thin pool not found").
+func (b *bootstrapper) thinPools(n *corev1.Node, ds *appsv1.DaemonSet, vg, state string) (map[string]int64, []string, bool) {
+	pools := map[string]int64{}
+	if state != "absent" {
+		pools, _ = ParseThinPools(n.Annotations[AnnThinPools])
+	}
+	_, size := localSSDVolumeGroup(n)
+	var used int64
+	for _, b := range pools {
+		used += b
+	}
+	want := bootstrapThinPools(ds)
+	var created []string
+	ok := true
+	for _, name := range slices.Sorted(maps.Keys(want)) {
+		if _, has := pools[name]; has {
+			continue
+		}
+		bytes := size * want[name] / 100
+		switch {
+		case state == "adopted":
+			b.report(n, corev1.EventTypeWarning, "ThinPoolNotCreated", fmt.Sprintf("volume group %s was not created by %s (adopted, never changed) and has no thin pool %s; taint %s kept", vg, BootstrapName, name, StartupTaintKey))
+			ok = false
+		case want[name] < 1 || want[name] > 100 || used+bytes > size:
+			b.report(n, corev1.EventTypeWarning, "ThinPoolNotCreated", fmt.Sprintf("lvcreate --type thin-pool -l %d%%VG -n %s %s failed (see the Pod log; the group may lack free space); taint %s kept", want[name], name, vg, StartupTaintKey))
+			ok = false
+		default:
+			pools[name] = bytes
+			used += bytes
+			created = append(created, name)
+		}
+	}
+	return pools, created, ok
+}
+
 // bootstrapState is the script's vg_state: the node's volume group is absent, created by the
 // bootstrap, or adopted (it existed under VG_NAME without the bootstrap's tag).
 func bootstrapState(n *corev1.Node, vg string) string {
@@ -306,7 +367,11 @@ func (b *bootstrapper) sync(ctx context.Context, name string) error {
 			return nil
 		}
 	}
-	body, err := bootstrapPatch(n, vg, state, devs, time.Now())
+	pools, created, ok := b.thinPools(n, ds, vg, state)
+	if !ok {
+		return nil // a pool is missing: the taint stays, nothing is written (the script's ensure_thin_pools)
+	}
+	body, err := bootstrapPatch(n, vg, state, devs, pools, time.Now())
 	if err != nil || body == nil {
 		return err
 	}
@@ -315,6 +380,9 @@ func (b *bootstrapper) sync(ctx context.Context, name string) error {
 	}
 	if state == "absent" {
 		b.report(n, corev1.EventTypeNormal, "VolumeGroupCreated", fmt.Sprintf("created volume group %s on %s", vg, strings.Join(devs, " ")))
+	}
+	for _, p := range created {
+		b.report(n, corev1.EventTypeNormal, "ThinPoolCreated", fmt.Sprintf("created thin pool %s/%s (%d%% of the volume group)", vg, p, bootstrapThinPools(ds)[p]))
 	}
 	if hasStartupTaint(n) {
 		b.report(n, corev1.EventTypeNormal, "StartupTaintRemoved", fmt.Sprintf("volume group %s is ready: removed taint %s", vg, StartupTaintKey))
@@ -328,7 +396,7 @@ func (b *bootstrapper) sync(ctx context.Context, name string) error {
 // (the script's test + remove), and write the annotation "<vg> <state> <time> on <devices>" when
 // the group was just created or the annotation does not describe it. It is nil when there is
 // nothing to write.
-func bootstrapPatch(n *corev1.Node, vg, state string, devs []string, now time.Time) ([]byte, error) {
+func bootstrapPatch(n *corev1.Node, vg, state string, devs []string, pools map[string]int64, now time.Time) ([]byte, error) {
 	var ops []map[string]any
 	if i := startupTaintIndex(n); i >= 0 {
 		p := "/spec/taints/" + strconv.Itoa(i)
@@ -348,6 +416,14 @@ func bootstrapPatch(n *corev1.Node, vg, state string, devs []string, now time.Ti
 	}
 	if n.Annotations[AnnBootstrapVM] != n.Status.NodeInfo.SystemUUID {
 		ann[AnnBootstrapVM] = n.Status.NodeInfo.SystemUUID
+	}
+	// The group's thin pools: on the disks (AnnThinPools, which the sandbox's TopoLVM reads) and
+	// as the script reports them (AnnBootstrapThinPools, names).
+	if v := FormatThinPools(pools); n.Annotations[AnnThinPools] != v {
+		ann[AnnThinPools] = v
+	}
+	if v := strings.Join(slices.Sorted(maps.Keys(pools)), ","); n.Annotations[AnnBootstrapThinPools] != v {
+		ann[AnnBootstrapThinPools] = v
 	}
 	if n.Annotations == nil && len(ann) > 0 {
 		ops = append(ops, map[string]any{"op": "add", "path": "/metadata/annotations", "value": ann})

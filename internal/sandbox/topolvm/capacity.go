@@ -1,8 +1,12 @@
 package topolvm
 
 import (
+	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strconv"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 )
@@ -38,11 +42,13 @@ func localSSDVolumeGroup(node *corev1.Node) (string, int64) {
 }
 
 // classCapacity is what lvmd reports as free for class dc on a volume group of vgBytes holding
-// the given volumes (all on that node). Thick: VG size - thick usage - spare. Thin: floor((VG
-// size - spare) * overprovision-ratio) - virtual size of the thin volumes in the same pool.
-// Volumes whose class is no longer configured count as thick usage (the LV still occupies the VG).
-// Never negative.
-func classCapacity(dc DeviceClass, classes []DeviceClass, vgBytes int64, vols []volume) int64 {
+// the thin pools pools (name -> bytes) and the given volumes (all on that node), as lvmd v0.41.0's
+// Watch computes it (internal/lvmd/vgservice.go send). Thick: VG size - thin pools - thick usage
+// - spare. Thin: floor(pool size * overprovision-ratio) - virtual size of the thin volumes in the
+// pool (no spare: ThinPoolUsage.FreeBytes); 0 when the pool does not exist (nodeCapacities
+// leaves such a class out). Volumes whose class is no longer configured count as thick usage
+// (the LV still occupies the VG). Never negative.
+func classCapacity(dc DeviceClass, classes []DeviceClass, vgBytes int64, pools map[string]int64, vols []volume) int64 {
 	var used int64
 	for _, v := range vols {
 		vc, ok := findClass(classes, v.class)
@@ -56,22 +62,31 @@ func classCapacity(dc DeviceClass, classes []DeviceClass, vgBytes int64, vols []
 			used += v.bytes
 		}
 	}
-	base := vgBytes - dc.SpareBytes()
-	if base <= 0 {
-		return 0
-	}
 	var free int64
 	if dc.IsThin() {
-		free = int64(math.Floor(dc.ThinPool.OverprovisionRatio*float64(base))) - used
+		pool, ok := pools[dc.ThinPool.Name]
+		if !ok {
+			return 0
+		}
+		free = int64(math.Floor(dc.ThinPool.OverprovisionRatio*float64(pool))) - used
 	} else {
+		base := vgBytes - dc.SpareBytes()
+		for _, b := range pools {
+			base -= b
+		}
+		if base <= 0 {
+			return 0
+		}
 		free = base - used
 	}
 	return max(free, 0)
 }
 
 // nodeCapacities returns free bytes per device class applicable on a node whose volume group is
-// vg of vgBytes (classes whose volume-group matches). Empty when the node has no volume group.
-func nodeCapacities(classes []DeviceClass, vg string, vgBytes int64, vols []volume) map[string]int64 {
+// vg of vgBytes with thin pools pools (classes whose volume-group matches; a thin class only when
+// its pool exists: the simulator's stand-in for lvmd's "Thin pool not found" exit, which stops
+// every class of the node under real TopoLVM). Empty when the node has no volume group.
+func nodeCapacities(classes []DeviceClass, vg string, vgBytes int64, pools map[string]int64, vols []volume) map[string]int64 {
 	out := map[string]int64{}
 	if vgBytes <= 0 {
 		return out
@@ -80,9 +95,55 @@ func nodeCapacities(classes []DeviceClass, vg string, vgBytes int64, vols []volu
 		if dc.VolumeGroup != vg {
 			continue
 		}
-		out[dc.Name] = classCapacity(dc, classes, vgBytes, vols)
+		if _, ok := pools[poolOf(dc)]; dc.IsThin() && !ok {
+			continue
+		}
+		out[dc.Name] = classCapacity(dc, classes, vgBytes, pools, vols)
 	}
 	return out
+}
+
+func poolOf(dc DeviceClass) string {
+	if dc.ThinPool == nil {
+		return ""
+	}
+	return dc.ThinPool.Name
+}
+
+// nodeThinPools is the thin pools on the node's volume group (AnnThinPools), once the group
+// exists.
+func nodeThinPools(node *corev1.Node) map[string]int64 {
+	if !volumeGroupCreated(node) {
+		return nil
+	}
+	pools, _ := ParseThinPools(node.Annotations[AnnThinPools])
+	return pools
+}
+
+// ParseThinPools reads AnnThinPools: "name=bytes" entries separated by commas.
+func ParseThinPools(v string) (map[string]int64, error) {
+	out := map[string]int64{}
+	for _, e := range strings.Split(v, ",") {
+		if e = strings.TrimSpace(e); e == "" {
+			continue
+		}
+		name, size, ok := strings.Cut(e, "=")
+		b, err := strconv.ParseInt(size, 10, 64)
+		if !ok || name == "" || err != nil || b <= 0 {
+			return nil, fmt.Errorf("%s %q: entry %q is not name=bytes", AnnThinPools, v, e)
+		}
+		out[name] = b
+	}
+	return out, nil
+}
+
+// FormatThinPools writes AnnThinPools, names sorted.
+func FormatThinPools(pools map[string]int64) string {
+	parts := make([]string, 0, len(pools))
+	for _, n := range slices.Sorted(maps.Keys(pools)) {
+		parts = append(parts, n+"="+strconv.FormatInt(pools[n], 10))
+	}
+	return strings.Join(parts, ",")
 }
 
 // roundUpGiB rounds a request up to whole GiB, at least 1 GiB.

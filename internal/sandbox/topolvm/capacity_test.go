@@ -17,32 +17,47 @@ func TestClassCapacity(t *testing.T) {
 	spare50 := DeviceClass{Name: "ssd", VolumeGroup: "vg", Default: true, SpareGB: new(uint64(50))}
 	thin := DeviceClass{Name: "thin", VolumeGroup: "vg", Type: TypeThin, SpareGB: new(uint64(0)), ThinPool: &ThinPool{Name: "pool", OverprovisionRatio: 5}}
 	thin2 := DeviceClass{Name: "thin2", VolumeGroup: "vg", Type: TypeThin, ThinPool: &ThinPool{Name: "other", OverprovisionRatio: 2}}
+	pools := map[string]int64{"pool": 750 * gib, "other": 365 * gib}
 	tests := map[string]struct {
 		dc      DeviceClass
 		classes []DeviceClass
 		vg      int64
+		pools   map[string]int64
 		vols    []volume
 		want    int64
 	}{
-		"thick empty, default spare 10 GiB": {thick, []DeviceClass{thick}, 750 * gib, nil, 740 * gib},
-		"thick spare-gb 50":                 {spare50, []DeviceClass{spare50}, 750 * gib, nil, 700 * gib},
-		"thick with usage":                  {thick, []DeviceClass{thick}, 750 * gib, []volume{{"n", "ssd", 100 * gib}, {"n", "ssd", 40 * gib}}, 600 * gib},
-		"thick never negative":              {thick, []DeviceClass{thick}, 375 * gib, []volume{{"n", "ssd", 370 * gib}}, 0},
-		"vg smaller than spare":             {thick, []DeviceClass{thick}, 5 * gib, nil, 0},
-		"unknown class counts as thick":     {thick, []DeviceClass{thick}, 750 * gib, []volume{{"n", "gone", 100 * gib}}, 640 * gib},
-		"thin overprovisioned":              {thin, []DeviceClass{thick, thin}, 750 * gib, nil, 3750 * gib},
-		"thin usage only from its pool":     {thin, []DeviceClass{thick, thin, thin2}, 750 * gib, []volume{{"n", "thin", 1000 * gib}, {"n", "ssd", 500 * gib}, {"n", "thin2", 7 * gib}}, 2750 * gib},
-		"thick ignores thin usage":          {thick, []DeviceClass{thick, thin}, 750 * gib, []volume{{"n", "thin", 1000 * gib}}, 740 * gib},
-		"thin default spare":                {thin2, []DeviceClass{thin2}, 375 * gib, nil, 730 * gib},
-		"thin never negative":               {thin, []DeviceClass{thin}, 10 * gib, []volume{{"n", "thin", 51 * gib}}, 0},
+		"thick empty, default spare 10 GiB": {thick, []DeviceClass{thick}, 750 * gib, nil, nil, 740 * gib},
+		"thick spare-gb 50":                 {spare50, []DeviceClass{spare50}, 750 * gib, nil, nil, 700 * gib},
+		"thick with usage":                  {thick, []DeviceClass{thick}, 750 * gib, nil, []volume{{"n", "ssd", 100 * gib}, {"n", "ssd", 40 * gib}}, 600 * gib},
+		"thick never negative":              {thick, []DeviceClass{thick}, 375 * gib, nil, []volume{{"n", "ssd", 370 * gib}}, 0},
+		"vg smaller than spare":             {thick, []DeviceClass{thick}, 5 * gib, nil, nil, 0},
+		"unknown class counts as thick":     {thick, []DeviceClass{thick}, 750 * gib, nil, []volume{{"n", "gone", 100 * gib}}, 640 * gib},
+		"thin pools take thick space":       {thick, []DeviceClass{thick, thin}, 1500 * gib, pools, nil, 375 * gib},
+		"thin overprovisioned":              {thin, []DeviceClass{thick, thin}, 1500 * gib, pools, nil, 3750 * gib},
+		"thin usage only from its pool":     {thin, []DeviceClass{thick, thin, thin2}, 1500 * gib, pools, []volume{{"n", "thin", 1000 * gib}, {"n", "ssd", 500 * gib}, {"n", "thin2", 7 * gib}}, 2750 * gib},
+		"thick ignores thin usage":          {thick, []DeviceClass{thick, thin}, 1500 * gib, pools, []volume{{"n", "thin", 1000 * gib}}, 375 * gib},
+		"thin has no spare":                 {thin2, []DeviceClass{thin2}, 1500 * gib, pools, nil, 730 * gib},
+		"thin never negative":               {thin, []DeviceClass{thin}, 1500 * gib, map[string]int64{"pool": 10 * gib}, []volume{{"n", "thin", 51 * gib}}, 0},
+		"thin pool missing":                 {thin, []DeviceClass{thin}, 1500 * gib, map[string]int64{"other": gib}, nil, 0},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			if got := classCapacity(tc.dc, tc.classes, tc.vg, tc.vols); got != tc.want {
+			if got := classCapacity(tc.dc, tc.classes, tc.vg, tc.pools, tc.vols); got != tc.want {
 				t.Errorf("classCapacity = %d (%d GiB), want %d (%d GiB)", got, got/gib, tc.want, tc.want/gib)
 			}
 		})
+	}
+	// A thin class whose pool is missing gets no capacity entry at all.
+	got := nodeCapacities([]DeviceClass{thick, thin, thin2}, "vg", 1500*gib, map[string]int64{"other": 365 * gib}, nil)
+	if _, ok := got["thin"]; ok || got["thin2"] != 730*gib || got["ssd"] != 1125*gib {
+		t.Errorf("nodeCapacities = %v, want ssd and thin2 only", got)
+	}
+	if p, err := ParseThinPools(FormatThinPools(pools)); err != nil || len(p) != 2 || p["pool"] != 750*gib {
+		t.Errorf("ParseThinPools(FormatThinPools) = %v, %v", p, err)
+	}
+	if _, err := ParseThinPools("pool=x"); err == nil {
+		t.Error("ParseThinPools accepted a size that is not a number")
 	}
 }
 
@@ -109,14 +124,21 @@ lvcreate-option-classes:
 				}
 			},
 		},
-		"no classes":        {yaml: "socket-name: x\n", wantErr: "no device-classes"},
-		"no default":        {yaml: "device-classes:\n- {name: a, volume-group: v}\n", wantErr: "exactly one default"},
-		"two defaults":      {yaml: "device-classes:\n- {name: a, volume-group: v, default: true}\n- {name: b, volume-group: v, default: true}\n", wantErr: "exactly one default"},
-		"duplicate":         {yaml: "device-classes:\n- {name: a, volume-group: v, default: true}\n- {name: a, volume-group: w}\n", wantErr: "duplicate name"},
-		"thin without pool": {yaml: "device-classes:\n- {name: a, volume-group: v, default: true, type: thin}\n", wantErr: "thin-pool.name"},
-		"ratio below one":   {yaml: "device-classes:\n- {name: a, volume-group: v, default: true, type: thin, thin-pool: {name: p, overprovision-ratio: 0.5}}\n", wantErr: "overprovision-ratio"},
-		"bad type":          {yaml: "device-classes:\n- {name: a, volume-group: v, default: true, type: raid}\n", wantErr: "unknown type"},
-		"no vg":             {yaml: "device-classes:\n- {name: a, default: true}\n", wantErr: "volume-group is empty"},
+		// lvmd v0.41.0's messages (TestValidateIsLvmds in topolvmreal/fakelvmd runs lvmd's own
+		// function on the same cases).
+		"no classes":        {yaml: "socket-name: x\n", wantErr: "should have at least one device-class"},
+		"no default":        {yaml: "device-classes:\n- {name: a, volume-group: v}\n", check: func(t *testing.T, c []DeviceClass) {}},
+		"two defaults":      {yaml: "device-classes:\n- {name: a, volume-group: v, default: true}\n- {name: b, volume-group: w, default: true}\n", wantErr: "should not have multiple default device-class"},
+		"duplicate":         {yaml: "device-classes:\n- {name: a, volume-group: v, default: true}\n- {name: a, volume-group: w}\n", wantErr: "duplicate device-class name: a"},
+		"duplicate vg":      {yaml: "device-classes:\n- {name: a, volume-group: v, default: true}\n- {name: b, volume-group: v}\n", wantErr: "duplicate volumegroup/thinpool name: b, v"},
+		"duplicate pool":    {yaml: "device-classes:\n- {name: a, volume-group: v, type: thin, thin-pool: {name: p, overprovision-ratio: 2}}\n- {name: b, volume-group: v, type: thin, thin-pool: {name: p, overprovision-ratio: 3}}\n", wantErr: "duplicate volumegroup/thinpool name: b, v/p"},
+		"name rule":         {yaml: "device-classes:\n- {name: -a, volume-group: v}\n", wantErr: "device-class name should consist of alphanumeric characters"},
+		"name too long":     {yaml: "device-classes:\n- {name: " + strings.Repeat("a", 64) + ", volume-group: v}\n", wantErr: "device-class name is too long"},
+		"stripe size":       {yaml: "device-classes:\n- {name: a, volume-group: v, stripe-size: 4x}\n", wantErr: `stripe-size format is "Size[k|UNIT]": a`},
+		"thin without pool": {yaml: "device-classes:\n- {name: a, volume-group: v, default: true, type: thin}\n", wantErr: "device class type is thin but thinpool config is empty: a"},
+		"ratio below one":   {yaml: "device-classes:\n- {name: a, volume-group: v, default: true, type: thin, thin-pool: {name: p, overprovision-ratio: 0.5}}\n", wantErr: "overprovision ratio for thin pool p in device class a should be 1.0 or more"},
+		"bad type":          {yaml: "device-classes:\n- {name: a, volume-group: v, default: true, type: raid}\n", wantErr: "target 'type' of device-class can be one of 'thick' or 'thin'"},
+		"no vg":             {yaml: "device-classes:\n- {name: a, default: true}\n", wantErr: "volume group name should not be empty: a"},
 		"not yaml":          {yaml: "device-classes: [", wantErr: "parse lvmd config"},
 	}
 	for name, tc := range tests {

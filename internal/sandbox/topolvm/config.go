@@ -19,10 +19,12 @@
 // Simplifications, on purpose:
 //   - Real lvmd reads its config only at start (a config change needs an lvmd restart, e.g. a
 //     rollout of the topolvm-lvmd-0 DaemonSet). The simulator applies ConfigMap changes at once.
-//   - A thin pool is taken to span the whole volume group minus spare-gb; thick and thin classes on
-//     one volume group do not take space from each other. Capacity never goes below zero. The
-//     fake lvmd behind `--topolvm real` follows the same rule (topolvmreal/fakelvmd's package
-//     comment, which also says what real LVM does instead), so both modes publish the same.
+//   - A thin pool is a logical volume of its volume group, listed with its size in the node's
+//     AnnThinPools: thick classes see the group less the pools (and spare-gb), a thin class
+//     floor(pool x overprovision-ratio) less its volumes, as lvmd v0.41.0 reports them and the
+//     fake lvmd behind `--topolvm real` computes them. A thin class whose pool is missing gets no
+//     capacity on the node (real lvmd exits "Thin pool not found" and the whole node agent
+//     crash-loops). Capacity never goes below zero.
 //   - The space check at provisioning uses the same figure as the capacity annotations (free space
 //     minus spare-gb for thick classes), so what the scheduler sees and what provisioning accepts agree.
 //   - Requested sizes are rounded up to whole GiB (minimum 1 GiB).
@@ -31,21 +33,27 @@ package topolvm
 import (
 	"errors"
 	"fmt"
+	"regexp"
 
 	"sigs.k8s.io/yaml"
 )
 
 // Names shared with the rest of the sandbox and with real TopoLVM.
 const (
-	DriverName               = "topolvm.io"
-	TopologyKey              = "topology.topolvm.io/node"
-	NodeFinalizer            = "topolvm.io/node"
-	CapacityAnnPrefix        = "capacity.topolvm.io/"
-	DefaultCapacityKey       = CapacityAnnPrefix + "00default"
-	DeviceClassParam         = "topolvm.io/device-class"
-	FSTypeParam              = "csi.storage.k8s.io/fstype"
-	AnnSSDCount              = "sandbox.olapgke.io/local-nvme-ssd-count"
-	AnnVolumeGroup           = "sandbox.olapgke.io/volume-group"
+	DriverName         = "topolvm.io"
+	TopologyKey        = "topology.topolvm.io/node"
+	NodeFinalizer      = "topolvm.io/node"
+	CapacityAnnPrefix  = "capacity.topolvm.io/"
+	DefaultCapacityKey = CapacityAnnPrefix + "00default"
+	DeviceClassParam   = "topolvm.io/device-class"
+	FSTypeParam        = "csi.storage.k8s.io/fstype"
+	AnnSSDCount        = "sandbox.olapgke.io/local-nvme-ssd-count"
+	AnnVolumeGroup     = "sandbox.olapgke.io/volume-group"
+	// AnnThinPools is the thin pools on the node's volume group ("name=bytes,..."), logical
+	// volumes carved from it before lvmd starts: by the node's set-up (tests set it) or by the
+	// volume-group bootstrap's THIN_POOLS. A thin class whose pool is not listed makes lvmd exit
+	// "Thin pool not found" under real TopoLVM; the simulator publishes no capacity for it.
+	AnnThinPools             = "sandbox.olapgke.io/thin-pools"
 	DefaultVolumeGroup       = "vg-ssd"
 	LocalSSDBytes      int64 = 375 << 30
 	DefaultSpareGB           = 10
@@ -117,47 +125,77 @@ func ParseLVMDConfig(data string) ([]DeviceClass, error) {
 	return c.DeviceClasses, nil
 }
 
-// ValidateDeviceClasses applies lvmd's start-up checks: at least one class, unique non-empty
-// names, a volume group each, exactly one default, known types, and a thin pool with a name and
-// an overprovision ratio of at least 1 for thin classes.
+// ValidateDeviceClasses is lvmd v0.41.0's own start-up check, ported line for line (topolvm
+// internal/lvmd/device_class_manager.go ValidateDeviceClasses: an internal package, and this
+// module does not link TopoLVM; the fake lvmd of `--topolvm real` calls the original, and
+// fakelvmd's TestValidateIsLvmds and TestParseLVMDConfig here check the same messages): at least one class; names
+// of 1-63 characters matching lvmd's qualified-name rule, each once; a volume group each; type
+// thick or thin; for thin, a pool name and an overprovision ratio of at least 1; each volume
+// group (thick) or volume-group/thin-pool pair (thin) used by one class; the stripe-size format;
+// not more than one default (none is accepted). It stops at the first problem, as lvmd does.
 func ValidateDeviceClasses(classes []DeviceClass) error {
-	if len(classes) == 0 {
-		return errors.New("lvmd config has no device-classes")
+	if len(classes) < 1 {
+		return errors.New("should have at least one device-class")
 	}
-	seen := map[string]bool{}
-	defaults := 0
-	var errs []error
-	for i, dc := range classes {
-		switch {
-		case dc.Name == "":
-			errs = append(errs, fmt.Errorf("device-classes[%d]: name is empty", i))
-		case seen[dc.Name]:
-			errs = append(errs, fmt.Errorf("device-classes[%d]: duplicate name %q", i, dc.Name))
+	countDefault := 0
+	dcNames := map[string]bool{}
+	vgNames := map[string]bool{}
+	for _, dc := range classes {
+		if len(dc.Name) == 0 {
+			return errors.New("device-class name should not be empty")
+		} else if len(dc.Name) > 63 {
+			return fmt.Errorf("device-class name is too long: %s", dc.Name)
 		}
-		seen[dc.Name] = true
-		if dc.VolumeGroup == "" {
-			errs = append(errs, fmt.Errorf("device-classes[%d] (%s): volume-group is empty", i, dc.Name))
+		if !qualifiedNameRegexp.MatchString(dc.Name) {
+			return fmt.Errorf("device-class name should consist of alphanumeric characters, '-', '_' or '.', and should start and end with an alphanumeric character: %s", dc.Name)
+		}
+		if len(dc.VolumeGroup) == 0 {
+			return fmt.Errorf("volume group name should not be empty: %s", dc.Name)
 		}
 		if dc.Default {
-			defaults++
+			countDefault++
+		}
+		if dcNames[dc.Name] {
+			return fmt.Errorf("duplicate device-class name: %s", dc.Name)
 		}
 		switch dc.Type {
-		case "", TypeThick:
-		case TypeThin:
-			if dc.ThinPool == nil || dc.ThinPool.Name == "" {
-				errs = append(errs, fmt.Errorf("device-classes[%d] (%s): type thin needs thin-pool.name", i, dc.Name))
-			} else if dc.ThinPool.OverprovisionRatio < 1 {
-				errs = append(errs, fmt.Errorf("device-classes[%d] (%s): thin-pool.overprovision-ratio must be >= 1, got %g", i, dc.Name, dc.ThinPool.OverprovisionRatio))
-			}
+		case "", TypeThick, TypeThin:
 		default:
-			errs = append(errs, fmt.Errorf("device-classes[%d] (%s): unknown type %q (thick or thin)", i, dc.Name, dc.Type))
+			return fmt.Errorf("target 'type' of device-class can be one of '%[1]s' or '%[2]s' or empty to default to '%[1]s'", TypeThick, TypeThin)
+		}
+		name := dc.VolumeGroup
+		if dc.Type == TypeThin {
+			if dc.ThinPool == nil {
+				return fmt.Errorf("device class type is thin but thinpool config is empty: %s", dc.Name)
+			}
+			if len(dc.ThinPool.Name) == 0 {
+				return fmt.Errorf("thinpool name should not be empty: %s", dc.Name)
+			}
+			if dc.ThinPool.OverprovisionRatio < 1.0 {
+				return fmt.Errorf("overprovision ratio for thin pool %s in device class %s should be 1.0 or more", dc.ThinPool.Name, dc.Name)
+			}
+			name = name + "/" + dc.ThinPool.Name
+		}
+		if vgNames[name] {
+			return fmt.Errorf("duplicate volumegroup/thinpool name: %s, %s", dc.Name, name)
+		}
+		dcNames[dc.Name] = true
+		vgNames[name] = true
+		if dc.StripeSize != "" && !stripeSizeRegexp.MatchString(dc.StripeSize) {
+			return fmt.Errorf("stripe-size format is \"Size[k|UNIT]\": %s", dc.Name)
 		}
 	}
-	if defaults != 1 {
-		errs = append(errs, fmt.Errorf("lvmd config needs exactly one default device-class, found %d", defaults))
+	if countDefault > 1 {
+		return errors.New("should not have multiple default device-class")
 	}
-	return errors.Join(errs...)
+	return nil
 }
+
+// lvmd's name and stripe-size rules (device_class_manager.go).
+var (
+	qualifiedNameRegexp = regexp.MustCompile("^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
+	stripeSizeRegexp    = regexp.MustCompile("(?i)^([0-9]*)(k|m|g|t|p|e|b|s)?$")
+)
 
 // defaultClass returns the default device class, if any.
 func defaultClass(classes []DeviceClass) (DeviceClass, bool) {

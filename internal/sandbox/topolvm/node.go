@@ -43,7 +43,7 @@ func (s *simulator) syncNode(ctx context.Context, name string) error {
 	}
 	vg, size := nodeVolumeGroup(node)
 	classes, vols := s.snapshot(name)
-	free := nodeCapacities(classes, vg, size, vols)
+	free := nodeCapacities(classes, vg, size, nodeThinPools(node), vols)
 	def, hasDef := defaultClass(classes)
 
 	if patch := nodeMetaPatch(node, size > 0, free, def.Name, hasDef); patch != nil {
@@ -150,7 +150,7 @@ func (r *Registrar) RegisterNode(n *corev1.Node) {
 	if n.Annotations == nil {
 		n.Annotations = map[string]string{}
 	}
-	maps.Copy(n.Annotations, capacityAnnotations(nodeCapacities(classes, vg, size, nil), def.Name, hasDef))
+	maps.Copy(n.Annotations, capacityAnnotations(nodeCapacities(classes, vg, size, nodeThinPools(n), nil), def.Name, hasDef))
 	n.Labels[TopologyKey] = n.Name
 	if !slices.Contains(n.Finalizers, NodeFinalizer) {
 		n.Finalizers = append(n.Finalizers, NodeFinalizer)

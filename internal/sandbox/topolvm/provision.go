@@ -118,7 +118,7 @@ func (s *simulator) syncPVC(ctx context.Context, namespace, name string) error {
 	}
 	var free int64
 	if size > 0 && dc.VolumeGroup == vg {
-		free = classCapacity(dc, classes, size, s.volumesOnLocked(nodeName))
+		free = classCapacity(dc, classes, size, nodeThinPools(node), s.volumesOnLocked(nodeName))
 	}
 	if requested > free {
 		s.mu.Unlock()

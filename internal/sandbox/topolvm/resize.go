@@ -79,7 +79,7 @@ func (s *simulator) expand(ctx context.Context, pvc *corev1.PersistentVolumeClai
 		var free int64
 		if node != nil && found {
 			if vg, size := nodeVolumeGroup(node); size > 0 && vg == dc.VolumeGroup {
-				free = classCapacity(dc, classes, size, s.volumesOnLocked(v.node))
+				free = classCapacity(dc, classes, size, nodeThinPools(node), s.volumesOnLocked(v.node))
 			}
 		}
 		if want-cur > free {

@@ -348,32 +348,35 @@ func TestSpareAndThinCapacity(t *testing.T) {
 		{Name: "thin", VolumeGroup: "vg-ssd", Type: TypeThin, SpareGB: new(uint64(0)), ThinPool: &ThinPool{Name: "pool0", OverprovisionRatio: 5}},
 		{Name: "elsewhere", VolumeGroup: "vg-other"},
 	}
-	h := startSim(t, classes, ssdNode("n1", 2))
+	// A 400 GiB thin pool carved from the node's 750 GiB group.
+	n1 := ssdNode("n1", 2)
+	n1.Annotations[AnnThinPools] = FormatThinPools(map[string]int64{"pool0": 400 * gib})
+	h := startSim(t, classes, n1)
 	thinSC := &storagev1.StorageClass{
 		ObjectMeta:  metav1.ObjectMeta{Name: "topolvm-thin"},
 		Provisioner: DriverName,
 		Parameters:  map[string]string{DeviceClassParam: "thin", FSTypeParam: "ext4"},
 	}
 	h.create(thinSC)
-	h.waitNodeCapacity("n1", "ssd", 700*gib)
-	h.waitNodeCapacity("n1", "00default", 700*gib)
-	h.waitNodeCapacity("n1", "thin", 3750*gib)
-	h.waitCSISC("n1", DefaultStorageClassName, 700*gib)
-	h.waitCSISC("n1", "topolvm-thin", 3750*gib)
+	h.waitNodeCapacity("n1", "ssd", 300*gib) // 750 - the pool's 400 - spare 50
+	h.waitNodeCapacity("n1", "00default", 300*gib)
+	h.waitNodeCapacity("n1", "thin", 2000*gib) // 5 x 400
+	h.waitCSISC("n1", DefaultStorageClassName, 300*gib)
+	h.waitCSISC("n1", "topolvm-thin", 2000*gib)
 	n, _ := h.kube.CoreV1().Nodes().Get(h.ctx, "n1", metav1.GetOptions{})
 	if _, ok := n.Annotations[CapacityAnnPrefix+"elsewhere"]; ok {
 		t.Errorf("class on another volume group published on n1: %v", n.Annotations)
 	}
 
-	// Thin volumes may exceed the VG; they use the pool's overprovisioned room only.
+	// Thin volumes may exceed the pool; they use its overprovisioned room only.
 	h.create(pvc("thin-a", "topolvm-thin", "n1", "1000Gi"))
 	pv := h.waitPV("pvc-uid-thin-a")
 	if pv.Spec.CSI.FSType != "ext4" || pv.Spec.CSI.VolumeAttributes[DeviceClassParam] != "thin" {
 		t.Errorf("thin PV csi = %+v", pv.Spec.CSI)
 	}
-	h.waitNodeCapacity("n1", "thin", 2750*gib)
-	h.waitCSISC("n1", "topolvm-thin", 2750*gib)
-	h.waitNodeCapacity("n1", "ssd", 700*gib)
+	h.waitNodeCapacity("n1", "thin", 1000*gib)
+	h.waitCSISC("n1", "topolvm-thin", 1000*gib)
+	h.waitNodeCapacity("n1", "ssd", 300*gib)
 
 	// Deleting the StorageClass removes its CSIStorageCapacity objects.
 	if err := h.kube.StorageV1().StorageClasses().Delete(h.ctx, "topolvm-thin", metav1.DeleteOptions{}); err != nil {
@@ -388,7 +391,7 @@ func TestSpareAndThinCapacity(t *testing.T) {
 		}
 		return ""
 	})
-	h.waitCSISC("n1", DefaultStorageClassName, 700*gib)
+	h.waitCSISC("n1", DefaultStorageClassName, 300*gib)
 }
 
 func TestReleasedPVIsDeletedAndFreesCapacity(t *testing.T) {
@@ -547,9 +550,11 @@ func TestNodeFinalizerDeletesPendingPVCsOfTheNode(t *testing.T) {
 
 func TestConfigMapChangeRecomputesCapacity(t *testing.T) {
 	t.Parallel()
-	h := startSim(t, nil, ssdNode("n1", 2))
-	h.waitNodeCapacity("n1", "ssd", 740*gib)
-	h.waitCSISC("n1", DefaultStorageClassName, 740*gib)
+	n1 := ssdNode("n1", 2)
+	n1.Annotations[AnnThinPools] = "pool-f=" + strconv.FormatInt(100*gib, 10)
+	h := startSim(t, nil, n1)
+	h.waitNodeCapacity("n1", "ssd", 640*gib) // 750 - the pool's 100 - spare 10
+	h.waitCSISC("n1", DefaultStorageClassName, 640*gib)
 
 	cms := h.kube.CoreV1().ConfigMaps(DefaultNamespace)
 	cm, err := cms.Get(h.ctx, DefaultConfigMapName, metav1.GetOptions{})
@@ -559,31 +564,31 @@ func TestConfigMapChangeRecomputesCapacity(t *testing.T) {
 	if !strings.Contains(cm.Data[DefaultConfigKey], "socket-name") {
 		t.Errorf("installed lvmd.yaml lacks socket-name:\n%s", cm.Data[DefaultConfigKey])
 	}
-	cm.Data[DefaultConfigKey] = "socket-name: /run/topolvm/lvmd.sock\ndevice-classes:\n- name: ssd\n  volume-group: vg-ssd\n  default: true\n  spare-gb: 100\n- name: fast\n  volume-group: vg-ssd\n  spare-gb: 0\n"
+	cm.Data[DefaultConfigKey] = "socket-name: /run/topolvm/lvmd.sock\ndevice-classes:\n- name: ssd\n  volume-group: vg-ssd\n  default: true\n  spare-gb: 100\n- name: fast\n  volume-group: vg-ssd\n  type: thin\n  thin-pool: {name: pool-f, overprovision-ratio: 7.5}\n"
 	if _, err := cms.Update(h.ctx, cm, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	h.waitNodeCapacity("n1", "ssd", 650*gib)
-	h.waitNodeCapacity("n1", "00default", 650*gib)
+	h.waitNodeCapacity("n1", "ssd", 550*gib)
+	h.waitNodeCapacity("n1", "00default", 550*gib)
 	h.waitNodeCapacity("n1", "fast", 750*gib)
-	h.waitCSISC("n1", DefaultStorageClassName, 650*gib)
+	h.waitCSISC("n1", DefaultStorageClassName, 550*gib)
 
 	// An invalid config is refused with an event and the previous one stays.
 	cm, _ = cms.Get(h.ctx, DefaultConfigMapName, metav1.GetOptions{})
-	cm.Data[DefaultConfigKey] = "device-classes:\n- name: ssd\n  volume-group: vg-ssd\n"
+	cm.Data[DefaultConfigKey] = "device-classes:\n- {name: ssd, volume-group: vg-ssd, default: true}\n- {name: fast, volume-group: vg-ssd}\n"
 	if _, err := cms.Update(h.ctx, cm, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	h.eventually("InvalidLVMDConfig event", func() string {
 		l, _ := h.kube.CoreV1().Events(DefaultNamespace).List(h.ctx, metav1.ListOptions{})
 		for _, e := range l.Items {
-			if e.Reason == "InvalidLVMDConfig" && e.InvolvedObject.Name == DefaultConfigMapName && strings.Contains(e.Message, "exactly one default") {
+			if e.Reason == "InvalidLVMDConfig" && e.InvolvedObject.Name == DefaultConfigMapName && strings.Contains(e.Message, "duplicate volumegroup/thinpool name: fast, vg-ssd") {
 				return ""
 			}
 		}
 		return fmt.Sprintf("%d events, none InvalidLVMDConfig", len(l.Items))
 	})
-	h.waitNodeCapacity("n1", "ssd", 650*gib)
+	h.waitNodeCapacity("n1", "ssd", 550*gib)
 
 	// Removing a class removes its annotation.
 	cm, _ = cms.Get(h.ctx, DefaultConfigMapName, metav1.GetOptions{})
@@ -591,7 +596,7 @@ func TestConfigMapChangeRecomputesCapacity(t *testing.T) {
 	if _, err := cms.Update(h.ctx, cm, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	h.waitNodeCapacity("n1", "ssd", 740*gib)
+	h.waitNodeCapacity("n1", "ssd", 640*gib)
 	h.eventually("annotation of removed class gone", func() string {
 		n, _ := h.kube.CoreV1().Nodes().Get(h.ctx, "n1", metav1.GetOptions{})
 		if v, ok := n.Annotations[CapacityAnnPrefix+"fast"]; ok {
@@ -703,8 +708,8 @@ func TestInstallIsIdempotent(t *testing.T) {
 		t.Errorf("after re-install: sc params %v, lvmd.yaml:\n%s", sc.Parameters, cm.Data[DefaultConfigKey])
 	}
 
-	if err := Install(ctx, kube, InstallOptions{DeviceClasses: []DeviceClass{{Name: "x", VolumeGroup: "v"}}}); err == nil {
-		t.Error("Install accepted device classes without a default")
+	if err := Install(ctx, kube, InstallOptions{DeviceClasses: []DeviceClass{{Name: "x", VolumeGroup: "v"}, {Name: "y", VolumeGroup: "v"}}}); err == nil {
+		t.Error("Install accepted two thick classes on one volume group (lvmd refuses them)")
 	}
 }
 

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -60,7 +62,15 @@ const (
 	// AnnKubelet = KubeletDead (sandbox-only; the sandbox's control endpoint :kubelet call, gke
 	// SetKubelet) says the node's kubelet is down: its TopoLVM agent stops, its disks are kept,
 	// and it starts again over them once the annotation goes.
-	AnnKubelet         = "sandbox.olapgke.io/kubelet"
+	AnnKubelet = "sandbox.olapgke.io/kubelet"
+	// AnnThinPools is the thin pools on the node's volume group, "name=bytes,..." (the
+	// simulator's topolvm.AnnThinPools: the node's set-up, tests, or the bootstrap's THIN_POOLS
+	// wrote it): logical volumes carved from the group before lvmd starts.
+	AnnThinPools = "sandbox.olapgke.io/thin-pools"
+	// AnnThinWritten is the bytes applications wrote to thin volumes on the node,
+	// "lv=bytes,..." (LV names as TopoLVM's LogicalVolume status.volumeID): the data their pools
+	// hold (fakelvmd LVM.SetWritten), so that an overcommitted pool fills.
+	AnnThinWritten     = "sandbox.olapgke.io/thin-written"
 	KubeletDead        = "dead"
 	DefaultVolumeGroup = "vg-ssd"
 	LocalSSDBytes      = uint64(375) << 30
@@ -152,6 +162,14 @@ type disks struct {
 	uid types.UID
 	vm  string // the node's system UUID
 	lvm *fakelvmd.LVM
+}
+
+// id names the VM's disks (its devices' directory): the system UUID, else the Node's UID.
+func (d *disks) id() string {
+	if d.vm != "" {
+		return d.vm
+	}
+	return string(d.uid)
 }
 
 // agent is what TopoLVM's DaemonSet pod does on one node (lvmd + topolvm-node) plus the
@@ -326,10 +344,13 @@ func (s *nodeAgents) sync(ctx context.Context, name string) {
 			s.disks[name] = d
 		}
 	}
-	if d != nil && volumeGroupPresent(n) && d.lvm.CreateVolumeGroup(vg) {
-		// The node's set-up, or the volume-group bootstrap, made the (empty) volume group. An
-		// lvmd crash-looping without it finds it at its next restart.
-		klog.InfoS("volume group created on the node's Local SSDs", "node", name, "volumeGroup", vg.Name, "size", vg.Size)
+	if d != nil && volumeGroupPresent(n) {
+		if d.lvm.CreateVolumeGroup(vg) {
+			// The node's set-up, or the volume-group bootstrap, made the (empty) volume group. An
+			// lvmd crash-looping without it finds it at its next restart.
+			klog.InfoS("volume group created on the node's Local SSDs", "node", name, "volumeGroup", vg.Name, "size", vg.Size)
+		}
+		syncThinPools(n, d.lvm, vg.Name)
 	}
 	if cur != nil || !hasVG || !run {
 		return
@@ -518,7 +539,9 @@ func (s *nodeAgents) runAgent(ctx context.Context, name string, a *agent) error 
 	}
 	srv := grpc.NewServer()
 	csi.RegisterIdentityServer(srv, driver.NewIdentityServer(csiDriverReady(mgr.GetAPIReader())))
-	ns, err := driver.NewNodeServer(name, vgc, lvc, mgr)
+	// The node's /dev: the devices of the VM's logical volumes (mounts.go devicePaths).
+	dev := filepath.Join(dir, "dev-"+a.disks.id())
+	ns, err := driver.NewNodeServer(name, devicePaths{VGServiceClient: vgc, dir: dev}, lvc, mgr)
 	if err != nil {
 		return err
 	}
@@ -723,4 +746,62 @@ func (s *nodeAgents) enqueueAll() {
 	for _, n := range all {
 		s.queue.Add(n.Name)
 	}
+}
+
+// syncThinPools makes the thin pools AnnThinPools lists (lvcreate --type thin-pool, once: an
+// existing pool is kept as it is), removes empty ones it no longer lists, and records AnnThinWritten's bytes on the node's disks. A pool
+// the group has no room for is not made (lvcreate fails): a thin class naming it keeps lvmd
+// exiting "Thin pool not found".
+func syncThinPools(n *corev1.Node, lvm *fakelvmd.LVM, vg string) {
+	pools, err := parseSizes(n.Annotations[AnnThinPools])
+	if err != nil {
+		klog.ErrorS(err, "thin pools of the node unreadable", "node", n.Name)
+	}
+	have := lvm.ThinPools(vg)
+	for _, name := range slices.Sorted(maps.Keys(pools)) {
+		if _, ok := have[name]; ok {
+			continue
+		}
+		if err := lvm.CreateThinPool(vg, name, pools[name]); err != nil {
+			klog.ErrorS(err, "thin pool not created", "node", n.Name, "volumeGroup", vg, "thinPool", name)
+			continue
+		}
+		klog.InfoS("thin pool created in the node's volume group", "node", n.Name, "volumeGroup", vg, "thinPool", name, "size", pools[name])
+	}
+	// A pool no longer listed was removed by whoever made it (tests undo their set-up): an
+	// empty one goes, one holding thin volumes stays.
+	for name := range have {
+		if _, ok := pools[name]; ok || err != nil {
+			continue
+		}
+		if rerr := lvm.RemoveThinPool(vg, name); rerr != nil {
+			klog.ErrorS(rerr, "thin pool not removed", "node", n.Name, "volumeGroup", vg, "thinPool", name)
+		}
+	}
+	written, err := parseSizes(n.Annotations[AnnThinWritten])
+	if err != nil {
+		klog.ErrorS(err, "thin volume writes of the node unreadable", "node", n.Name)
+	}
+	for _, lv := range slices.Sorted(maps.Keys(written)) {
+		if err := lvm.SetWritten(vg, lv, written[lv]); err != nil {
+			klog.ErrorS(err, "write to thin volume failed", "node", n.Name, "volume", lv)
+		}
+	}
+}
+
+// parseSizes reads "name=bytes,..." (AnnThinPools, AnnThinWritten).
+func parseSizes(v string) (map[string]uint64, error) {
+	out := map[string]uint64{}
+	for _, e := range strings.Split(v, ",") {
+		if e = strings.TrimSpace(e); e == "" {
+			continue
+		}
+		name, size, ok := strings.Cut(e, "=")
+		b, err := strconv.ParseUint(size, 10, 64)
+		if !ok || name == "" || err != nil {
+			return out, fmt.Errorf("entry %q of %q is not name=bytes", e, v)
+		}
+		out[name] = b
+	}
+	return out, nil
 }

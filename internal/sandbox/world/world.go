@@ -36,6 +36,16 @@ type World struct {
 	TopoLVM *TopoLVM `json:"topolvm,omitempty"`
 	// StorageClasses backed by TopoLVM device classes.
 	StorageClasses []StorageClass `json:"storageClasses,omitempty"`
+	// Pods are world-wide Pod timings (per-Pod annotations override them: kwoknodes podstages.go).
+	Pods *Pods `json:"pods,omitempty"`
+}
+
+// Pods are what every simulated Pod does on its node.
+type Pods struct {
+	// ReadyAfter is how long a Pod's containers run before its readiness probe passes: Running
+	// and not Ready until then (default 0: Ready at once, KWOK's fast pod-ready stage). A Pod's
+	// sandbox.olapgke.io/ready-after annotation overrides it.
+	ReadyAfter *metav1.Duration `json:"readyAfter,omitempty"`
 }
 
 // Cluster is one GKE cluster. All clusters share the sandbox's single API
@@ -233,6 +243,12 @@ func (w *World) applyDefaults() {
 	if w.TopoLVM.BringUp == nil {
 		w.TopoLVM.BringUp = &BringUp{}
 	}
+	if w.Pods == nil {
+		w.Pods = &Pods{}
+	}
+	if w.Pods.ReadyAfter == nil {
+		w.Pods.ReadyAfter = &metav1.Duration{}
+	}
 	for _, d := range []struct {
 		f   **metav1.Duration
 		def time.Duration
@@ -305,6 +321,9 @@ func (w *World) Validate() error {
 		if d.v.Duration < 0 {
 			errs = append(errs, fmt.Errorf("topolvm.bringUp.%s %s is negative", d.name, d.v.Duration))
 		}
+	}
+	if w.Pods.ReadyAfter.Duration < 0 {
+		errs = append(errs, fmt.Errorf("pods.readyAfter %s is negative", w.Pods.ReadyAfter.Duration))
 	}
 	if w.TopoLVM.BringUp.CapacityPoll.Duration == 0 {
 		errs = append(errs, errors.New("topolvm.bringUp.capacityPoll must be positive (external-provisioner polls at this interval)"))

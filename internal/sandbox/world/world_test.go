@@ -111,6 +111,15 @@ func TestParse(t *testing.T) {
 				}
 			},
 		},
+		"pods ready after, default 0": {
+			yaml: "pods:\n  readyAfter: 4s\n",
+			check: func(t *testing.T, w *World) {
+				if w.Pods.ReadyAfter.Duration != 4*time.Second || Default().Pods.ReadyAfter.Duration != 0 {
+					t.Errorf("readyAfter %v (default %v), want 4s (0)", w.Pods.ReadyAfter, Default().Pods.ReadyAfter)
+				}
+			},
+		},
+		"negative ready after":        {yaml: "pods: {readyAfter: -1s}\n", wantErr: "pods.readyAfter -1s is negative"},
 		"zero capacity QPS":           {yaml: "topolvm:\n  bringUp: {capacityQPS: 0}\n", wantErr: "capacityQPS 0 must be positive"},
 		"negative capacity QPS":       {yaml: "topolvm:\n  bringUp: {capacityQPS: -1}\n", wantErr: "capacityQPS -1 must be positive"},
 		"zero capacity burst":         {yaml: "topolvm:\n  bringUp: {capacityBurst: 0}\n", wantErr: "capacityBurst 0 must be at least 1"},

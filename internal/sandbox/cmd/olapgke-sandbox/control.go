@@ -37,10 +37,18 @@ import (
 //	    dead: the node's kubelet stops (no Lease renewal, no status, no Pod deletion confirmed,
 //	    TopoLVM's agent down, disks kept): the node lifecycle controller marks it Unknown and
 //	    unreachable after its grace period; alive: undoes it. Answers {"node": ..., "state": ...}
+//	POST /v1/nodes/{name}:disk                              {"nodefsUsedBytes": N, "imagefsUsedBytes": N}
+//	    how full the node's filesystem is (GKE keeps kubelet's directory and the images on one);
+//	    the node's kubelet eviction shim (kubelet's own eviction manager) then posts DiskPressure,
+//	    which taints the node, and evicts Pods in kubelet's order. Answers {"node", "capacityBytes",
+//	    "availableBytes", "thresholds": [{"signal", "soft", "bytes", "met"}]}
 //	POST /v1/clusters/{project}/{location}/{cluster}:operation  {"type": "UPGRADE_MASTER" | "UPDATE_CLUSTER", "seconds": N}
 //	    starts a cluster-wide operation lasting N seconds; answers at once
 //	POST /v1/quota                                          {"concurrentOperations": N}
 //	    concurrent operations per cluster (0: back to the default)
+//	POST /v1/quota/regional                                 {"limits": {"N2_CPUS": 16, "LOCAL_SSD_TOTAL_GB": 1500}}
+//	    Compute Engine regional quota limits that node pool creation is checked against (GKE
+//	    refuses with 403 PERMISSION_DENIED "Insufficient regional quota ..."); {} removes them
 
 // controlTimeout bounds a request that waits for an operation (a recreation drains a node).
 const controlTimeout = 5 * time.Minute
@@ -98,9 +106,23 @@ func controlHandler(srv *gke.Server) http.Handler {
 			writeJSON(w, http.StatusOK, map[string]string{"node": name, "state": string(body.State)})
 			return
 		}
+		if name, ok := strings.CutSuffix(rest, ":disk"); ok && name != "" && !strings.Contains(name, "/") {
+			var body gke.DiskUsage
+			if !readBody(w, r, &body) {
+				return
+			}
+			rep, err := srv.SetDisk(r.Context(), name, body)
+			if err != nil {
+				writeError(w, err)
+				return
+			}
+			klog.InfoS("control: disk set", "node", name, "nodefsUsedBytes", body.NodefsUsedBytes, "imagefsUsedBytes", body.ImagefsUsedBytes, "availableBytes", rep.AvailableBytes)
+			writeJSON(w, http.StatusOK, rep)
+			return
+		}
 		name, ok := strings.CutSuffix(rest, ":recreate")
 		if !ok || name == "" || strings.Contains(name, "/") {
-			writeError(w, status.Errorf(codes.NotFound, "no such control call %s: use /v1/nodes/{name}:recreate, :reboot or :kubelet", r.URL.Path))
+			writeError(w, status.Errorf(codes.NotFound, "no such control call %s: use /v1/nodes/{name}:recreate, :reboot, :kubelet or :disk", r.URL.Path))
 			return
 		}
 		var body struct {
@@ -165,6 +187,20 @@ func controlHandler(srv *gke.Server) http.Handler {
 		}
 		writeJSON(w, http.StatusOK, map[string]int{"concurrentOperations": n})
 	})
+	mux.HandleFunc("POST /v1/quota/regional", func(w http.ResponseWriter, r *http.Request) {
+		var body struct {
+			Limits map[string]float64 `json:"limits"`
+		}
+		if !readBody(w, r, &body) {
+			return
+		}
+		l, err := srv.SetRegionalQuota(body.Limits)
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"limits": l})
+	})
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, status.Errorf(codes.NotFound, "no such control call %s %s", r.Method, r.URL.Path))
 	})
@@ -198,6 +234,7 @@ var httpCodes = map[codes.Code]int{
 	codes.InvalidArgument:    http.StatusBadRequest,
 	codes.FailedPrecondition: http.StatusBadRequest,
 	codes.NotFound:           http.StatusNotFound,
+	codes.PermissionDenied:   http.StatusForbidden,
 	codes.AlreadyExists:      http.StatusConflict,
 	codes.Aborted:            http.StatusConflict,
 	codes.ResourceExhausted:  http.StatusTooManyRequests,

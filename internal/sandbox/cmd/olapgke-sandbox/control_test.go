@@ -94,6 +94,10 @@ func TestControlEndpoint(t *testing.T) {
 	if a.code != http.StatusTooManyRequests || a.error.Status != "RESOURCE_EXHAUSTED" || !strings.Contains(a.error.Message, "concurrent operations quota 1") {
 		t.Fatalf("second operation at quota 1: %d %s", a.code, a.body)
 	}
+	a = post(t, hs.URL+"/v1/quota/regional", `{"limits": {"N2_CPUS": 8}}`)
+	if a.code != http.StatusOK || !strings.Contains(a.body, `"limits":{"N2_CPUS":8}`) {
+		t.Fatalf("regional quota: %d %s", a.code, a.body)
+	}
 	a = post(t, hs.URL+"/v1/quota", `{"concurrentOperations": 0}`)
 	if a.code != http.StatusOK || !strings.Contains(a.body, `"concurrentOperations":100`) {
 		t.Fatalf("quota reset: %d %s", a.code, a.body)
@@ -118,6 +122,10 @@ func TestControlEndpoint(t *testing.T) {
 		"reboot unknown": {"/v1/nodes/gke-x:reboot", `{}`, http.StatusNotFound, "NOT_FOUND"},
 		"reboot field":   {"/v1/nodes/gke-x:reboot", `{"mode": "hard"}`, http.StatusBadRequest, "INVALID_ARGUMENT"},
 		"unknown prefix": {"/v2/quota", `{}`, http.StatusNotFound, "NOT_FOUND"},
+		"disk unknown":   {"/v1/nodes/gke-x:disk", `{"nodefsUsedBytes": 1}`, http.StatusNotFound, "NOT_FOUND"},
+		"disk field":     {"/v1/nodes/gke-x:disk", `{"usedBytes": 1}`, http.StatusBadRequest, "INVALID_ARGUMENT"},
+		"quota negative": {"/v1/quota/regional", `{"limits": {"CPUS": -1}}`, http.StatusBadRequest, "INVALID_ARGUMENT"},
+		"quota field":    {"/v1/quota/regional", `{"CPUS": 8}`, http.StatusBadRequest, "INVALID_ARGUMENT"},
 	} {
 		a := post(t, hs.URL+tc.path, tc.body)
 		if a.code != tc.code || a.error.Status != tc.status || a.error.Code != tc.code {
@@ -180,5 +188,22 @@ func TestControlReboot(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("no Rebooted Event for %s: %v", n.Name, evs.Items)
+	}
+}
+
+// TestControlDisk: :disk answers with the node filesystem and the kubelet's thresholds on it.
+func TestControlDisk(t *testing.T) {
+	kube, hs := startControlTest(t)
+	nodes, err := kube.CoreV1().Nodes().List(t.Context(), metav1.ListOptions{})
+	if err != nil || len(nodes.Items) != 1 {
+		t.Fatalf("nodes: %v %v", nodes, err)
+	}
+	n := nodes.Items[0]
+	a := post(t, hs.URL+"/v1/nodes/"+n.Name+":disk", `{"nodefsUsedBytes": 1073741824, "imagefsUsedBytes": 2147483648}`)
+	var got gke.DiskReport
+	capacity := n.Status.Capacity["ephemeral-storage"]
+	if a.code != http.StatusOK || json.Unmarshal([]byte(a.body), &got) != nil || got.Node != n.Name || got.CapacityBytes != capacity.Value() ||
+		got.AvailableBytes != capacity.Value()-3<<30 || len(got.Thresholds) != 1 || got.Thresholds[0].Signal != "nodefs.available" || got.Thresholds[0].Met {
+		t.Fatalf("disk: %d %s", a.code, a.body)
 	}
 }

@@ -238,7 +238,10 @@ func startSandbox(sigCtx context.Context, dir string, w *world.World, logFile *o
 	klog.InfoS("control plane up", "elapsed", time.Since(phase).String(), "cpu", cpuTime().String(), "apiserver", cp.Endpoint)
 	phase = time.Now()
 
-	if err := kwoknodes.Start(runCtx, kwoknodes.Options{Kubeconfig: cp.Kubeconfig, Server: cp.InternalServer, Log: logFile, Verbosity: f.verbosity}); err != nil {
+	if err := kwoknodes.Start(runCtx, kwoknodes.Options{Kubeconfig: cp.Kubeconfig, Server: cp.InternalServer, Log: logFile, Verbosity: f.verbosity,
+		ReadyAfter: w.Pods.ReadyAfter.Duration,
+		// Real TopoLVM's kubelet volume manager mounts the Pods' volumes (NodePublishVolume).
+		WaitForVolumes: f.topolvm == "real"}); err != nil {
 		return sb, fmt.Errorf("start KWOK: %w", err)
 	}
 
@@ -298,7 +301,7 @@ func startSandbox(sigCtx context.Context, dir string, w *world.World, logFile *o
 	}
 	srv, err := gke.New(gke.Options{
 		Kube: cp.Kube, Endpoint: cp.Endpoint, CACertPEM: cp.CACertPEM, KubernetesVersion: w.KubernetesVersion,
-		Clusters: seeds, VolumeGroup: vg, Logger: slogger,
+		Clusters: seeds, VolumeGroup: vg, ThinPools: os.Getenv("OLAPGKE_SANDBOX_THIN_POOLS"), Logger: slogger,
 		RegisterNode: registerNode,
 	})
 	if err != nil {
@@ -662,6 +665,8 @@ func startRealTopoLVM(runCtx context.Context, dir string, cp *controlplane.Contr
 		"--capacity-poll-interval", w.TopoLVM.BringUp.CapacityPoll.Duration.String(),
 		"--kube-api-capacity-qps", strconv.FormatFloat(*w.TopoLVM.BringUp.CapacityQPS, 'g', -1, 64),
 		"--kube-api-capacity-burst", strconv.Itoa(*w.TopoLVM.BringUp.CapacityBurst),
+		// The kubelets' NodePublishVolume calls and the mkfs/mount/blkid stand-ins' command lines.
+		"--mount-record", filepath.Join(dir, "mounts.log"),
 		"--v", strconv.Itoa(f.verbosity))
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }

@@ -1,21 +1,20 @@
 // Package fakelvmd is an in-memory lvmd: TopoLVM's lvmd gRPC API (pkg/lvmd/proto VGService and
 // LVService) over volume groups that exist only in memory. It answers as lvmd v0.41.0 does
-// (internal/lvmd vgservice.go, lvservice.go): the same free-space arithmetic (spare-gb taken off
-// what GetFreeBytes and Watch report, not off what CreateLV checks), the same status codes
-// (NotFound for an unknown device class or volume, ResourceExhausted when the pool is short) and
-// a Watch stream that sends the metrics once at start and again after every change.
+// (internal/lvmd vgservice.go, lvservice.go, pool.go): the same free-space arithmetic (spare-gb
+// taken off what GetFreeBytes and Watch report, not off what CreateLV checks), the same status
+// codes (NotFound for an unknown device class or volume, ResourceExhausted when the pool is short)
+// and a Watch stream that sends the metrics once at start and again after every change. New runs
+// lvmd's own start-up checks (cmd/lvmd/app/root.go subMain): ValidateDeviceClasses itself (linked
+// from TopoLVM's module), then "volume group not found" and "Thin pool not found".
 //
 // What lvmd gets from LVM is faked: a volume group is a name and a size, and a logical volume is a
-// name, a size and tags. Thin pools follow the sandbox's one thin-pool rule, shared with the
-// simulator (package topolvm, config.go) so that both modes publish the same capacity:
-//   - each thin class's pool spans its volume group less the class's spare-gb, sized again at
-//     every lvmd start (a spare-gb change takes effect at the restart that loads it);
-//   - pools do not take space from the thick classes or from each other.
-//
-// Real LVM differs, and GKE with it: a thin pool is a logical volume carved from the group
-// (lvcreate --type thin-pool) by whoever prepares the node, before lvmd starts, which exits with
-// "thin pool not found" otherwise (lvmd v0.41.0 internal/lvmd/command/lvm.go FindThinPool,
-// called from vgservice.go). TopoLVM creates neither groups nor pools.
+// name, a size and tags. A thin pool is what it is in LVM: a logical volume carved from its
+// group's space (lvcreate --type thin-pool) by whoever prepares the node (on GKE the
+// volume-group bootstrap, with THIN_POOLS), before lvmd starts; TopoLVM creates neither groups
+// nor pools. The pool's size bounds what its thin volumes can hold: SetWritten records the bytes
+// written to a thin volume, the pool's data percent follows (Watch's ThinPoolItem, TopoLVM's
+// topolvm_thinpool_data_percent metric), and a write beyond the pool's free data space fails as a
+// write to a full pool does (ErrThinPoolFull; overprovisioning promised more than the pool holds).
 package fakelvmd
 
 import (
@@ -31,6 +30,9 @@ import (
 	lvmdtypes "github.com/topolvm/topolvm/pkg/lvmd/types"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	// Links TopoLVM's internal/lvmd, whose ValidateDeviceClasses New calls (validate.go).
+	_ "github.com/topolvm/topolvm/pkg/lvmd"
 )
 
 // defaultSpareGB is lvmd's default spare-gb (internal/lvmd/device_class_manager.go).
@@ -48,7 +50,10 @@ type logicalVolume struct {
 	size  uint64
 	tags  []string
 	minor uint32
-	pool  string // thin pool name; "" for a thick volume
+	pool  string // thin pool name; "" for a thick volume or a pool
+	// thinPool marks the pool itself (lv_layout pool: a logical volume of the group's space).
+	thinPool bool
+	written  uint64 // bytes written to a thin volume (SetWritten): the pool data it holds
 }
 
 type volumeGroup struct {
@@ -56,16 +61,23 @@ type volumeGroup struct {
 	lvs  map[string]*logicalVolume
 }
 
-// thinPoolSize is the data size of thin class dc's pool on vg: the group less the class's spare
-// (the package comment's thin-pool rule).
+// thinPool is the pool LV named name in vg, or nil.
+func (vg *volumeGroup) thinPool(name string) *logicalVolume {
+	if lv := vg.lvs[name]; lv != nil && lv.thinPool {
+		return lv
+	}
+	return nil
+}
+
+// thinPoolSize is the data size of thin class dc's pool on vg (0 when it does not exist).
 func thinPoolSize(vg *volumeGroup, dc *lvmdtypes.DeviceClass) uint64 {
-	if sp := spare(dc); vg.size > sp {
-		return vg.size - sp
+	if p := vg.thinPool(dc.ThinPoolConfig.Name); p != nil {
+		return p.size
 	}
 	return 0
 }
 
-// used is what the group's thick volumes take (thin pools take nothing: the package comment).
+// used is what the group's thick volumes and thin pools take (thin volumes take pool space).
 func (vg *volumeGroup) used() uint64 {
 	var n uint64
 	for _, lv := range vg.lvs {
@@ -81,6 +93,17 @@ func (vg *volumeGroup) free() uint64 {
 		return vg.size - u
 	}
 	return 0
+}
+
+// written is the data the thin volumes of pool hold.
+func (vg *volumeGroup) written(pool string) uint64 {
+	var n uint64
+	for _, lv := range vg.lvs {
+		if lv.pool == pool {
+			n += lv.written
+		}
+	}
+	return n
 }
 
 // virtual is the sum of the thin volumes' sizes in pool.
@@ -100,6 +123,7 @@ type LVM struct {
 	mu        sync.Mutex
 	vgs       map[string]*volumeGroup
 	nextMinor uint32
+	server    *Server // the lvmd started last over these disks (its Watch sees disk changes)
 }
 
 // NewLVM is a node whose volume groups exist (created by the node's set-up, as on GKE by a
@@ -124,6 +148,108 @@ func (l *LVM) CreateVolumeGroup(vg VolumeGroup) bool {
 	return true
 }
 
+// ErrThinPoolExists is returned by CreateThinPool for a name the group already has.
+var ErrThinPoolExists = errors.New("logical volume already exists")
+
+// CreateThinPool is `lvcreate --type thin-pool -L size -n name vg` on the node: a pool of size
+// bytes carved from the group's free space (thick volumes and other pools compete for it). It
+// fails when the group does not exist, the name is taken (ErrThinPoolExists) or the group lacks
+// the space (lvcreate's "Volume group ... has insufficient free space").
+func (l *LVM) CreateThinPool(vgName, name string, size uint64) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	vg, ok := l.vgs[vgName]
+	if !ok {
+		return fmt.Errorf("%w: %s", ErrVolumeGroupMissing, vgName)
+	}
+	if _, ok := vg.lvs[name]; ok {
+		return fmt.Errorf("%w: %s/%s", ErrThinPoolExists, vgName, name)
+	}
+	if free := vg.free(); free < size {
+		return fmt.Errorf("volume group %q has insufficient free space (%d bytes): %d required", vgName, free, size)
+	}
+	vg.lvs[name] = &logicalVolume{name: name, size: size, thinPool: true}
+	l.notify()
+	return nil
+}
+
+// RemoveThinPool is `lvremove vg/name` of an empty thin pool: it fails while thin volumes use
+// it (lvremove would take them with it; nobody who prepares a node does that to TopoLVM's
+// volumes).
+func (l *LVM) RemoveThinPool(vgName, name string) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	vg, ok := l.vgs[vgName]
+	if !ok || vg.thinPool(name) == nil {
+		return fmt.Errorf("thin pool %s/%s not found", vgName, name)
+	}
+	for _, lv := range vg.lvs {
+		if lv.pool == name {
+			return fmt.Errorf("thin pool %s/%s holds thin volume %s", vgName, name, lv.name)
+		}
+	}
+	delete(vg.lvs, name)
+	l.notify()
+	return nil
+}
+
+// ThinPools lists the thin pools of group vgName by name, with their sizes.
+func (l *LVM) ThinPools(vgName string) map[string]uint64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := map[string]uint64{}
+	if vg, ok := l.vgs[vgName]; ok {
+		for n, lv := range vg.lvs {
+			if lv.thinPool {
+				out[n] = lv.size
+			}
+		}
+	}
+	return out
+}
+
+// ErrThinPoolFull is a write that the thin volume's pool has no data space left for: on a node,
+// the pool goes out of data space (lv_attr health 'D', command.ErrThinPoolOutOfDataSpace in
+// lvmd v0.41.0 internal/lvmd/command/lvm_lv_attr.go) and the write fails or queues.
+var ErrThinPoolFull = errors.New("thin pool is out of data space")
+
+// SetWritten sets how many bytes the application wrote to thin volume lv (at most its size): the
+// data its pool holds for it. A write that would take the pool past its size fails with
+// ErrThinPoolFull and leaves what was written; data percent reaches 100 then.
+func (l *LVM) SetWritten(vgName, lv string, bytes uint64) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	vg, ok := l.vgs[vgName]
+	if !ok {
+		return fmt.Errorf("%w: %s", ErrVolumeGroupMissing, vgName)
+	}
+	v, ok := vg.lvs[lv]
+	if !ok || v.pool == "" {
+		return fmt.Errorf("no thin volume %s in volume group %s", lv, vgName)
+	}
+	bytes = min(bytes, v.size)
+	pool := vg.thinPool(v.pool)
+	if pool == nil {
+		return fmt.Errorf("thin volume %s: pool %s not found", lv, v.pool)
+	}
+	if others := vg.written(v.pool) - v.written; others+bytes > pool.size {
+		v.written = pool.size - others
+		l.notify()
+		return fmt.Errorf("%w: %s/%s holds %d of %d bytes; %d more requested for %s", ErrThinPoolFull,
+			vgName, v.pool, pool.size, pool.size, others+bytes-pool.size, lv)
+	}
+	v.written = bytes
+	l.notify()
+	return nil
+}
+
+// notify wakes the Watch streams of the lvmd serving these disks (l.mu held).
+func (l *LVM) notify() {
+	if l.server != nil {
+		l.server.notifyLocked()
+	}
+}
+
 // Server is one node's lvmd. It implements proto.VGServiceServer and proto.LVServiceServer.
 type Server struct {
 	proto.UnimplementedVGServiceServer
@@ -144,11 +270,17 @@ type Server struct {
 // lvmd exits at start then (and its container restarts).
 var ErrVolumeGroupMissing = errors.New("volume group not found")
 
+// ErrThinPoolMissing is returned by New when a thin class's pool is not a thin pool of its
+// volume group: lvmd logs "Thin pool not found:" and exits (cmd/lvmd/app/root.go; FindPool's
+// command.ErrNotFound).
+var ErrThinPoolMissing = errors.New("Thin pool not found")
+
 // New starts an lvmd over the node's disks with lvmd.yaml's device classes and lvcreate-option
-// classes. It fails, as lvmd does at start, when the classes are invalid or name a volume group
-// the node does not have. A thin class's pool is sized as the package comment says.
+// classes. It fails as lvmd's start does (cmd/lvmd/app/root.go subMain, in its order): the
+// classes fail ValidateDeviceClasses, a class names a volume group the node does not have, or a
+// thin class names a pool its group does not have.
 func New(classes []*lvmdtypes.DeviceClass, optionClasses []*lvmdtypes.LvcreateOptionClass, lvm *LVM) (*Server, error) {
-	if err := validate(classes); err != nil {
+	if err := validateDeviceClasses(classes); err != nil {
 		return nil, err
 	}
 	s := &Server{
@@ -165,51 +297,16 @@ func New(classes []*lvmdtypes.DeviceClass, optionClasses []*lvmdtypes.LvcreateOp
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, dc := range classes {
-		if _, ok := s.vgs[dc.VolumeGroup]; !ok {
+		vg, ok := s.vgs[dc.VolumeGroup]
+		if !ok {
 			return nil, fmt.Errorf("device class %s: %w: %s", dc.Name, ErrVolumeGroupMissing, dc.VolumeGroup)
 		}
+		if dc.Type == lvmdtypes.TypeThin && vg.thinPool(dc.ThinPoolConfig.Name) == nil {
+			return nil, fmt.Errorf("device class %s: %w: %s/%s", dc.Name, ErrThinPoolMissing, dc.VolumeGroup, dc.ThinPoolConfig.Name)
+		}
 	}
+	lvm.server = s
 	return s, nil
-}
-
-// validate is the part of lvmd's ValidateDeviceClasses that the fake depends on.
-func validate(classes []*lvmdtypes.DeviceClass) error {
-	if len(classes) == 0 {
-		return errors.New("should have at least one device-class")
-	}
-	names := map[string]bool{}
-	defaults := 0
-	for _, dc := range classes {
-		if dc.Name == "" {
-			return errors.New("device-class name should not be empty")
-		}
-		if names[dc.Name] {
-			return fmt.Errorf("duplicate device-class name: %s", dc.Name)
-		}
-		names[dc.Name] = true
-		if dc.VolumeGroup == "" {
-			return fmt.Errorf("volume group name should not be empty: %s", dc.Name)
-		}
-		if dc.Default {
-			defaults++
-		}
-		switch dc.Type {
-		case "", lvmdtypes.TypeThick:
-		case lvmdtypes.TypeThin:
-			if dc.ThinPoolConfig == nil || dc.ThinPoolConfig.Name == "" {
-				return fmt.Errorf("thinpool name should not be empty: %s", dc.Name)
-			}
-			if dc.ThinPoolConfig.OverprovisionRatio < 1.0 {
-				return fmt.Errorf("overprovision ratio for %s should be greater than or equal to 1.0", dc.Name)
-			}
-		default:
-			return fmt.Errorf("unknown device-class type %q: %s", dc.Type, dc.Name)
-		}
-	}
-	if defaults != 1 {
-		return errors.New("should have only one default device-class")
-	}
-	return nil
 }
 
 func spare(dc *lvmdtypes.DeviceClass) uint64 {
@@ -287,7 +384,7 @@ func (s *Server) RemoveLV(_ context.Context, req *proto.RemoveLVRequest) (*proto
 		return nil, err
 	}
 	vg := s.vgs[dc.VolumeGroup]
-	if _, ok := vg.lvs[req.GetName()]; !ok {
+	if lv, ok := vg.lvs[req.GetName()]; !ok || lv.thinPool {
 		return nil, status.Errorf(codes.NotFound, "not found: %s", req.GetDeviceClass())
 	}
 	delete(vg.lvs, req.GetName())
@@ -304,7 +401,7 @@ func (s *Server) ResizeLV(_ context.Context, req *proto.ResizeLVRequest) (*proto
 		return nil, err
 	}
 	lv, ok := s.vgs[dc.VolumeGroup].lvs[req.GetName()]
-	if !ok {
+	if !ok || lv.thinPool {
 		return nil, status.Errorf(codes.NotFound, "logical volume %s is not found", req.GetName())
 	}
 	requested := uint64(req.GetSizeBytes())
@@ -336,7 +433,7 @@ func (s *Server) GetLVList(_ context.Context, req *proto.GetLVListRequest) (*pro
 	names := make([]string, 0, len(vg.lvs))
 	for n, lv := range vg.lvs {
 		// lvmd lists the pool's volumes; a thick class does not see thin volumes.
-		if dc.Type != lvmdtypes.TypeThin && lv.pool != "" || dc.Type == lvmdtypes.TypeThin && lv.pool != dc.ThinPoolConfig.Name {
+		if lv.thinPool || dc.Type != lvmdtypes.TypeThin && lv.pool != "" || dc.Type == lvmdtypes.TypeThin && lv.pool != dc.ThinPoolConfig.Name {
 			continue
 		}
 		names = append(names, n)
@@ -415,10 +512,15 @@ func (s *Server) Metrics() *proto.WatchResponse {
 			if dc.Default {
 				res.FreeBytes = opb
 			}
+			size := thinPoolSize(vg, dc)
+			var data float64
+			if size > 0 {
+				data = 100 * float64(vg.written(dc.ThinPoolConfig.Name)) / float64(size)
+			}
 			res.Items = append(res.Items, &proto.WatchItem{
 				DeviceClass: dc.Name, FreeBytes: vgFree, SizeBytes: vg.size,
-				// No data is ever written to a fake volume: data and metadata percent stay 0.
-				ThinPool: &proto.ThinPoolItem{OverprovisionBytes: opb, SizeBytes: thinPoolSize(vg, dc)},
+				// Metadata is not modelled: its percent stays 0.
+				ThinPool: &proto.ThinPoolItem{OverprovisionBytes: opb, SizeBytes: size, DataPercent: data},
 			})
 			continue
 		}

@@ -53,6 +53,7 @@ func run() error {
 		lvmdStart     = fs.Duration("lvmd-start-delay", 0, "per node: time from the node agent's start (its DaemonSet Pod) until lvmd serves")
 		csiReg        = fs.Duration("csi-registration-delay", 0, "per node: time from the node plugin serving until the kubelet registered it (topology label, CSINode)")
 		verbosity     = fs.String("v", "0", "klog verbosity")
+		mountRecord   = fs.String("mount-record", "", "file recording the kubelets' NodePublishVolume/NodeUnpublishVolume calls and the mkfs/mount/blkid stand-ins' command lines (default: mounts.log in the socket directory)")
 		cpuProfile    = fs.String("cpuprofile", os.Getenv("OLAPGKE_TOPOLVM_CPUPROFILE"), "write a CPU profile (go tool pprof) to this file until exit (default $OLAPGKE_TOPOLVM_CPUPROFILE)")
 	)
 	_ = fs.Parse(os.Args[1:])
@@ -94,7 +95,10 @@ func run() error {
 		defer os.RemoveAll(d)
 		*socketDir = d
 	}
-	if err := noMounterProbe(*socketDir); err != nil {
+	if *mountRecord == "" {
+		*mountRecord = filepath.Join(*socketDir, "mounts.log")
+	}
+	if err := noMounterProbe(*socketDir, *mountRecord); err != nil {
 		return err
 	}
 	sigCtx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -127,6 +131,11 @@ func run() error {
 	}) {
 		klog.InfoS("CSI sidecars connected", "elapsed", time.Since(start).String())
 		g.Go(func() error { return wrap("kubelet expansion shim", topolvmreal.RunKubeletExpansion(ctx, cfg)) })
+		g.Go(func() error {
+			return wrap("kubelet volume manager", topolvmreal.RunKubeletVolumes(ctx, cfg, topolvmreal.KubeletVolumeOptions{
+				SocketDir: *socketDir, Record: *mountRecord,
+			}))
+		})
 		g.Go(func() error {
 			return wrap("topolvm-node agents", topolvmreal.RunNodes(ctx, cfg, topolvmreal.NodeOptions{
 				Namespace: *namespace, ConfigMapName: *configMap, Key: *key, SocketDir: *socketDir,
@@ -183,20 +192,25 @@ func wrap(what string, err error) error {
 	return fmt.Errorf("%s: %w", what, err)
 }
 
-// noMounterProbe keeps TopoLVM's node server from running umount once per node agent.
-// driver.NewNodeServer builds a mount-utils mounter (mountutil.New), which probes umount's
-// behaviour on construction: it makes a temporary directory and runs `umount DIR` (k8s.io/
-// mount-utils mount_linux.go, detectSafeNotMountedBehavior). A topolvm-node Pod does that once;
-// this process does it for every node agent it starts, and at 500 nodes those umount processes
-// took about 3 s of CPU (their own, which this process's CPU figures do not include) out of a
-// start-up that keeps both cores busy. The sandbox never uses the mounter: KWOK Pods mount
-// nothing, nothing calls NodePublishVolume or NodeUnpublishVolume, and the kubelet expansion
-// shim does not call NodeExpandVolume (kubeletexpand.go). So this process runs with an empty
-// PATH: the probe fails at the lookup, without a fork, and records "unsafe not-mounted
-// behaviour", which only unmounting reads. The process runs no other program. Its temporary
-// directories go to dir (the socket directory, a tmpfs where there is one).
-func noMounterProbe(dir string) error {
-	if err := os.Setenv("PATH", ""); err != nil {
+// noMounterProbe keeps TopoLVM's node server from running umount once per node agent, and puts
+// the recording stand-ins for mkfs, mount, blkid and the rest on PATH (topolvmreal.WriteStandIns,
+// recording into record). driver.NewNodeServer builds a mount-utils mounter (mountutil.New),
+// which probes umount's behaviour on construction: it makes a temporary directory and runs
+// `umount DIR` (k8s.io/mount-utils mount_linux.go, detectSafeNotMountedBehavior). A topolvm-node
+// Pod does that once; this process does it for every node agent it starts, and at 500 nodes
+// those umount processes took about 3 s of CPU (their own, which this process's CPU figures do
+// not include) out of a start-up that keeps both cores busy. So PATH is only the stand-ins'
+// directory, which has no umount: the probe fails at the lookup, without a fork, and records
+// "unsafe not-mounted behaviour", which only unmounting reads, and nothing is ever mounted (the
+// mount stand-in records and changes nothing). The process runs no other program than the
+// stand-ins (and the real /sbin/blkid, by absolute path). Its temporary directories go to dir
+// (the socket directory, a tmpfs where there is one).
+func noMounterProbe(dir, record string) error {
+	bin := filepath.Join(dir, "bin")
+	if err := topolvmreal.WriteStandIns(bin, record); err != nil {
+		return err
+	}
+	if err := os.Setenv("PATH", bin); err != nil {
 		return err
 	}
 	return os.Setenv("TMPDIR", dir)

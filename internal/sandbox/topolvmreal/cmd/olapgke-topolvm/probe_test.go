@@ -37,7 +37,7 @@ func TestNoMounterProbe_NodeServerRunsNoUmount(t *testing.T) {
 	}
 
 	dir := t.TempDir()
-	if err := noMounterProbe(dir); err != nil {
+	if err := noMounterProbe(dir, filepath.Join(dir, "mounts.log")); err != nil {
 		t.Fatal(err)
 	}
 	_ = mountutil.New("")
