@@ -11,6 +11,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/function"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/provider"
 	"github.com/hashicorp/terraform-plugin-framework/provider/schema"
@@ -22,6 +23,7 @@ import (
 
 	"github.com/olapgke/terraform-provider-olapgke/internal/clients"
 	"github.com/olapgke/terraform-provider-olapgke/internal/diagnostics"
+	"github.com/olapgke/terraform-provider-olapgke/internal/functions"
 	"github.com/olapgke/terraform-provider-olapgke/internal/gke"
 	"github.com/olapgke/terraform-provider-olapgke/internal/kube"
 )
@@ -29,7 +31,10 @@ import (
 // TypeName is the provider type name (prefix of every resource type).
 const TypeName = "olapgke"
 
-var _ provider.Provider = (*olapgkeProvider)(nil)
+var (
+	_ provider.Provider              = (*olapgkeProvider)(nil)
+	_ provider.ProviderWithFunctions = (*olapgkeProvider)(nil)
+)
 
 type olapgkeProvider struct {
 	version string
@@ -158,6 +163,12 @@ func (p *olapgkeProvider) Resources(context.Context) []func() resource.Resource 
 
 func (p *olapgkeProvider) DataSources(context.Context) []func() datasource.DataSource {
 	return dataSources()
+}
+
+// Functions are the provider-defined functions (provider::olapgke::...): GKE facts from the
+// tables the node pool resource judges with.
+func (p *olapgkeProvider) Functions(context.Context) []func() function.Function {
+	return functions.All()
 }
 
 var pathCredentials = path.Root("credentials")

@@ -90,6 +90,9 @@ func parseImportID(id string) (cmRef, string, bool) {
 // topolvm-system/topolvm-lvmd-0). The StorageClass whose topolvm.io/device-class parameter names
 // the class is adopted into storage_class when there is exactly one.
 func (r *deviceClassResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	if req.ID = identitySpec.ImportID(ctx, req, &resp.Diagnostics); resp.Diagnostics.HasError() {
+		return // an import by identity goes on with the ID it stands for (identitySpec)
+	}
 	ref, name, ok := parseImportID(req.ID)
 	if !ok {
 		resp.Diagnostics.Append(diagnostics.Error("Invalid Import ID", diagnostics.Detail{

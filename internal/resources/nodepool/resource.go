@@ -47,6 +47,9 @@ func (r *nodePoolResource) Configure(_ context.Context, req resource.ConfigureRe
 // ImportState accepts project/location/cluster/name, the API name
 // projects/P/locations/L/clusters/C/nodePools/N, or a bare name (provider defaults).
 func (r *nodePoolResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	if req.ID = identitySpec.ImportID(ctx, req, &resp.Diagnostics); resp.Diagnostics.HasError() {
+		return // an import by identity goes on with the ID it stands for (identitySpec)
+	}
 	ref, name, ok := parseImportID(req.ID, r.c)
 	if !ok {
 		resp.Diagnostics.Append(diagnostics.Error("Invalid Import ID", diagnostics.Detail{

@@ -54,6 +54,9 @@ func (r *statefulSetResource) Configure(_ context.Context, req resource.Configur
 }
 
 func (r *statefulSetResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	if req.ID = identitySpec.ImportID(ctx, req, &resp.Diagnostics); resp.Diagnostics.HasError() {
+		return // an import by identity goes on with the ID it stands for (identitySpec)
+	}
 	ns, name, ok := strings.Cut(req.ID, "/")
 	if !ok || ns == "" || name == "" || strings.Contains(name, "/") {
 		resp.Diagnostics.Append(diagnostics.Error("Invalid Import ID", diagnostics.Detail{

@@ -45,6 +45,9 @@ func (r *bootstrapResource) Configure(_ context.Context, req resource.ConfigureR
 
 // ImportState takes the namespace (or <namespace>/vg-bootstrap); Read fills the rest.
 func (r *bootstrapResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	if req.ID = identitySpec.ImportID(ctx, req, &resp.Diagnostics); resp.Diagnostics.HasError() {
+		return // an import by identity goes on with the ID it stands for (identitySpec)
+	}
 	ns := strings.TrimSuffix(req.ID, "/"+DaemonSetName)
 	if !dns1123Label.MatchString(ns) {
 		resp.Diagnostics.Append(diagnostics.Error("Invalid Import ID", diagnostics.Detail{

@@ -1,0 +1,23 @@
+package acctest
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/hashicorp/terraform-plugin-testing/tfversion"
+)
+
+// IdentityCLI skips a test that imports by resource identity (`import { identity = {...} }`)
+// on a CLI older than 1.12, the first Terraform and OpenTofu release with resource identity:
+// older CLIs ignore identities, and plugin-testing would fail the step rather than skip it.
+var IdentityCLI = []tfversion.TerraformVersionCheck{identityCLI{}}
+
+type identityCLI struct{}
+
+func (identityCLI) CheckTerraformVersion(_ context.Context, req tfversion.CheckTerraformVersionRequest, resp *tfversion.CheckTerraformVersionResponse) {
+	if req.TerraformVersion.Core().LessThan(tfversion.Version1_12_0) {
+		resp.Skip = fmt.Sprintf("import by resource identity needs Terraform or OpenTofu 1.12 or later; "+
+			"this CLI is %s. Run `make testacc-cli`, or set TF_ACC_TERRAFORM_PATH to the binary "+
+			"`scripts/build-terraform.sh 1.16.4` prints.", req.TerraformVersion)
+	}
+}
