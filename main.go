@@ -6,16 +6,23 @@ import (
 	"context"
 	"flag"
 	"log"
+	"os"
 
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 
 	"github.com/olapgke/terraform-provider-olapgke/internal/provider"
+	"github.com/olapgke/terraform-provider-olapgke/internal/render"
 )
 
 // version is set by the release build (goreleaser ldflags: -X main.version=...).
 var version = "dev"
 
 func main() {
+	// terraform-provider-olapgke render PLAN.json: the plan as Markdown for a review (a PR
+	// comment, an HCP Terraform run task). Terraform starts the provider without arguments.
+	if len(os.Args) > 1 && os.Args[1] == "render" {
+		os.Exit(render.Main(os.Args[2:], os.Stdin, os.Stdout, os.Stderr))
+	}
 	var debug bool
 	flag.BoolVar(&debug, "debug", false, "run the provider with support for debuggers like delve")
 	flag.Parse()

@@ -26,7 +26,7 @@ type Detail struct {
 	Err error
 }
 
-// String renders the detail as short paragraphs.
+// String renders the detail as short paragraphs, laid out by Wrap for Terraform at 80 columns.
 func (d Detail) String() string {
 	parts := make([]string, 0, 4)
 	for _, s := range []string{d.Checked, d.Found, d.Do} {
@@ -37,7 +37,7 @@ func (d Detail) String() string {
 	if d.Err != nil {
 		parts = append(parts, "Cause: "+d.Err.Error())
 	}
-	return strings.Join(parts, "\n\n")
+	return Wrap(strings.Join(parts, "\n\n"))
 }
 
 // Error is an error diagnostic not tied to an attribute.

@@ -1,0 +1,38 @@
+package migration
+
+import (
+	"context"
+
+	"github.com/olapgke/terraform-provider-olapgke/internal/planner"
+	"github.com/olapgke/terraform-provider-olapgke/internal/stsutil"
+)
+
+// planSummary is `plan_summary` for the moves p plans on snapshot s (planner.MigrationSummary):
+// the set's size and the nodes' pools from s, the settings from m, the estimates from the steps
+// recorded in history.
+func planSummary(ctx context.Context, p *planner.MigrationPlan, s *planner.Snapshot, m resourceModel, history []completedModel) string {
+	in := planner.MigrationSummaryInput{
+		Parallelism: p.Parallelism,
+		SoakSeconds: m.MinReadySeconds.ValueInt64(),
+		OthersReady: m.RequireOthersReady.IsNull() || m.RequireOthersReady.ValueBool(),
+	}
+	set := s.Desired
+	if set == nil {
+		set = s.Live
+	}
+	if set != nil {
+		in.Replicas = len(stsutil.OrdinalRange(set))
+	}
+	pools := make(map[string]string, len(s.Nodes))
+	for _, n := range s.Nodes {
+		pools[n.Name] = n.Labels[stsutil.LabelNodePool]
+	}
+	in.PoolOf = func(node string) string { return pools[node] }
+	gates, _ := gatesFrom(ctx, m.Gates, false)
+	for _, g := range gates {
+		in.Gates = append(in.Gates, g.Name)
+	}
+	records := stepHistory(history)
+	in.Estimate = func(a planner.MigrationAction) (float64, bool) { return planner.EstimateStep(records, a) }
+	return planner.MigrationSummary(p.Moves, p.Target, in)
+}

@@ -1,0 +1,48 @@
+// Package stateupgrade holds the state upgrades the resources share: edits of the raw JSON state
+// that Terraform passes to UpgradeResourceState, for schema changes that only add attributes.
+package stateupgrade
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// AddOrdinalNames adds `name` (the Pod name, copied from `pod`) to every entry of the per-ordinal
+// list listAttr of a raw JSON state, and each attribute in added as null (a refresh or the next
+// plan fills them). raw is Terraform's JSON state of one resource instance.
+func AddOrdinalNames(raw []byte, listAttr string, added ...string) ([]byte, error) {
+	if raw == nil {
+		return nil, fmt.Errorf("the prior state has no JSON")
+	}
+	var st map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &st); err != nil {
+		return nil, err
+	}
+	for _, a := range added {
+		if _, ok := st[a]; !ok {
+			st[a] = json.RawMessage("null")
+		}
+	}
+	if l, ok := st[listAttr]; ok {
+		var elems []map[string]json.RawMessage
+		if err := json.Unmarshal(l, &elems); err != nil {
+			return nil, fmt.Errorf("%s: %w", listAttr, err)
+		}
+		if elems != nil {
+			for _, e := range elems {
+				if _, ok := e["name"]; !ok {
+					e["name"] = e["pod"]
+					if e["name"] == nil {
+						e["name"] = json.RawMessage("null")
+					}
+				}
+			}
+			b, err := json.Marshal(elems)
+			if err != nil {
+				return nil, err
+			}
+			st[listAttr] = b
+		}
+	}
+	return json.Marshal(st)
+}
