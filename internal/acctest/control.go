@@ -136,3 +136,42 @@ const (
 func (e *Env) SetKubelet(ctx context.Context, node, state string) error {
 	return e.control(ctx, "/v1/nodes/"+node+":kubelet", map[string]any{"state": state}, &struct{}{})
 }
+
+// DiskThreshold is one disk eviction threshold of a node's kubelet, on its filesystem.
+type DiskThreshold struct {
+	Signal string `json:"signal"` // nodefs.available or imagefs.available
+	Soft   bool   `json:"soft"`
+	Bytes  int64  `json:"bytes"` // the free space below which it is met
+	Met    bool   `json:"met"`
+}
+
+// DiskReport is the sandbox kubelet's view of a node's filesystem after SetDisk.
+type DiskReport struct {
+	Node           string          `json:"node"`
+	CapacityBytes  int64           `json:"capacityBytes"`
+	AvailableBytes int64           `json:"availableBytes"`
+	Thresholds     []DiskThreshold `json:"thresholds"`
+}
+
+// SetDisk sets how full a node's filesystem is (the sandbox control endpoint's :disk): bytes
+// written outside the images and Pods (nodefs) and image layers (imagefs), on the one
+// filesystem GKE gives both. The node's kubelet (its own eviction manager, in the sandbox) then
+// posts DiskPressure past a threshold (the node lifecycle controller taints the node
+// node.kubernetes.io/disk-pressure:NoSchedule) and evicts Pods in kubelet's order. It answers
+// with the filesystem and the thresholds the kubelet judges.
+func (e *Env) SetDisk(ctx context.Context, node string, nodefsUsedBytes, imagefsUsedBytes int64) (DiskReport, error) {
+	var out DiskReport
+	err := e.control(ctx, "/v1/nodes/"+node+":disk", map[string]any{"nodefsUsedBytes": nodefsUsedBytes, "imagefsUsedBytes": imagefsUsedBytes}, &out)
+	return out, err
+}
+
+// SetRegionalQuota sets the sandbox GKE's Compute Engine regional quota limits (metric -> limit,
+// e.g. {"N2_CPUS": 16}) that node pool creation is checked against: beyond them GKE refuses the
+// call with 403 PERMISSION_DENIED "Insufficient regional quota to satisfy request: ...". An
+// empty map removes every limit.
+func (e *Env) SetRegionalQuota(ctx context.Context, limits map[string]float64) error {
+	if limits == nil {
+		limits = map[string]float64{}
+	}
+	return e.control(ctx, "/v1/quota/regional", map[string]any{"limits": limits}, &struct{}{})
+}

@@ -24,6 +24,20 @@ type PlannedStatefulSet struct {
 	// Recreated is true when the object is deleted (orphaning its Pods) and
 	// created again, because the change touches immutable fields.
 	Recreated bool
+	// Stranded are the ordinals this change leaves on the old revision whose
+	// Pods could not come back in place if deleted (a pool switch under
+	// OnDelete). olapgke_statefulset gives no warning for them, since it is
+	// planned before any migration of the set; a migration warns for those
+	// its moves leave out.
+	Stranded []StrandedOrdinal
+}
+
+// StrandedOrdinal is one ordinal of PlannedStatefulSet.Stranded.
+type StrandedOrdinal struct {
+	Ordinal int32
+	Pod     string
+	// Reason is the planner's: why the Pod could not come back in place.
+	Reason string
 }
 
 // RecordPlannedStatefulSet remembers p as what this run writes to
@@ -42,6 +56,7 @@ func (c *Clients) RecordPlannedStatefulSet(namespace, name string, p PlannedStat
 		return
 	}
 	p.Set = p.Set.DeepCopy()
+	p.Stranded = append([]StrandedOrdinal(nil), p.Stranded...)
 	c.intents.sets[namespace+"/"+name] = p
 }
 

@@ -7,7 +7,6 @@ import (
 	"maps"
 	"net/http"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -53,8 +52,10 @@ type MigrationRun struct {
 	// OrdinalTimeout bounds each batch of ordinals (0: only ctx bounds it).
 	OrdinalTimeout time.Duration
 	// UnschedulableGrace is how long a new Pod may stay Unschedulable, or
-	// its new PVC keep failing provisioning, before the move fails quoting the
-	// cause (default 20s). A PV node affinity conflict fails at once.
+	// fail in a way a retry may clear (provisioning, mount, image pull,
+	// crash loop: planner.JudgeWait), before the move fails quoting the cause
+	// (default planner.DefaultWaitGrace). A PV node affinity conflict fails at
+	// once.
 	UnschedulableGrace time.Duration
 	// Resync is the longest the loop waits without an informer event before
 	// re-reading its caches (default 5s); waits are event-driven.
@@ -116,6 +117,9 @@ type MigrationError struct {
 	Node string
 	// Timeout is true when the per-ordinal timeout (or ctx) ended the wait.
 	Timeout bool
+	// Deleted are the ordinal's objects this run deleted before it stopped ("PVC cache-hist-2",
+	// "Pod hist-2"): where a cancelled or timed-out run left the ordinal.
+	Deleted []string
 	Err     error
 }
 
@@ -132,10 +136,16 @@ func (e *MigrationError) Error() string {
 
 func (e *MigrationError) Unwrap() error { return e.Err }
 
-// PreconditionError is a check that failed before anything was deleted.
-type PreconditionError struct{ Msg string }
+// PreconditionError is a check that failed before anything was deleted. Err, when set, is the
+// cause that ended the wait (the run's context: cancelled or timed out).
+type PreconditionError struct {
+	Msg string
+	Err error
+}
 
 func (e *PreconditionError) Error() string { return e.Msg }
+
+func (e *PreconditionError) Unwrap() error { return e.Err }
 
 // Migrate moves run.Ordinals one batch at a time: per ordinal it deletes the
 // old node-local PVCs (without waiting: pvc-protection holds them while the
@@ -144,7 +154,7 @@ func (e *PreconditionError) Error() string { return e.Msg }
 // a node the template admits with new PVs pinned there; then it soaks and
 // reports the ordinal through run.Done. Decisions are planner.NextStep's:
 // this function only reads state, acts once, and waits for the next change.
-func Migrate(ctx context.Context, kube kubernetes.Interface, run MigrationRun) error {
+func Migrate(ctx context.Context, kube kubernetes.Interface, run MigrationRun) (retErr error) {
 	if run.Clock == nil {
 		run.Clock = clock.RealClock{}
 	}
@@ -155,7 +165,7 @@ func Migrate(ctx context.Context, kube kubernetes.Interface, run MigrationRun) e
 		run.Done = func(MigratedOrdinal) {}
 	}
 	if run.UnschedulableGrace <= 0 {
-		run.UnschedulableGrace = 20 * time.Second
+		run.UnschedulableGrace = planner.DefaultWaitGrace
 	}
 	if run.Resync <= 0 {
 		run.Resync = 5 * time.Second
@@ -189,8 +199,10 @@ func Migrate(ctx context.Context, kube kubernetes.Interface, run MigrationRun) e
 		return err
 	}
 	defer w.stop()
+	ev := newStepEvents(ctx, kube, set, run.Log) // events.go
+	defer func() { ev.finish(retErr); ev.close() }()
 
-	m := &migrator{run: run, kube: kube, w: w, setUID: set.UID, total: len(run.Ordinals),
+	m := &migrator{run: run, kube: kube, w: w, setUID: set.UID, total: len(run.Ordinals), ev: ev,
 		deleted: map[types.UID]bool{}, forced: map[types.UID]bool{}, pending: map[int32]bool{}, finished: map[int32]finishedOrdinal{}}
 	for _, o := range stsutil.GatesPending(set) {
 		m.pending[o] = true
@@ -225,6 +237,7 @@ func Migrate(ctx context.Context, kube kubernetes.Interface, run MigrationRun) e
 				if rec.Gates, err = m.awaitGates(ctx, o, rec.idx); err != nil {
 					return err
 				}
+				m.gatesPassed(rec.MigratedOrdinal, rec.Gates)
 				m.run.Done(rec.MigratedOrdinal)
 			}
 			if err := m.markGatesPending(ctx, batch, false); err != nil {
@@ -251,6 +264,7 @@ func (m *migrator) gateOnly(ctx context.Context, o int32) error {
 	if p := m.w.pod(name); p != nil {
 		rec.PodUID, rec.Node = p.UID, p.Spec.NodeName
 	}
+	m.gatesPassed(rec, res)
 	if s, _, err := m.w.snapshot(); err == nil {
 		rec.PVs = boundPVs(s, m.run.Namespace, m.run.Name, o, m.run.Claims)
 	}
@@ -272,6 +286,8 @@ type migrator struct {
 	pending map[int32]bool
 	// finished are the ordinals whose step ended, until their gates pass.
 	finished map[int32]finishedOrdinal
+	// ev records each step as an Event on the StatefulSet (events.go; nil: none).
+	ev *stepEvents
 }
 
 type finishedOrdinal struct {
@@ -328,7 +344,7 @@ func (m *migrator) readyToStart(ctx context.Context, remaining []int32, last *pl
 		}
 		select {
 		case <-ctx.Done():
-			return nil, nil, &PreconditionError{Msg: fmt.Sprintf("before moving the next ordinal(s), still waiting for %s: %v", waitingFor, context.Cause(ctx))}
+			return nil, nil, &PreconditionError{Msg: fmt.Sprintf("before moving the next ordinal(s), still waiting for %s: %v", waitingFor, context.Cause(ctx)), Err: context.Cause(ctx)}
 		case <-deadline:
 			return nil, nil, &PreconditionError{Msg: fmt.Sprintf("before moving the next ordinal(s), still waiting after %s for %s", m.run.OrdinalTimeout, waitingFor)}
 		case <-m.w.changed:
@@ -416,17 +432,18 @@ func podOf(s *planner.Snapshot, name string) *corev1.Pod {
 }
 
 type ordinalRun struct {
-	o            int32
-	action       planner.MigrationAction
-	idx          int
-	progress     planner.MoveProgress
-	start        time.Time
-	last         planner.Step
-	unschedSince time.Time
-	unschedUID   types.UID
-	provSince    time.Time
-	done         bool
-	logged       map[string]bool
+	o        int32
+	action   planner.MigrationAction
+	idx      int
+	progress planner.MoveProgress
+	start    time.Time
+	last     planner.Step
+	// wait keeps the awaited Pod's failure durations for planner.JudgeWait.
+	wait   planner.WaitClock
+	done   bool
+	logged map[string]bool
+	// deleted are the objects of this ordinal this run deleted ("PVC x", "Pod y").
+	deleted []string
 }
 
 // moveBatch acts on batch until every ordinal of it is done. v is the view readyToStart judged
@@ -446,14 +463,16 @@ func (m *migrator) moveBatch(ctx context.Context, v *planner.Migration, batch []
 		r := &ordinalRun{o: o, idx: m.started, action: m.action(v, o), progress: v.StartProgress(o, m.run.Claims),
 			start: m.run.Clock.Now(), logged: map[string]bool{}}
 		runs = append(runs, r)
+		// The Event is related to the ordinal's Pod, which keeps ordinals' Events apart.
+		name := stsutil.PodName(m.run.Name, o)
+		node, related := "", podRef(m.run.Namespace, name, "")
+		if p := podOf(s, name); p != nil {
+			node, related = p.Spec.NodeName, podRef(m.run.Namespace, name, p.UID)
+		}
 		if r.action == planner.MigrationRestart {
-			node := ""
-			if p := podOf(s, stsutil.PodName(m.run.Name, o)); p != nil {
-				node = p.Spec.NodeName
-			}
-			m.logf(o, r.idx, "restarting in place on node %s at revision %s (PVCs kept)", node, v.UpdateRevision())
+			m.step(o, r.idx, ReasonOrdinalRestarting, "Restart", related, "restarting in place on node %s at revision %s (PVCs kept)", node, v.UpdateRevision())
 		} else {
-			m.logf(o, r.idx, "moving to %s", planner.DescribePlacement(&s.Live.Spec.Template))
+			m.step(o, r.idx, ReasonOrdinalMoving, "Move", related, "moving to %s", planner.DescribePlacement(&s.Live.Spec.Template))
 		}
 	}
 	for first := true; ; first = false {
@@ -547,7 +566,7 @@ func (m *migrator) timeout(runs []*ordinalRun, cause error) error {
 			continue
 		}
 		e := &MigrationError{Ordinal: r.o, Pod: stsutil.PodName(m.run.Name, r.o), Phase: string(r.last.Kind),
-			Reason: "still " + r.last.Reason, Timeout: true, Err: cause}
+			Reason: "still " + r.last.Reason, Timeout: true, Deleted: r.deleted, Err: cause}
 		if r.last.Unschedulable != "" {
 			e.Source, e.Quote, e.Cause = "condition PodScheduled of Pod "+e.Pod, r.last.Unschedulable, planner.CauseUnschedulable
 		}
@@ -579,7 +598,8 @@ func (m *migrator) act(ctx context.Context, s *planner.Snapshot, r *ordinalRun, 
 				return 0, false, &MigrationError{Ordinal: r.o, Pod: pod, Phase: string(st.Kind), Reason: "deleting PVC " + c.Name, Err: err}
 			}
 			m.deleted[c.UID] = true
-			m.logf(r.o, r.idx, "PVC %s deleted (%s)", c.Name, st.Reason)
+			r.deleted = append(r.deleted, "PVC "+c.Name)
+			m.step(r.o, r.idx, ReasonPVCDeleted, "DeletePVC", pvcRef(m.run.Namespace, c.Name, c.UID), "PVC %s deleted (%s)", c.Name, st.Reason)
 			if !apierrors.IsConflict(err) { // a conflict: another PVC by that name, the next event tells
 				acted = expectPVCDeleted(s, c.UID, apierrors.IsNotFound(err), now) || acted
 			}
@@ -602,10 +622,11 @@ func (m *migrator) act(ctx context.Context, s *planner.Snapshot, r *ordinalRun, 
 			return 0, false, &MigrationError{Ordinal: r.o, Pod: pod, Phase: string(st.Kind), Reason: "deleting Pod " + st.Pod.Name, Err: err}
 		}
 		m.deleted[uid] = true
+		r.deleted = append(r.deleted, "Pod "+st.Pod.Name)
 		if force {
-			m.logf(r.o, r.idx, "Pod %s force-deleted (grace period 0) from unreachable node %s (%s)", st.Pod.Name, st.Node, st.Reason)
+			m.step(r.o, r.idx, ReasonPodDeleted, "DeletePod", podRef(m.run.Namespace, st.Pod.Name, uid), "Pod %s force-deleted (grace period 0) from unreachable node %s (%s)", st.Pod.Name, st.Node, st.Reason)
 		} else {
-			m.logf(r.o, r.idx, "Pod %s deleted from node %s (%s)", st.Pod.Name, st.Node, st.Reason)
+			m.step(r.o, r.idx, ReasonPodDeleted, "DeletePod", podRef(m.run.Namespace, st.Pod.Name, uid), "Pod %s deleted from node %s (%s)", st.Pod.Name, st.Node, st.Reason)
 		}
 		gone := apierrors.IsNotFound(err) || (force && err == nil)
 		return 0, !apierrors.IsConflict(err) && expectPodDeleted(s, uid, gone, now), nil
@@ -626,7 +647,7 @@ func (m *migrator) act(ctx context.Context, s *planner.Snapshot, r *ordinalRun, 
 		r.done = true
 		res := MigratedOrdinal{Ordinal: r.o, Action: r.action, Pod: pod, PodUID: st.Pod.UID, Node: st.Node, Duration: now.Sub(r.start), Finished: now}
 		res.PVs = boundPVs(s, m.run.Namespace, m.run.Name, r.o, m.run.Claims)
-		m.logf(r.o, r.idx, "Pod Ready on %s after %s", st.Node, res.Duration.Round(100*time.Millisecond))
+		m.step(r.o, r.idx, ReasonPodReady, "WaitForReady", podRef(m.run.Namespace, st.Pod.Name, st.Pod.UID), "Pod %s Ready on node %s after %s", st.Pod.Name, st.Node, res.Duration.Round(100*time.Millisecond))
 		m.finished[r.o] = finishedOrdinal{MigratedOrdinal: res, idx: r.idx}
 		m.run.Done(res)
 	case planner.StepFail:
@@ -682,7 +703,8 @@ func (m *migrator) forceDelete(ctx context.Context, s *planner.Snapshot, r *ordi
 		return false, &MigrationError{Ordinal: r.o, Pod: u.Pod, Phase: string(planner.StepWait), Reason: "force-deleting Pod " + u.Pod, Err: err}
 	}
 	m.forced[uid], m.deleted[uid] = true, true
-	m.logf(r.o, r.idx, "Pod %s was Terminating on unreachable node %s (%s): force-deleted (grace period 0)", u.Pod, u.Node, u.Why)
+	r.deleted = append(r.deleted, "Pod "+u.Pod)
+	m.step(r.o, r.idx, ReasonPodDeleted, "DeletePod", podRef(m.run.Namespace, u.Pod, uid), "Pod %s was Terminating on unreachable node %s (%s): force-deleted (grace period 0)", u.Pod, u.Node, u.Why)
 	return !apierrors.IsConflict(err) && expectPodDeleted(s, uid, true, now), nil
 }
 
@@ -740,44 +762,41 @@ func expectDeleted[T any](items *[]T, meta func(*T) *metav1.ObjectMeta, uid type
 	return false
 }
 
-// failFast turns a wait that cannot end by itself into an error: a new Pod
-// unschedulable because of PV node affinity (at once), or unschedulable /
-// failing provisioning for longer than the grace period.
+// failFast turns a wait that will not end by itself into an error, as planner.JudgeWait judges
+// the ordinal's current Pod (the one the step waits for: NextStep replaces any other first):
+// PV node affinity at once; unschedulable, failing provisioning or mounts, or a container that
+// cannot pull its image, keeps crashing or cannot be created, after the grace. It returns how
+// soon to look again when a failure's grace is running.
 func (m *migrator) failFast(s *planner.Snapshot, r *ordinalRun, st planner.Step, now time.Time) (time.Duration, error) {
-	pod := stsutil.PodName(m.run.Name, r.o)
-	if st.Unschedulable == "" {
-		r.unschedSince = time.Time{}
-	} else {
-		if planner.PVNodeAffinityConflict(st.Unschedulable) {
-			return 0, &MigrationError{Ordinal: r.o, Pod: pod, Phase: string(st.Kind), Reason: st.Reason,
-				Source: "condition PodScheduled of Pod " + pod, Quote: st.Unschedulable, Cause: planner.CausePVNodeAffinity}
-		}
-		if r.unschedSince.IsZero() || r.unschedUID != st.Pod.UID {
-			r.unschedSince, r.unschedUID = now, st.Pod.UID
-		}
-		if el := now.Sub(r.unschedSince); el >= m.run.UnschedulableGrace {
-			return 0, &MigrationError{Ordinal: r.o, Pod: pod, Phase: string(st.Kind),
-				Reason: fmt.Sprintf("%s: unschedulable for %s", st.Reason, el.Round(time.Second)),
-				Source: "condition PodScheduled of Pod " + pod, Quote: st.Unschedulable, Cause: planner.CauseUnschedulable}
-		} else {
-			return m.run.UnschedulableGrace - el, nil
-		}
-	}
-	// ProvisioningFailed on the ordinal's current PVCs.
-	ev := m.w.provisioningFailed(s, m.run.Name, r.o, m.run.Claims)
-	if ev == nil {
-		r.provSince = time.Time{}
+	pod := podOf(s, stsutil.PodName(m.run.Name, r.o))
+	if pod == nil || pod.DeletionTimestamp != nil {
+		r.wait.Reset()
 		return 0, nil
 	}
-	if r.provSince.IsZero() {
-		r.provSince = now
+	v := r.wait.Judge(pod, func(name string) *corev1.PersistentVolumeClaim { return pvcOf(s, name) }, m.w.events(), now, m.policy())
+	if v.State != planner.WaitFailed {
+		return v.Remaining, nil
 	}
-	if el := now.Sub(r.provSince); el >= m.run.UnschedulableGrace {
-		return 0, &MigrationError{Ordinal: r.o, Pod: pod, Phase: string(st.Kind), Reason: st.Reason,
-			Source: "event ProvisioningFailed on PVC " + ev.InvolvedObject.Name, Quote: ev.Message, Cause: planner.CauseProvisioningFailed}
-	} else {
-		return m.run.UnschedulableGrace - el, nil
+	reason := st.Reason
+	if v.For > 0 {
+		reason += fmt.Sprintf(": %s for %s", strings.ReplaceAll(string(v.Cause), "_", " "), v.For.Round(time.Second))
 	}
+	return 0, &MigrationError{Ordinal: r.o, Pod: pod.Name, Phase: string(st.Kind), Reason: reason,
+		Source: v.Source, Quote: v.Quote, Cause: v.Cause}
+}
+
+// policy is the migration's planner.WaitPolicy: unschedulable_timeout bounds both graces.
+func (m *migrator) policy() planner.WaitPolicy {
+	return planner.WaitPolicy{Grace: m.run.UnschedulableGrace, Unschedulable: m.run.UnschedulableGrace}
+}
+
+func pvcOf(s *planner.Snapshot, name string) *corev1.PersistentVolumeClaim {
+	for i := range s.PVCs {
+		if s.PVCs[i].Name == name {
+			return &s.PVCs[i]
+		}
+	}
+	return nil
 }
 
 func boundPVs(s *planner.Snapshot, ns, set string, o int32, claims []string) []string {
@@ -809,7 +828,7 @@ func without(all, drop []int32) []int32 {
 
 // migrationWatcher keeps informer caches of what a migration reads: the
 // StatefulSet, its Pods, the namespace's PVCs and PodDisruptionBudgets,
-// ProvisioningFailed events, PVs and Nodes. snapshot() assembles a planner.Snapshot from the caches (no
+// the ProvisioningFailed and FailedMount events planner.JudgeWait reads, PVs and Nodes. snapshot() assembles a planner.Snapshot from the caches (no
 // GET per ordinal); changed receives a token on every event.
 type migrationWatcher struct {
 	ns, name  string
@@ -824,6 +843,8 @@ type migrationWatcher struct {
 	stopErr  error
 
 	setInf, podInf, pvcInf, pdbInf, evInf, pvInf, nodeInf cache.SharedIndexInformer
+	// mountEvInf holds the namespace's FailedMount events (evInf its ProvisioningFailed ones).
+	mountEvInf cache.SharedIndexInformer
 	// What the scheduling simulation reads besides (placement re-checked before each batch):
 	// every Pod of the cluster, StorageClasses, CSIStorageCapacities, CSIDrivers, CSINodes.
 	allPodInf, scInf, capInf, driverInf, csiNodeInf cache.SharedIndexInformer
@@ -847,13 +868,18 @@ func newMigrationWatcher(ctx context.Context, kube kubernetes.Interface, ns, nam
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) {
 			o.FieldSelector = fields.OneTermEqualSelector("reason", "ProvisioningFailed").String()
 		}))
+	mountEvF := informers.NewSharedInformerFactoryWithOptions(kube, 0, informers.WithNamespace(ns),
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+			o.FieldSelector = fields.OneTermEqualSelector("reason", planner.EventFailedMount).String()
+		}))
 	clF := informers.NewSharedInformerFactory(kube, 0)
-	w.factories = []informers.SharedInformerFactory{setF, podF, nsF, evF, clF}
+	w.factories = []informers.SharedInformerFactory{setF, podF, nsF, evF, mountEvF, clF}
 	w.setInf = setF.Apps().V1().StatefulSets().Informer()
 	w.podInf = podF.Core().V1().Pods().Informer()
 	w.pvcInf = nsF.Core().V1().PersistentVolumeClaims().Informer()
 	w.pdbInf = nsF.Policy().V1().PodDisruptionBudgets().Informer()
 	w.evInf = evF.Core().V1().Events().Informer()
+	w.mountEvInf = mountEvF.Core().V1().Events().Informer()
 	w.pvInf = clF.Core().V1().PersistentVolumes().Informer()
 	w.nodeInf = clF.Core().V1().Nodes().Informer()
 	w.allPodInf = clF.Core().V1().Pods().Informer()
@@ -874,7 +900,7 @@ func newMigrationWatcher(ctx context.Context, kube kubernetes.Interface, ns, nam
 	}
 	// CSINodes and CSIStorageCapacities change as TopoLVM comes up on new nodes (a wait for
 	// them ends on their event).
-	for _, inf := range []cache.SharedIndexInformer{w.setInf, w.podInf, w.pvcInf, w.pdbInf, w.evInf, w.capInf, w.csiNodeInf} {
+	for _, inf := range []cache.SharedIndexInformer{w.setInf, w.podInf, w.pvcInf, w.pdbInf, w.evInf, w.mountEvInf, w.capInf, w.csiNodeInf} {
 		if _, err := inf.AddEventHandler(h); err != nil {
 			cancel()
 			return nil, err
@@ -903,7 +929,7 @@ func newMigrationWatcher(ctx context.Context, kube kubernetes.Interface, ns, nam
 	// A reflector retries a LIST or WATCH the credentials may not make
 	// (RBAC) forever, and the sync below would wait for the whole apply
 	// timeout: stop at the first Forbidden, quoting the API server.
-	for _, inf := range []cache.SharedIndexInformer{w.setInf, w.podInf, w.pvcInf, w.pdbInf, w.evInf, w.pvInf, w.nodeInf,
+	for _, inf := range []cache.SharedIndexInformer{w.setInf, w.podInf, w.pvcInf, w.pdbInf, w.evInf, w.mountEvInf, w.pvInf, w.nodeInf,
 		w.allPodInf, w.scInf, w.capInf, w.driverInf, w.csiNodeInf} {
 		if err := inf.SetWatchErrorHandlerWithContext(func(ctx context.Context, r *cache.Reflector, err error) {
 			if apierrors.IsForbidden(err) {
@@ -956,6 +982,7 @@ func (w *migrationWatcher) probeWatches(ctx context.Context, kube kubernetes.Int
 		{w.pvcInf, kube.CoreV1().PersistentVolumeClaims(w.ns).Watch},
 		{w.pdbInf, kube.PolicyV1().PodDisruptionBudgets(w.ns).Watch},
 		{w.evInf, kube.CoreV1().Events(w.ns).Watch},
+		{w.mountEvInf, kube.CoreV1().Events(w.ns).Watch},
 		{w.pvInf, kube.CoreV1().PersistentVolumes().Watch},
 		{w.nodeInf, kube.CoreV1().Nodes().Watch},
 		{w.allPodInf, kube.CoreV1().Pods(metav1.NamespaceAll).Watch},
@@ -1057,41 +1084,20 @@ func values[T any](objs []any) []T {
 	return out
 }
 
-// provisioningFailed returns the latest ProvisioningFailed event on one of
-// ordinal o's current (not terminating) PVCs, matched by UID.
-func (w *migrationWatcher) provisioningFailed(s *planner.Snapshot, set string, o int32, claims []string) *corev1.Event {
-	uids := map[types.UID]bool{}
-	for _, c := range claims {
-		name := stsutil.ClaimPVCName(c, set, o)
-		for i := range s.PVCs {
-			p := &s.PVCs[i]
-			if p.Name == name && p.DeletionTimestamp == nil && p.Spec.VolumeName == "" {
-				uids[p.UID] = true
+// events are the cached events planner.JudgeWait reads (ProvisioningFailed, FailedMount).
+func (w *migrationWatcher) events() []*corev1.Event {
+	var out []*corev1.Event
+	for _, inf := range []cache.SharedIndexInformer{w.evInf, w.mountEvInf} {
+		if inf == nil {
+			continue
+		}
+		for _, obj := range inf.GetStore().List() {
+			if e, ok := obj.(*corev1.Event); ok {
+				out = append(out, e)
 			}
 		}
 	}
-	var evs []*corev1.Event
-	for _, obj := range w.evInf.GetStore().List() {
-		e, ok := obj.(*corev1.Event)
-		if ok && e.InvolvedObject.Kind == "PersistentVolumeClaim" && uids[e.InvolvedObject.UID] {
-			evs = append(evs, e)
-		}
-	}
-	if len(evs) == 0 {
-		return nil
-	}
-	sort.Slice(evs, func(i, j int) bool { return eventTime(evs[i]).Before(eventTime(evs[j])) })
-	return evs[len(evs)-1].DeepCopy()
-}
-
-func eventTime(e *corev1.Event) time.Time {
-	switch {
-	case !e.LastTimestamp.IsZero():
-		return e.LastTimestamp.Time
-	case !e.EventTime.IsZero():
-		return e.EventTime.Time
-	}
-	return e.CreationTimestamp.Time
+	return out
 }
 
 // IsPrecondition reports whether err is a failed precondition (nothing deleted).

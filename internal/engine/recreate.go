@@ -192,10 +192,10 @@ func resizeFailure(ctx context.Context, kube kubernetes.Interface, c *corev1.Per
 	var latest *corev1.Event
 	for i := range evs.Items {
 		e := &evs.Items[i]
-		if eventTime(e).Before(since) {
+		if planner.EventTime(e).Before(since) {
 			continue
 		}
-		if latest == nil || eventTime(e).After(eventTime(latest)) {
+		if latest == nil || planner.EventTime(e).After(planner.EventTime(latest)) {
 			latest = e
 		}
 	}

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/olapgke/terraform-provider-olapgke/internal/planner"
 	"github.com/olapgke/terraform-provider-olapgke/internal/stsutil"
@@ -21,6 +23,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/utils/clock"
 )
 
 // RolloutWait says what WaitForRollout waits for after a StatefulSet write.
@@ -38,6 +41,12 @@ type RolloutWait struct {
 	Deleted []int32
 	// Progress, when set, is called each time an ordinal's state changes.
 	Progress func(OrdinalProgress)
+	// Policy is how long a failure may last before the wait stops (planner.JudgeWait, the
+	// migration's judge too); the zero value is the rollout's: the default grace, and
+	// Unschedulable waits for the timeout.
+	Policy planner.WaitPolicy
+	// Clock is injected for tests (default: real clock).
+	Clock clock.Clock
 }
 
 // OrdinalProgress is the observed state of one awaited ordinal.
@@ -67,19 +76,28 @@ type RolloutResult struct {
 	Ordinals       []OrdinalProgress
 }
 
-// StuckError reports an ordinal whose Pod can never become Ready without intervention: the
-// scheduler cannot place it because its PVs are pinned to nodes the Pod may not use, or its volume
-// cannot be provisioned. Quote is the scheduler's condition message or the event, verbatim.
+// StuckError reports an ordinal whose Pod will not become Ready without intervention, as
+// planner.JudgeWait judges it: the scheduler cannot place it because its PVs are pinned to nodes
+// the Pod may not use (at once), or, for longer than the grace, its volume cannot be provisioned
+// or mounted, or a container cannot pull its image, keeps crashing or cannot be created. Quote is
+// the scheduler's condition message, the event or the container's waiting reason, verbatim.
 type StuckError struct {
 	Ordinal int32
 	Pod     string
+	Cause   planner.StuckCause
 	// Source says where the quote comes from, e.g. "event FailedScheduling on Pod olap-2".
 	Source string
 	Quote  string
+	// For is how long the failure was seen (0 for one that fails at once).
+	For time.Duration
 }
 
 func (e *StuckError) Error() string {
-	return fmt.Sprintf("ordinal %d (Pod %s) cannot become Ready: %s: %q", e.Ordinal, e.Pod, e.Source, e.Quote)
+	s := fmt.Sprintf("ordinal %d (Pod %s) cannot become Ready: %s: %q", e.Ordinal, e.Pod, e.Source, e.Quote)
+	if e.For > 0 {
+		s += fmt.Sprintf(" (for %s)", e.For.Round(time.Second))
+	}
+	return s
 }
 
 // RolloutTimeoutError is returned when the context ends before every awaited ordinal is Ready.
@@ -106,11 +124,17 @@ func PVNodeAffinityConflict(msg string) bool { return planner.PVNodeAffinityConf
 
 // WaitForRollout waits, driven by informers on the namespace's StatefulSets, Pods, PVCs and
 // Events, until every awaited ordinal is Running and Ready at the update revision. It returns a
-// *StuckError as soon as an awaited Pod is unschedulable because of PV node affinity or its claim
-// failed provisioning, and a *RolloutTimeoutError when ctx ends first.
+// *StuckError when planner.JudgeWait judges an awaited Pod failed (w.Policy), and a
+// *RolloutTimeoutError when ctx ends first. A LIST or WATCH the credentials may not make
+// (Forbidden) ends it at once with that error, as in the migration's watcher: a reflector
+// would retry it until the timeout.
 func WaitForRollout(ctx context.Context, kube kubernetes.Interface, w RolloutWait) (*RolloutResult, error) {
-	ctx, cancel := context.WithCancel(ctx)
+	ctx, cancelCause := context.WithCancelCause(ctx)
+	cancel := func() { cancelCause(nil) }
 	defer cancel()
+	if w.Clock == nil {
+		w.Clock = clock.RealClock{}
+	}
 
 	factory := informers.NewSharedInformerFactoryWithOptions(kube, 0, informers.WithNamespace(w.Namespace))
 	sets := factory.Apps().V1().StatefulSets()
@@ -130,10 +154,26 @@ func WaitForRollout(ctx context.Context, kube kubernetes.Interface, w RolloutWai
 		UpdateFunc: func(any, any) { notify() },
 		DeleteFunc: func(any) { notify() },
 	}
+	var forbidden error // set once, before ctx is cancelled with it
+	var forbiddenOnce sync.Once
 	for _, inf := range []cache.SharedIndexInformer{sets.Informer(), pods.Informer(), pvcs.Informer(), events.Informer()} {
 		if _, err := inf.AddEventHandler(h); err != nil {
 			return nil, err
 		}
+		if err := inf.SetWatchErrorHandlerWithContext(func(hctx context.Context, r *cache.Reflector, err error) {
+			if apierrors.IsForbidden(err) {
+				forbiddenOnce.Do(func() { forbidden = err; cancelCause(err) })
+			}
+			cache.DefaultWatchErrorHandler(hctx, r, err)
+		}); err != nil {
+			return nil, err
+		}
+	}
+	refused := func() error {
+		if err := context.Cause(ctx); apierrors.IsForbidden(err) && err == forbidden {
+			return fmt.Errorf("watching the rollout: %w", err)
+		}
+		return nil
 	}
 	factory.Start(ctx.Done())
 	defer func() {
@@ -142,12 +182,15 @@ func WaitForRollout(ctx context.Context, kube kubernetes.Interface, w RolloutWai
 	}()
 	for typ, ok := range factory.WaitForCacheSync(ctx.Done()) {
 		if !ok {
+			if err := refused(); err != nil {
+				return nil, err
+			}
 			return nil, &RolloutTimeoutError{Err: fmt.Errorf("caches for %v did not sync: %w", typ, context.Cause(ctx))}
 		}
 	}
 
 	o := &observer{w: w, pods: pods.Lister().Pods(w.Namespace), pvcs: pvcs.Lister().PersistentVolumeClaims(w.Namespace),
-		events: events.Lister().Events(w.Namespace), last: map[int32]string{}}
+		events: events.Lister().Events(w.Namespace), last: map[int32]string{}, clocks: map[int32]*planner.WaitClock{}}
 	for {
 		set, err := sets.Lister().StatefulSets(w.Namespace).Get(w.Name)
 		switch {
@@ -158,14 +201,22 @@ func WaitForRollout(ctx context.Context, kube kubernetes.Interface, w RolloutWai
 		case w.UID != "" && set.UID != w.UID:
 			return nil, ErrSetGone
 		}
-		res, done, err := o.evaluate(set)
+		res, done, err := o.evaluate(set, w.Clock.Now())
 		if err != nil || done {
 			return res, err
 		}
+		var wake <-chan time.Time
+		if o.wake > 0 { // a failure within its grace: judge again when it ends, event or not
+			wake = w.Clock.After(o.wake)
+		}
 		select {
 		case <-ctx.Done():
+			if err := refused(); err != nil {
+				return nil, err
+			}
 			return nil, &RolloutTimeoutError{Waiting: o.waiting(res), Err: context.Cause(ctx)}
 		case <-kick:
+		case <-wake:
 		}
 	}
 }
@@ -176,6 +227,10 @@ type observer struct {
 	pvcs   corelisters.PersistentVolumeClaimNamespaceLister
 	events corelisters.EventNamespaceLister
 	last   map[int32]string
+	// clocks keep each awaited ordinal's failure durations for planner.JudgeWait.
+	clocks map[int32]*planner.WaitClock
+	// wake is the soonest end of a failure's grace seen by the last evaluate (0: none).
+	wake time.Duration
 }
 
 func (o *observer) waiting(res *RolloutResult) []OrdinalProgress {
@@ -191,7 +246,8 @@ func (o *observer) waiting(res *RolloutResult) []OrdinalProgress {
 	return out
 }
 
-func (o *observer) evaluate(set *appsv1.StatefulSet) (*RolloutResult, bool, error) {
+func (o *observer) evaluate(set *appsv1.StatefulSet, now time.Time) (*RolloutResult, bool, error) {
+	o.wake = 0
 	if set.Status.ObservedGeneration < o.w.Generation {
 		return nil, false, nil
 	}
@@ -200,7 +256,7 @@ func (o *observer) evaluate(set *appsv1.StatefulSet) (*RolloutResult, bool, erro
 	ords := append([]int32(nil), o.w.Ordinals...)
 	sort.Slice(ords, func(i, j int) bool { return ords[i] > ords[j] })
 	for _, ord := range ords {
-		p, stuck := o.ordinal(set, ord)
+		p, stuck := o.ordinal(set, ord, now)
 		res.Ordinals = append(res.Ordinals, p)
 		if s := p.String(); o.last[ord] != s {
 			o.last[ord] = s
@@ -257,24 +313,33 @@ func (o *observer) countPods(set *appsv1.StatefulSet) (ready, updated int32) {
 	return ready, updated
 }
 
-func (o *observer) ordinal(set *appsv1.StatefulSet, ord int32) (OrdinalProgress, *StuckError) {
+func (o *observer) ordinal(set *appsv1.StatefulSet, ord int32, now time.Time) (OrdinalProgress, *StuckError) {
 	name := stsutil.PodName(set.Name, ord)
 	p := OrdinalProgress{Ordinal: ord, Pod: name}
+	c := o.clocks[ord]
+	if c == nil {
+		c = &planner.WaitClock{}
+		o.clocks[ord] = c
+	}
 	pod, err := o.pods.Get(name)
 	if err != nil { // a lister fails only with NotFound: the controller has not created it yet
+		c.Reset()
 		p.State = "waiting for pod"
 		return p, nil //nolint:nilerr // not an error: the wait goes on
 	}
 	p.Node = pod.Spec.NodeName
 	switch {
 	case pod.DeletionTimestamp != nil:
+		c.Reset()
 		p.State = "terminating"
 		return p, nil
 	case pod.Labels[appsv1.ControllerRevisionHashLabelKey] != set.Status.UpdateRevision:
+		c.Reset()
 		p.State = "old revision"
 		p.Message = "revision " + pod.Labels[appsv1.ControllerRevisionHashLabelKey] + ", want " + set.Status.UpdateRevision
 		return p, nil
 	case stsutil.PodReady(pod):
+		c.Reset()
 		p.State = "ready"
 		return p, nil
 	}
@@ -284,13 +349,16 @@ func (o *observer) ordinal(set *appsv1.StatefulSet, ord int32) (OrdinalProgress,
 		p.State = "not ready"
 	}
 	evs, _ := o.events.List(labels.Everything())
-	msg, stuck := planner.JudgeWaitingPod(pod, func(name string) *corev1.PersistentVolumeClaim {
-		c, _ := o.pvcs.Get(name)
-		return c
-	}, evs)
-	p.Message = msg
-	if stuck != nil && stuck.Cause != planner.CauseUnschedulable {
-		return p, &StuckError{Ordinal: ord, Pod: name, Source: stuck.Source, Quote: stuck.Quote}
+	v := c.Judge(pod, func(name string) *corev1.PersistentVolumeClaim {
+		pvc, _ := o.pvcs.Get(name)
+		return pvc
+	}, evs, now, o.w.Policy)
+	p.Message = v.Message
+	switch {
+	case v.State == planner.WaitFailed:
+		return p, &StuckError{Ordinal: ord, Pod: name, Cause: v.Cause, Source: v.Source, Quote: v.Quote, For: v.For}
+	case v.Remaining > 0 && (o.wake == 0 || v.Remaining < o.wake):
+		o.wake = v.Remaining
 	}
 	return p, nil
 }

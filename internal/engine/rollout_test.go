@@ -3,14 +3,19 @@ package engine
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 )
 
 const pvMsg = "0/6 nodes are available: 3 node(s) didn't match PersistentVolume's node affinity, 3 node(s) didn't match Pod's node affinity/selector."
@@ -59,7 +64,8 @@ func TestWaitForRolloutFailsFastOnPVNodeAffinity(t *testing.T) {
 	}
 }
 
-func TestWaitForRolloutFailsFastOnProvisioningFailed(t *testing.T) {
+// ProvisioningFailed stops the wait after the grace (planner.JudgeWait), as in the migration.
+func TestWaitForRolloutFailsOnProvisioningFailedAfterTheGrace(t *testing.T) {
 	t.Parallel()
 	pod := testPod("0", "hist-new", false, nil)
 	pod.Spec.Volumes = []corev1.Volume{{Name: "cache", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "cache-hist-0"}}}}
@@ -67,9 +73,7 @@ func TestWaitForRolloutFailsFastOnProvisioningFailed(t *testing.T) {
 	ev := &corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: "e1", Namespace: "olap"}, Reason: "ProvisioningFailed", Message: "not enough space in volume group",
 		InvolvedObject: corev1.ObjectReference{Kind: "PersistentVolumeClaim", Name: "cache-hist-0", UID: "pvc-u"}}
 	kube := fake.NewClientset(testSet(1, 1), pod, pvc, ev)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	_, err := WaitForRollout(ctx, kube, RolloutWait{Namespace: "olap", Name: "hist", Generation: 1, Ordinals: []int32{0}})
+	err := rolloutPastGrace(t, kube, 0)
 	var stuck *StuckError
 	if !errors.As(err, &stuck) || stuck.Quote != "not enough space in volume group" {
 		t.Fatalf("got %v, want a StuckError quoting the event", err)
@@ -132,5 +136,23 @@ func TestWaitForRolloutTimesOut(t *testing.T) {
 	var to *RolloutTimeoutError
 	if !errors.As(err, &to) || len(to.Waiting) != 1 || to.Waiting[0].State != "pending" {
 		t.Fatalf("got %v, want a timeout naming ordinal 0 pending", err)
+	}
+}
+
+// A watch the credentials may not make stops the rollout wait at once with the API server's
+// answer, as it stops the migration (TestMigrateStopsOnForbiddenWatch), not at the timeout.
+func TestWaitForRolloutStopsOnForbiddenWatch(t *testing.T) {
+	t.Parallel()
+	kube := fake.NewClientset(testSet(2, 2), testPod("0", "hist-new", false, nil))
+	kube.PrependWatchReactor("events", func(k8stesting.Action) (bool, watch.Interface, error) {
+		return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "events"}, "",
+			errors.New(`User "system:serviceaccount:olapgke-system:terraform" cannot watch resource "events"`))
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_, err := WaitForRollout(ctx, kube, RolloutWait{Namespace: "olap", Name: "hist", Generation: 2, Ordinals: []int32{0}})
+	var to *RolloutTimeoutError
+	if !apierrors.IsForbidden(err) || errors.As(err, &to) || !strings.Contains(err.Error(), `cannot watch resource "events"`) {
+		t.Fatalf("got %v, want the Forbidden error", err)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	utilversion "k8s.io/apimachinery/pkg/util/version"
 	"k8s.io/apimachinery/pkg/version"
 )
 
@@ -48,7 +49,9 @@ func (v Version) AtLeast(o Version) bool {
 
 // FromInfo is the version a cluster behaves as: the emulation version when the
 // server reports one (component-base compatibility versions, Kubernetes 1.31+),
-// else its major.minor. GKE reports minors like "35+"; the suffix is ignored.
+// else its major.minor, else the major.minor of its gitVersion. GKE reports
+// minors like "35+" (the suffix is ignored) and gitVersions like
+// "v1.35.2-gke.1308000".
 func FromInfo(info *version.Info) Version {
 	if info == nil {
 		return Version{}
@@ -56,8 +59,32 @@ func FromInfo(info *version.Info) Version {
 	if v, ok := parse(info.EmulationMajor, info.EmulationMinor); ok {
 		return v
 	}
-	v, _ := parse(info.Major, info.Minor)
+	if v, ok := parse(info.Major, info.Minor); ok {
+		return v
+	}
+	v, _ := ParseGitVersion(info.GitVersion)
 	return v
+}
+
+// ParseGitVersion is the major.minor of a server's gitVersion: "v1.37.2",
+// GKE's "v1.37.2-gke.1000", any build suffix (apimachinery's generic version
+// rule: dot-separated numbers, then anything).
+func ParseGitVersion(s string) (Version, bool) {
+	g, err := utilversion.ParseGeneric(s)
+	if err != nil || g.Major() == 0 {
+		return Version{}, false
+	}
+	return Version{int(g.Major()), int(g.Minor())}, true
+}
+
+// Unverified reports whether v is a known minor older than Oldest: olapgke's
+// revision predictions follow the StatefulSet controller of 1.34 and later
+// (up to 1.33 the controller hashed revisions with creationTimestamp: null,
+// and the sandbox cannot emulate below 1.34), so on such a cluster they are
+// unverified. GKE's extended channel still serves 1.32 and 1.33. An unknown
+// version is not judged.
+func (v Version) Unverified() bool {
+	return v != (Version{}) && !v.AtLeast(Oldest)
 }
 
 func parse(major, minor string) (Version, bool) {

@@ -15,11 +15,37 @@ func TestFromInfo(t *testing.T) {
 		{&version.Info{Major: "1", Minor: "37", EmulationMajor: "1", EmulationMinor: "35"}, Version{1, 35}},
 		{&version.Info{Major: "1", Minor: "35+"}, Version{1, 35}}, // GKE's spelling
 		{&version.Info{Major: "1", Minor: "36"}, Version{1, 36}},
+		// GKE's gitVersion when the fields are missing (a proxy that drops them).
+		{&version.Info{GitVersion: "v1.33.5-gke.1308000"}, Version{1, 33}},
+		{&version.Info{GitVersion: "v1.37.2"}, Version{1, 37}},
+		{&version.Info{GitVersion: "v0.0.0-master+$Format:%H$"}, Version{}},
 		{&version.Info{}, Version{}},
 		{nil, Version{}},
 	} {
 		if got := FromInfo(tc.info); got != tc.want {
 			t.Errorf("FromInfo(%+v) = %v, want %v", tc.info, got, tc.want)
+		}
+	}
+}
+
+func TestParseGitVersion(t *testing.T) {
+	for s, want := range map[string]Version{
+		"v1.37.2-gke.1000": {1, 37}, "v1.34.1-gke.1829001": {1, 34}, "1.35.0": {1, 35},
+		"v1.33.5-gke.1308000": {1, 33}, "": {}, "gke": {}, "v0.0.0-master": {},
+	} {
+		got, ok := ParseGitVersion(s)
+		if got != want || ok != (want != Version{}) {
+			t.Errorf("ParseGitVersion(%q) = %v, %v; want %v", s, got, ok, want)
+		}
+	}
+}
+
+// TestUnverifiedBelowOldest: the plan warning fires on 1.32 and 1.33 (GKE's extended channel)
+// and never on 1.34 and later, nor on an unknown version.
+func TestUnverifiedBelowOldest(t *testing.T) {
+	for v, want := range map[Version]bool{{1, 32}: true, {1, 33}: true, {1, 34}: false, {1, 35}: false, {1, 37}: false, {1, 38}: false, {}: false} {
+		if got := v.Unverified(); got != want {
+			t.Errorf("%v.Unverified() = %v, want %v", v, got, want)
 		}
 	}
 }

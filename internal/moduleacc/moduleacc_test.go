@@ -6,6 +6,7 @@ package moduleacc
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"sort"
@@ -72,9 +73,14 @@ module "historical" {
   device_class = {
     name      = "%s-thin"
     type      = "thin"
-    thin_pool = { name = "%s-pool", overprovision_ratio = 4 }
+    thin_pool = { name = "moduleacc-pool", overprovision_ratio = 4, size_percent = 50 }
     force_destroy = true
   }
+  # Creates the thin pool on every Local-SSD node (the sandbox plays the script's effect). Every
+  # test names the same pool: the tests run one after the other on one sandbox, whose nodes keep
+  # the pools an earlier test's bootstrap made, and a class naming a pool the nodes' bootstrap
+  # report lacks is refused at plan (Thin Pool Not Found) until the bootstrap made it.
+  volume_group_bootstrap = { image = "olapgke-vg-bootstrap:test" }
   pools = {
     a = { node_count = 3, deletion_protection = false, allow_local_data_loss = true }
     b = { node_count = 3, deletion_protection = false, allow_local_data_loss = true }
@@ -85,7 +91,7 @@ module "historical" {
   migration                        = { ordinal_timeout = "3m", timeout = "15m" }
 }
 `, filepath.Join(acctest.RepoRoot(), "modules", "olap-historical"), v.setName(), ns, v.image, strings.Join(env, ", "),
-		resources, v.replicas, v.cacheSize, ns, ns, v.activePool)
+		resources, v.replicas, v.cacheSize, ns, v.activePool)
 }
 
 // world is one namespace with the module applied, the UIDs of every ordinal's Pod and PVC after
@@ -150,6 +156,53 @@ func (w *world) apply(v vars) string {
 	}
 	w.tf.PlanEmpty()
 	return out
+}
+
+// claimResize is one entry of olapgke_statefulset's claim_resizes in a plan's JSON.
+type claimResize struct {
+	Name       string `json:"name"`
+	Retained   bool   `json:"retained"`
+	SizeBefore string `json:"size_before"`
+	SizeAfter  string `json:"size_after"`
+	Fate       string `json:"fate"`
+	Reason     string `json:"reason"`
+}
+
+// claimResizes plans the written config and returns the module StatefulSet's planned
+// claim_resizes by PVC name.
+func (w *world) claimResizes() map[string]claimResize {
+	w.t.Helper()
+	if out, err := w.tf.Run("plan", "-out=resize.tfplan"); err != nil {
+		w.t.Fatalf("plan: %v\n%s", err, out)
+	}
+	js, err := w.tf.Run("show", "-json", "resize.tfplan")
+	if err != nil {
+		w.t.Fatalf("show: %v\n%s", err, js)
+	}
+	var plan struct {
+		ResourceChanges []struct {
+			Address string `json:"address"`
+			Change  struct {
+				After struct {
+					ClaimResizes []claimResize `json:"claim_resizes"`
+				} `json:"after"`
+			} `json:"change"`
+		} `json:"resource_changes"`
+	}
+	if err := json.Unmarshal([]byte(js[strings.Index(js, "{"):]), &plan); err != nil {
+		w.t.Fatalf("decoding the plan: %v", err)
+	}
+	out := map[string]claimResize{}
+	for _, rc := range plan.ResourceChanges {
+		if rc.Address == "module.historical.olapgke_statefulset.this" {
+			for _, r := range rc.Change.After.ClaimResizes {
+				out[r.Name] = r
+			}
+			return out
+		}
+	}
+	w.t.Fatalf("the plan has no module.historical.olapgke_statefulset.this")
+	return nil
 }
 
 // snapshot records the Pod and PVC UIDs of every ordinal in range, all Ready.
@@ -398,6 +451,23 @@ func TestAccModule_DayTwo(t *testing.T) {
 		defer w.use(t)()
 		nv := w.v
 		nv.cacheSize = "60Gi"
+		// The plan's claim_resizes names every claim the growth resizes, the retained one of
+		// ordinal 3 included (issue 41: PVC fate in the plan JSON covers retained claims).
+		w.tf.Write(nv.config(w.ns))
+		resizes := w.claimResizes()
+		for o := int32(0); o <= 3; o++ {
+			name := stsutil.ClaimPVCName(claimName, w.v.setName(), o)
+			r, ok := resizes[name]
+			switch {
+			case !ok:
+				t.Errorf("the plan's claim_resizes lacks %s: %v", name, resizes)
+			case r.Fate != "grows" || r.SizeBefore != "50Gi" || r.SizeAfter != "60Gi" || r.Retained != (o == 3):
+				t.Errorf("claim_resizes[%s] = %+v, want grows 50Gi -> 60Gi, retained %v", name, r, o == 3)
+			}
+		}
+		if len(resizes) != 4 {
+			t.Errorf("claim_resizes has %d entries, want 4: %v", len(resizes), resizes)
+		}
 		out := w.step(nv)
 		if !strings.Contains(out, "StatefulSet Object Will Be Re-created") && !strings.Contains(out, "re-created") {
 			t.Logf("apply output:\n%s", out)

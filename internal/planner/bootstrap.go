@@ -63,15 +63,15 @@ func BootstrapProgress(nodes []*corev1.Node, events []corev1.Event, volumeGroup 
 	return out
 }
 
-// blockedReason is the latest VolumeGroupNotCreated / VolumeGroupMissing warning, followed by
-// the devices left alone (LocalSSDSkipped), or "" when there is none.
+// blockedReason is the latest VolumeGroupNotCreated / VolumeGroupMissing / ThinPoolNotCreated
+// warning, followed by the devices left alone (LocalSSDSkipped), or "" when there is none.
 func blockedReason(ws []corev1.Event) string {
 	slices.SortStableFunc(ws, func(a, b corev1.Event) int { return int(eventTime(a) - eventTime(b)) })
 	var last string
 	var skipped []string
 	for _, e := range ws {
 		switch e.Reason {
-		case "VolumeGroupNotCreated", "VolumeGroupMissing":
+		case "VolumeGroupNotCreated", "VolumeGroupMissing", "ThinPoolNotCreated":
 			last = e.Reason + ": " + e.Message
 		case "LocalSSDSkipped":
 			if !slices.Contains(skipped, e.Message) {

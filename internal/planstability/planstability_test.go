@@ -16,7 +16,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -39,7 +42,15 @@ import (
 	"github.com/olapgke/terraform-provider-olapgke/internal/stsutil"
 )
 
-func TestMain(m *testing.M) { acctest.MainWithWorld(m, acctest.TwoPoolWorld) }
+func TestMain(m *testing.M) {
+	// Every Local-SSD node's set-up carves the thin pools of the thin classes here (planstab-thin and the module's planstab-mod),
+	// 100 GiB each: lvmd exits "Thin pool not found" on a node without them, also on the nodes
+	// of pools the tests create.
+	if err := os.Setenv("OLAPGKE_SANDBOX_THIN_POOLS", "planstab-modpool=107374182400,planstab-pool=107374182400"); err != nil {
+		panic(err)
+	}
+	acctest.MainWithWorld(m, acctest.TwoPoolWorld)
+}
 
 const ns = "planstab"
 
@@ -92,7 +103,40 @@ data "olapgke_statefulset_ordinals" "hist" {
 }
 
 data "olapgke_cluster" "this" {}
-`, set("hist", "OnDelete", image, allow), spare, set("roll", "RollingUpdate", image, allow), pool, ns)
+
+%[6]s
+`, set("hist", "OnDelete", image, allow), spare, set("roll", "RollingUpdate", image, allow), pool, ns,
+		module(image, allow))
+}
+
+// module is modules/olap-historical as a team uses it (its own Local SSD pool, device class,
+// OnDelete StatefulSet and migration), with the same image bump as the two sets: the harness
+// holds its planned values to the same rule as the resources' own.
+func module(image string, allow bool) string {
+	return fmt.Sprintf(`
+module "mod" {
+  source = %q
+
+  name         = "modh"
+  namespace    = %q
+  image        = %q
+  replicas     = 2
+  cache_size   = "1Gi"
+  device_class = {
+    name          = "planstab-mod"
+    type          = "thin"
+    thin_pool     = { name = "planstab-modpool", overprovision_ratio = 4 }
+    force_destroy = true
+  }
+  pools = {
+    a = { node_count = 2, deletion_protection = false, allow_local_data_loss = true }
+  }
+  active_pool                      = "a"
+  allow_unschedulable              = %v
+  termination_grace_period_seconds = 1
+  migration                        = { ordinal_timeout = "3m", timeout = "10m" }
+}
+`, filepath.Join(acctest.RepoRoot(), "modules", "olap-historical"), ns, image, allow)
 }
 
 func set(name, strategy, image string, allow bool) string {
@@ -169,6 +213,9 @@ func newHarness(t *testing.T) *harness {
 	}
 	t.Cleanup(p.Close)
 	h.tf = acctest.NewTF(t, config(false, false))
+	if out, err := h.tf.Run("get"); err != nil {
+		t.Fatalf("terraform get: %v\n%s", err, out)
+	}
 	h.tf.Env["KUBE_HOST"] = p.URL
 	h.tf.Env["KUBE_TOKEN"] = env.Vars["GOOGLE_OAUTH_ACCESS_TOKEN"]
 	h.tf.Env["KUBE_CLUSTER_CA_CERT_DATA"] = string(p.CAPEM)
@@ -250,6 +297,16 @@ func (h *harness) plan(file string, flags ...string) (*plannedJSON, string, bool
 		h.t.Fatalf("decoding the plan: %v", err)
 	}
 	return &p, out, true
+}
+
+// changes reports whether p changes a managed resource whose address starts with prefix.
+func changes(p *plannedJSON, prefix string) bool {
+	for _, r := range p.ResourceChanges {
+		if r.Mode == "managed" && strings.HasPrefix(r.Address, prefix) && !slices.Equal(r.Change.Actions, []string{"no-op"}) {
+			return true
+		}
+	}
+	return false
 }
 
 // knownDiffs lists every value known in a that differs (or is unknown) in b, by path, for the
@@ -422,6 +479,10 @@ func poolNodes(t *testing.T, kube kubernetes.Interface, pool string) []string {
 	return out
 }
 
+// perturbedPods are the ordinals the Pod perturbations touch: one of each StatefulSet, the
+// module's included.
+var perturbedPods = []string{"hist-1", "roll-1", "modh-1"}
+
 func perturbations() []perturbation {
 	return []perturbation{
 		{
@@ -432,7 +493,7 @@ func perturbations() []perturbation {
 		{
 			name: "Pod restarted",
 			do: func(h *harness) {
-				for _, name := range []string{"hist-1", "roll-1"} {
+				for _, name := range perturbedPods {
 					p := h.pod(name)
 					if err := h.env.Kube.CoreV1().Pods(ns).Delete(h.t.Context(), name, metav1.DeleteOptions{}); err != nil {
 						h.t.Fatal(err)
@@ -452,6 +513,12 @@ func perturbations() []perturbation {
 			// it to; kubectl cordon of that node between the plan and its apply.
 			name:      "node of RollingUpdate ordinal 0 cordoned",
 			do:        func(h *harness) { h.cordonPodNode("roll-0") },
+			undo:      func(h *harness) { h.cordon(h.cordoned, false) },
+			mayRefuse: true,
+		},
+		{
+			name:      "node of a module ordinal cordoned",
+			do:        func(h *harness) { h.cordonPodNode("modh-1") },
 			undo:      func(h *harness) { h.cordon(h.cordoned, false) },
 			mayRefuse: true,
 		},
@@ -477,7 +544,7 @@ func perturbations() []perturbation {
 		{
 			name: "Pod not Ready",
 			do: func(h *harness) {
-				for _, name := range []string{"hist-1", "roll-1"} {
+				for _, name := range perturbedPods {
 					p := h.pod(name)
 					for i := range p.Status.Conditions {
 						if p.Status.Conditions[i].Type == corev1.PodReady || p.Status.Conditions[i].Type == corev1.ContainersReady {
@@ -490,7 +557,7 @@ func perturbations() []perturbation {
 				}
 			},
 			recover: func(h *harness) {
-				for _, name := range []string{"hist-1", "roll-1"} {
+				for _, name := range perturbedPods {
 					p := h.pod(name)
 					for i := range p.Status.Conditions {
 						if p.Status.Conditions[i].Type == corev1.PodReady || p.Status.Conditions[i].Type == corev1.ContainersReady {
@@ -535,6 +602,9 @@ func (h *harness) run(t *testing.T, p perturbation, allow bool) {
 	first, out, ok := h.plan("p1.tfplan")
 	if !ok {
 		t.Fatalf("first plan failed:\n%s", out)
+	}
+	if !changes(first, "module.mod.olapgke_statefulset.") || !changes(first, "module.mod.olapgke_statefulset_migration.") {
+		t.Fatalf("the first plan changes neither the module's StatefulSet nor its migration:\n%s", out)
 	}
 	if p.beforeFirst != nil && !strings.Contains(out, "Cluster Not Readable") {
 		t.Errorf("the first plan does not warn that a read failed:\n%s", out)
@@ -584,7 +654,7 @@ func (h *harness) run(t *testing.T, p perturbation, allow bool) {
 		// An apply that stopped mid-rollout (allow_unschedulable = true: a Pod Pending on the
 		// cordoned node) leaves the controller at work once the node is back; the restore is
 		// no perturbation under test, so it plans a settled cluster.
-		settle(t, h.env.Kube, ns, "hist", "roll")
+		settle(t, h.env.Kube, ns, "hist", "roll", "modh")
 	}
 	// Back to the base config for the next perturbation.
 	h.tf.Write(config(false, allow))

@@ -24,7 +24,15 @@ import (
 )
 
 // The migration moves every ordinal from pool-a to pool-b.
-func TestMain(m *testing.M) { acctest.MainWithWorld(m, acctest.TwoPoolWorld) }
+func TestMain(m *testing.M) {
+	// Every Local-SSD node's set-up carves the thin pools of the thin classes here (rel-fast),
+	// 100 GiB each: lvmd exits "Thin pool not found" on a node without them, also on the nodes
+	// of pools the tests create.
+	if err := os.Setenv("OLAPGKE_SANDBOX_THIN_POOLS", "pool-rel-fast=107374182400"); err != nil {
+		panic(err)
+	}
+	acctest.MainWithWorld(m, acctest.TwoPoolWorld)
+}
 
 const (
 	// EnvReliability enables the slow suites (make reliability).

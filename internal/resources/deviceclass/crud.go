@@ -37,6 +37,7 @@ func (r *deviceClassResource) kube(ctx context.Context, diags *diag.Diagnostics)
 }
 
 func (r *deviceClassResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	defer identitySpec.Write(ctx, resp.Identity, &resp.Diagnostics, &resp.State)
 	var plan model
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
 	if resp.Diagnostics.HasError() {
@@ -54,6 +55,7 @@ func (r *deviceClassResource) Create(ctx context.Context, req resource.CreateReq
 }
 
 func (r *deviceClassResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	defer identitySpec.Write(ctx, resp.Identity, &resp.Diagnostics, &resp.State)
 	var plan, state model
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
@@ -95,6 +97,12 @@ func (r *deviceClassResource) apply(ctx context.Context, kube kubernetes.Interfa
 				diags.Append(inUse(path.Root("name"), prior.Name, "renames or moves the class", uses))
 				return
 			}
+		}
+	}
+	if entryChanged(ctx, state, want) {
+		// The same check as the plan's, on the nodes as they are now.
+		if !checkThinPool(ctx, kube, want, diags) {
+			return
 		}
 	}
 	_, changed, err := writeClass(ctx, kube, ref, from, &want)
@@ -195,6 +203,7 @@ func (r *deviceClassResource) fillComputed(ctx context.Context, kube kubernetes.
 }
 
 func (r *deviceClassResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	defer identitySpec.Write(ctx, resp.Identity, &resp.Diagnostics, &resp.State, &req.State)
 	var state model
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
 	if resp.Diagnostics.HasError() {

@@ -85,6 +85,7 @@ func realTopoLVMPV(name, handle, sc, node string) *corev1.PersistentVolume {
 func TestAccTopoLVMDeviceClass_RefuseDestroyInUseRealTopoLVMRecords(t *testing.T) {
 	env := acctest.Sandbox(t)
 	kube := env.Kube
+	acctest.ThinPools(t, kube, map[string]int64{"pool-lvrec": 200})
 	dyn, err := dynamic.NewForConfig(env.REST)
 	if err != nil {
 		t.Fatal(err)

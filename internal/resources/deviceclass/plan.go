@@ -195,6 +195,7 @@ func (r *deviceClassResource) ModifyPlan(ctx context.Context, req resource.Modif
 		// Only a change to this entry is checked: a no-op plan must not fail because of what
 		// other classes (maybe changing in the same apply) look like right now.
 		r.checkConfigMap(ctx, kube, ref, from, want, &resp.Diagnostics)
+		checkThinPool(ctx, kube, want, &resp.Diagnostics)
 	}
 
 	// In-use guard and the planned volumes.

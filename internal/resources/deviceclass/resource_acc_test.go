@@ -49,9 +49,10 @@ func wrapped(pattern string) *regexp.Regexp {
 	return regexp.MustCompile("(?s)" + strings.ReplaceAll(pattern, " ", `\s+`))
 }
 
-// thinCapacity is lvmd's free figure for an empty thin pool over the whole VG.
-func thinCapacity(spareGB int64, ratio float64) int64 {
-	return int64(float64(vgBytes-spareGB*gib) * ratio)
+// thinCapacity is lvmd's free figure for an empty thin pool of poolGiB: pool x ratio (lvmd
+// v0.41.0 ThinPoolUsage.FreeBytes; spare-gb does not enter what Watch publishes for thin).
+func thinCapacity(poolGiB int64, ratio float64) int64 {
+	return int64(float64(poolGiB*gib) * ratio)
 }
 
 func lvmdText(t *testing.T, kube kubernetes.Interface) string {
@@ -175,6 +176,7 @@ resource "olapgke_topolvm_device_class" "bulk" {
 func TestAccTopoLVMDeviceClass_TwoClassesOneConfigMap(t *testing.T) {
 	env := acctest.Sandbox(t)
 	kube := env.Kube
+	acctest.ThinPools(t, kube, map[string]int64{"pool-fast": 200, "pool-bulk": 100})
 	fast := "olapgke_topolvm_device_class.fast"
 	var scUID k8stypes.UID
 	resource.Test(t, resource.TestCase{
@@ -192,9 +194,10 @@ func TestAccTopoLVMDeviceClass_TwoClassesOneConfigMap(t *testing.T) {
 				}},
 				Check: resource.ComposeAggregateTestCheckFunc(
 					checkLVMD(kube, "fast", "bulk"),
-					checkCapacity(kube, "fast", thinCapacity(10, 2)),
-					checkCapacity(kube, "bulk", thinCapacity(10, 4.5)),
-					checkCapacity(kube, "ssd", vgBytes-10*gib),
+					checkCapacity(kube, "fast", thinCapacity(200, 2)),
+					checkCapacity(kube, "bulk", thinCapacity(100, 4.5)),
+					// The pools are logical volumes of the group.
+					checkCapacity(kube, "ssd", vgBytes-300*gib-10*gib),
 					checkStorageClass(kube, "topolvm-fast", "fast"),
 				),
 				ConfigStateChecks: []statecheck.StateCheck{
@@ -208,7 +211,7 @@ func TestAccTopoLVMDeviceClass_TwoClassesOneConfigMap(t *testing.T) {
 				RefreshState: true,
 				Check: resource.ComposeAggregateTestCheckFunc(
 					resource.TestCheckResourceAttr(fast, "capacity.%", "3"),
-					resource.TestCheckResourceAttr("olapgke_topolvm_device_class.bulk", "capacity."+firstNode(t, kube), strconv.FormatInt(thinCapacity(10, 4.5), 10)),
+					resource.TestCheckResourceAttr("olapgke_topolvm_device_class.bulk", "capacity."+firstNode(t, kube), strconv.FormatInt(thinCapacity(100, 4.5), 10)),
 				),
 			},
 			{
@@ -220,8 +223,9 @@ func TestAccTopoLVMDeviceClass_TwoClassesOneConfigMap(t *testing.T) {
 				}},
 				Check: resource.ComposeAggregateTestCheckFunc(
 					checkLVMD(kube, "fast", "bulk"),
-					checkCapacity(kube, "fast", thinCapacity(50, 2)),
-					checkCapacity(kube, "bulk", thinCapacity(10, 4.5)),
+					// A thin class's spare-gb reaches GetFreeBytes, not the published capacity.
+					checkCapacity(kube, "fast", thinCapacity(200, 2)),
+					checkCapacity(kube, "bulk", thinCapacity(100, 4.5)),
 				),
 			},
 			{
@@ -395,6 +399,7 @@ removed {
 func TestAccTopoLVMDeviceClass_RefuseDestroyInUse(t *testing.T) {
 	env := acctest.Sandbox(t)
 	kube := env.Kube
+	acctest.ThinPools(t, kube, map[string]int64{"pool-guard": 200})
 	const setNS = "guard"
 	cfg := func(name string) string {
 		return fmt.Sprintf(`
@@ -628,6 +633,7 @@ volume_group = "vg-ssd"`), `Device Class Conflicts With Another.*"ssd" and "x" b
 func TestAccTopoLVMDeviceClass_MoveDefault(t *testing.T) {
 	env := acctest.Sandbox(t)
 	kube := env.Kube
+	acctest.ThinPools(t, kube, map[string]int64{"pool-alt": 200})
 	cfg := func(ssdDefault, altDefault bool) string {
 		return fmt.Sprintf(`
 resource "olapgke_topolvm_device_class" "ssd" {
@@ -691,13 +697,13 @@ resource "olapgke_topolvm_device_class" "alt" {
 				Config: cfg(false, true),
 				Check: resource.ComposeAggregateTestCheckFunc(defaults("alt"),
 					// The simulator publishes 00default for the new default.
-					func(*terraform.State) error { return waitCapacity(kube, "00default", thinCapacity(10, 1.5)) }),
+					func(*terraform.State) error { return waitCapacity(kube, "00default", thinCapacity(200, 1.5)) }),
 			},
 			{Config: cfg(false, false), Check: defaults()},
 			{
 				Config: cfg(true, false),
 				Check: resource.ComposeAggregateTestCheckFunc(defaults("ssd"),
-					func(*terraform.State) error { return waitCapacity(kube, "00default", vgBytes-10*gib) }),
+					func(*terraform.State) error { return waitCapacity(kube, "00default", vgBytes-200*gib-10*gib) }),
 			},
 			{
 				// Forget ssd without destroying it; alt is destroyed.

@@ -23,6 +23,7 @@ import (
 )
 
 func (r *migrationResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	defer identitySpec.Write(ctx, resp.Identity, &resp.Diagnostics, &resp.State)
 	var plan resourceModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
 	if resp.Diagnostics.HasError() {
@@ -39,6 +40,7 @@ func (r *migrationResource) Create(ctx context.Context, req resource.CreateReque
 }
 
 func (r *migrationResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	defer identitySpec.Write(ctx, resp.Identity, &resp.Diagnostics, &resp.State)
 	var plan, state resourceModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
@@ -75,6 +77,9 @@ func (r *migrationResource) apply(ctx context.Context, plan resourceModel, cfgGa
 		}
 		if plan.Moves.IsUnknown() {
 			plan.Moves, _ = flattenMoves(ctx, nil, moveContext{})
+		}
+		if plan.PlanSummary.IsUnknown() {
+			plan.PlanSummary = types.StringValue(planner.MigrationSummary(nil, "", planner.MigrationSummaryInput{}))
 		}
 		if plan.UpdateRevision.IsUnknown() {
 			plan.UpdateRevision = types.StringValue("")
@@ -116,6 +121,7 @@ func (r *migrationResource) apply(ctx context.Context, plan resourceModel, cfgGa
 		}
 		plan.Moves, diags = flattenMoves(ctx, ev.plan.Moves, movesContext(ctx, plan, prior))
 		out.Append(diags...)
+		plan.PlanSummary = types.StringValue(planSummary(ctx, ev.plan, ev.snap, plan, prior))
 		actions = map[int32]planner.MigrationAction{}
 		for _, m := range ev.plan.Moves {
 			ordinals = append(ordinals, m.Ordinal)
@@ -185,6 +191,7 @@ func (r *migrationResource) apply(ctx context.Context, plan resourceModel, cfgGa
 }
 
 func (r *migrationResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	defer identitySpec.Write(ctx, resp.Identity, &resp.Diagnostics, &resp.State, &req.State)
 	var st resourceModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &st)...)
 	if resp.Diagnostics.HasError() {
@@ -250,6 +257,7 @@ func (r *migrationResource) Read(ctx context.Context, req resource.ReadRequest, 
 	history, _ := completedFromState(ctx, st.Completed)
 	st.Moves, diags = flattenMoves(ctx, p.Moves, movesContext(ctx, st, history))
 	resp.Diagnostics.Append(diags...)
+	st.PlanSummary = types.StringValue(planSummary(ctx, &p, s, st, history))
 	if st.VolumeClaims.IsNull() || st.VolumeClaims.IsUnknown() {
 		st.VolumeClaims, diags = types.ListValueFrom(ctx, types.StringType, nonNil(p.Claims))
 		resp.Diagnostics.Append(diags...)
@@ -269,6 +277,15 @@ func migrationDiagnostic(ns, name string, ordinals []int32, completed []complete
 		kept = "Finished ordinals are kept in state: " + strings.Join(done, ", ") + "."
 	}
 	checked := fmt.Sprintf("Restarting or moving ordinal(s) %s of StatefulSet %s/%s.", planner.JoinOrdinals(ordinals), ns, name)
+	if errors.Is(err, context.Canceled) { // Ctrl-C, or a run cancelled in HCP Terraform
+		return diagnostics.Error("Migration Cancelled", diagnostics.Detail{
+			Checked: checked,
+			Found: "The apply was cancelled " + engine.StoppedAt(err) + ". Ordinals after it were not touched " +
+				"(the StatefulSet's Events, reason " + engine.ReasonCancelled + ", say the same).",
+			Do: "Run terraform apply again when ready: the migration resumes from the cluster as it is, with " +
+				"that ordinal first, from the step it reached. " + kept,
+		})
+	}
 	var pe *engine.PreconditionError
 	if errors.As(err, &pe) {
 		return diagnostics.Error("Migration Precondition Failed", diagnostics.Detail{
@@ -308,6 +325,10 @@ func migrationDiagnostic(ns, name string, ordinals []int32, completed []complete
 			summary = "Volume Provisioning Failed"
 		case me.Cause == planner.CausePVNodeAffinity || me.Cause == planner.CauseUnschedulable:
 			summary = "Moved Pod Cannot Be Scheduled"
+		case me.Cause == planner.CauseImagePull || me.Cause == planner.CauseCrashLoop || me.Cause == planner.CauseContainerError:
+			summary = "Moved Pod Cannot Start"
+		case me.Cause == planner.CauseFailedMount:
+			summary = "Moved Pod Volume Not Mounted"
 		case me.Timeout:
 			summary = "Moved Pod Not Ready In Time"
 		}
@@ -318,7 +339,7 @@ func migrationDiagnostic(ns, name string, ordinals []int32, completed []complete
 		return diagnostics.Error(summary, diagnostics.Detail{
 			Checked: checked,
 			Found:   found + " Ordinals that were not being moved were not touched.",
-			Do: "Fix the cause (target nodes cordoned or missing, capacity, the Pod's readiness) and run terraform apply again: " +
+			Do: fixCause(me.Cause) + " and run terraform apply again: " +
 				"the migration resumes with ordinal " + fmt.Sprint(me.Ordinal) + " from the step it reached. " + kept,
 			Err: me.Err,
 		})
@@ -354,4 +375,13 @@ func describeActions(ordinals []int32, actions map[int32]planner.MigrationAction
 		parts = append(parts, fmt.Sprintf("%d %s", o, a))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// fixCause opens the advice of a stopped ordinal: planner.StuckCause.Advice for the wait
+// judgement's causes, else the general list.
+func fixCause(c planner.StuckCause) string {
+	if a := c.Advice(); a != "" {
+		return strings.TrimSuffix(a, ".") + ";"
+	}
+	return "Fix the cause (target nodes cordoned or missing, capacity, the Pod's readiness)"
 }

@@ -28,6 +28,7 @@ type resourceModel struct {
 	UnschedulableTimeout          types.String   `tfsdk:"unschedulable_timeout"`
 	PlannedManifest               types.String   `tfsdk:"planned_manifest"`
 	Triggers                      types.Map      `tfsdk:"triggers"`
+	PlanSummary                   types.String   `tfsdk:"plan_summary"`
 	Moves                         types.List     `tfsdk:"moves"`
 	UpdateRevision                types.String   `tfsdk:"update_revision"`
 	Completed                     types.List     `tfsdk:"completed"`
@@ -40,13 +41,13 @@ var volumeType = types.ObjectType{AttrTypes: map[string]attr.Type{
 }}
 
 var moveType = types.ObjectType{AttrTypes: map[string]attr.Type{
-	"ordinal": types.Int64Type, "pod": types.StringType, "action": types.StringType, "from_node": types.StringType,
+	"name": types.StringType, "ordinal": types.Int64Type, "pod": types.StringType, "action": types.StringType, "from_node": types.StringType,
 	"to_pool_or_selector": types.StringType, "volumes": types.ListType{ElemType: volumeType}, "reason": types.StringType,
 	"gates": types.ListType{ElemType: types.StringType}, "estimated_seconds": types.Float64Type,
 }}
 
 var completedType = types.ObjectType{AttrTypes: map[string]attr.Type{
-	"ordinal": types.Int64Type, "action": types.StringType, "pod": types.StringType, "pod_uid": types.StringType, "node": types.StringType,
+	"name": types.StringType, "ordinal": types.Int64Type, "action": types.StringType, "pod": types.StringType, "pod_uid": types.StringType, "node": types.StringType,
 	"pvs": types.ListType{ElemType: types.StringType}, "duration_seconds": types.Float64Type, "finished_at": types.StringType,
 	"gates": types.ListType{ElemType: gateResultType},
 }}
@@ -59,6 +60,7 @@ type volumeModel struct {
 }
 
 type moveModel struct {
+	Name     string        `tfsdk:"name"`
 	Ordinal  int64         `tfsdk:"ordinal"`
 	Pod      string        `tfsdk:"pod"`
 	Action   string        `tfsdk:"action"`
@@ -71,6 +73,7 @@ type moveModel struct {
 }
 
 type completedModel struct {
+	Name            types.String `tfsdk:"name"` // the Pod name; null only if a state upgrade found no pod
 	Ordinal         int64        `tfsdk:"ordinal"`
 	Action          types.String `tfsdk:"action"` // null in state written before actions existed
 	Pod             string       `tfsdk:"pod"`
@@ -104,7 +107,7 @@ type moveContext struct {
 func flattenMoves(ctx context.Context, moves []planner.Move, mc moveContext) (types.List, diag.Diagnostics) {
 	out := make([]moveModel, 0, len(moves))
 	for _, m := range moves {
-		mm := moveModel{Ordinal: int64(m.Ordinal), Pod: m.Pod, Action: string(m.Action), FromNode: m.FromNode, Target: m.Target, Reason: m.Reason,
+		mm := moveModel{Name: m.Pod, Ordinal: int64(m.Ordinal), Pod: m.Pod, Action: string(m.Action), FromNode: m.FromNode, Target: m.Target, Reason: m.Reason,
 			Volumes: make([]volumeModel, 0, len(m.Volumes)), Gates: make([]string, 0, len(mc.gates)), Estimate: types.Float64Null()}
 		// The node is known at plan only for a Pod that stays where it is; a moved Pod's
 		// {node} and every {pod_ip} are filled at apply.
@@ -153,7 +156,7 @@ func completedFromState(ctx context.Context, l types.List) ([]completedModel, di
 // the same ordinal; the list stays sorted by ordinal.
 func mergeCompleted(list []completedModel, m engine.MigratedOrdinal) []completedModel {
 	gates, _ := types.ListValueFrom(context.Background(), gateResultType, gateRecords(m.Gates))
-	rec := completedModel{Ordinal: int64(m.Ordinal), Action: types.StringValue(string(m.Action)), Pod: m.Pod, PodUID: string(m.PodUID), Node: m.Node,
+	rec := completedModel{Name: types.StringValue(m.Pod), Ordinal: int64(m.Ordinal), Action: types.StringValue(string(m.Action)), Pod: m.Pod, PodUID: string(m.PodUID), Node: m.Node,
 		PVs: append([]string{}, m.PVs...), DurationSeconds: float64(m.Duration.Milliseconds()) / 1000,
 		FinishedAt: m.Finished.UTC().Format(time.RFC3339), Gates: gates}
 	if m.Action == planner.MigrationGate {

@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	appsv1 "k8s.io/api/apps/v1"
 
+	"github.com/olapgke/terraform-provider-olapgke/internal/clients"
 	"github.com/olapgke/terraform-provider-olapgke/internal/diagnostics"
 	"github.com/olapgke/terraform-provider-olapgke/internal/planner"
 	"github.com/olapgke/terraform-provider-olapgke/internal/resources/apifailure"
@@ -46,6 +47,7 @@ func (r *migrationResource) ModifyPlan(ctx context.Context, req resource.ModifyP
 	}
 	unknownPlan := func() {
 		plan.Moves = types.ListUnknown(moveType)
+		plan.PlanSummary = types.StringUnknown()
 		plan.Completed = types.ListUnknown(completedType)
 		plan.UpdateRevision = types.StringUnknown()
 		if cfgClaims.IsNull() {
@@ -122,6 +124,10 @@ func (r *migrationResource) ModifyPlan(ctx context.Context, req resource.ModifyP
 	}
 	plan.Moves, diags = flattenMoves(ctx, ev.plan.Moves, movesContext(ctx, plan, prior))
 	resp.Diagnostics.Append(diags...)
+	plan.PlanSummary = types.StringValue(planSummary(ctx, ev.plan, ev.snap, plan, prior))
+	if w := strandedWarning(r.clients, plan, ev.plan.Moves); w != nil {
+		resp.Diagnostics.Append(w)
+	}
 	if cfgClaims.IsNull() {
 		plan.VolumeClaims, diags = types.ListValueFrom(ctx, types.StringType, nonNil(ev.plan.Claims))
 		resp.Diagnostics.Append(diags...)
@@ -139,6 +145,9 @@ func (r *migrationResource) ModifyPlan(ctx context.Context, req resource.ModifyP
 		resp.Diagnostics.Append(diags...)
 		if state != nil && !state.Moves.IsNull() && !state.Moves.IsUnknown() {
 			plan.Moves = state.Moves
+			if !state.PlanSummary.IsNull() && !state.PlanSummary.IsUnknown() {
+				plan.PlanSummary = state.PlanSummary // says what those moves were
+			}
 		}
 		plan.UpdateRevision = types.StringValue(ev.plan.UpdateRevision)
 		if state != nil && !state.UpdateRevision.IsNull() && !state.UpdateRevision.IsUnknown() {
@@ -474,4 +483,37 @@ func snapshotFailed(checked string, err error) diag.Diagnostic {
 		Found: "A LIST call failed.",
 		Do:    "Fix what the cause names and run the command again.",
 	}))
+}
+
+// strandedWarning is the warning olapgke_statefulset leaves to the migration (it is planned
+// first): the ordinals its change leaves on the old revision that could not come back in place
+// (clients.PlannedStatefulSet.Stranded) and that these moves do not include, typically because
+// `ordinals` names only some of them. nil when the moves include them all.
+func strandedWarning(c *clients.Clients, m resourceModel, moves []planner.Move) diag.Diagnostic {
+	ns, name := m.Namespace.ValueString(), m.StatefulSet.ValueString()
+	p, ok := c.PlannedStatefulSet(ns, name)
+	if !ok || len(p.Stranded) == 0 {
+		return nil
+	}
+	moved := map[int32]bool{}
+	for _, mv := range moves {
+		moved[mv.Ordinal] = true
+	}
+	var lines []string
+	for _, o := range p.Stranded {
+		if !moved[o.Ordinal] {
+			lines = append(lines, fmt.Sprintf("- ordinal %d (Pod %s): %s", o.Ordinal, o.Pod, o.Reason))
+		}
+	}
+	if len(lines) == 0 {
+		return nil
+	}
+	return diagnostics.Warning("Stale Ordinals Not Moved", diagnostics.Detail{
+		Checked: fmt.Sprintf("The ordinals olapgke_statefulset leaves on the old revision of StatefulSet %s/%s in this run "+
+			"against this migration's moves.", ns, name),
+		Found: "These Pods keep running on the old template, would stay Pending if deleted or evicted, and this " +
+			"migration does not move them:\n" + strings.Join(lines, "\n"),
+		Do: "Add them to this migration's ordinals (or run another migration for them) before their nodes go away; " +
+			"do not delete these Pods by hand.",
+	})
 }

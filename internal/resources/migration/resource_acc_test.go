@@ -113,7 +113,7 @@ func testMove(t *testing.T, ns string, replicas int32) {
 			},
 			{
 				ResourceName: res, ImportState: true, ImportStateId: ns + "/hist", ImportStateVerify: true,
-				ImportStateVerifyIgnore: []string{"completed", "moves", "timeouts", "ordinal_timeout"},
+				ImportStateVerifyIgnore: []string{"completed", "moves", "plan_summary", "timeouts", "ordinal_timeout"},
 			},
 		},
 	})
@@ -187,8 +187,13 @@ func TestAccStatefulSetMigration_FailureMidway(t *testing.T) {
 						}
 					}()
 				},
-				Config:      testAccStatefulSetMigrationConfig_basic("mig-fail", `  unschedulable_timeout = "5s"`),
-				ExpectError: regexp.MustCompile(`Moved Pod Cannot Be Scheduled(.|\n)*[Oo]rdinal 1(.|\n)*unschedulable`),
+				Config: testAccStatefulSetMigrationConfig_basic("mig-fail", `  unschedulable_timeout = "5s"`),
+				// Two failures are right, depending on when the cordon lands: after ordinal 1's
+				// batch preflight its new Pod stays Unschedulable; before it (ordinal 2's Pod is
+				// Ready only once its volume is mounted, which leaves time) the preflight's
+				// placement check refuses with nothing deleted for ordinal 1.
+				ExpectError: regexp.MustCompile(`Moved Pod Cannot Be Scheduled(.|\n)*[Oo]rdinal 1(.|\n)*unschedulable|` +
+					`Migration Precondition Failed(.|\n)*cordoned(.|\n)*Nothing was deleted`),
 			},
 			{
 				PreConfig: func() {

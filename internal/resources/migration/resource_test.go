@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 
+	"github.com/olapgke/terraform-provider-olapgke/internal/diagnostics/diagtest"
 	"github.com/olapgke/terraform-provider-olapgke/internal/engine"
 	"github.com/olapgke/terraform-provider-olapgke/internal/planner"
 )
@@ -86,6 +87,43 @@ func TestMigrationDiagnostic(t *testing.T) {
 	p := migrationDiagnostic("olap", "hist", []int32{1}, nil, &engine.PreconditionError{Msg: "no node can take the moved Pods"})
 	if p.Summary() != "Migration Precondition Failed" || !strings.Contains(p.Detail(), "Nothing was deleted") {
 		t.Errorf("precondition diagnostic: %s / %s", p.Summary(), p.Detail())
+	}
+}
+
+// A cancelled apply (Ctrl-C, a cancelled HCP run) says so and where it stopped, not "Migration
+// Failed ... context canceled"; the same wait ended by the timeout (context deadline) is not a
+// cancellation.
+func TestMigrationDiagnosticCancelled(t *testing.T) {
+	t.Parallel()
+	stopped := func(cause error) error {
+		return &engine.MigrationError{Ordinal: 1, Pod: "hist-1", Phase: "wait", Reason: "still waiting for Pod hist-1 to be Ready",
+			Timeout: true, Deleted: []string{"PVC cache-hist-1", "Pod hist-1"}, Err: cause}
+	}
+	done := []completedModel{{Ordinal: 2, DurationSeconds: 1.4, Node: "gke-olap-pool-b-1"}}
+	d := migrationDiagnostic("olap", "hist", []int32{2, 1, 0}, done, stopped(context.Canceled))
+	if d.Summary() != "Migration Cancelled" {
+		t.Fatalf("summary %q:\n%s", d.Summary(), d.Detail())
+	}
+	flat := strings.Join(strings.Fields(d.Detail()), " ")
+	for _, want := range []string{"cancelled at ordinal 1 (Pod hist-1), step wait", "deleted PVC cache-hist-1 and Pod hist-1",
+		"waiting for Pod hist-1 to be Ready", "OlapgkeCancelled", "2 (1.4s on gke-olap-pool-b-1)"} {
+		if !strings.Contains(flat, want) {
+			t.Errorf("detail does not contain %q:\n%s", want, d.Detail())
+		}
+	}
+	if strings.Contains(d.Detail(), "context canceled") {
+		t.Errorf("detail quotes the context:\n%s", d.Detail())
+	}
+	for _, p := range diagtest.Problems(d) {
+		t.Error(p)
+	}
+	if d := migrationDiagnostic("olap", "hist", []int32{1}, nil, stopped(context.DeadlineExceeded)); d.Summary() != "Moved Pod Not Ready In Time" {
+		t.Errorf("deadline: summary %q", d.Summary())
+	}
+	gate := &engine.GateError{Ordinal: 0, Pod: "hist-0", Gate: "loaded", Polls: 3, Err: context.Canceled}
+	if d := migrationDiagnostic("olap", "hist", []int32{0}, nil, gate); d.Summary() != "Migration Cancelled" ||
+		!strings.Contains(strings.Join(strings.Fields(d.Detail()), " "), "waiting for gate loaded after 3 polls") {
+		t.Errorf("cancelled at a gate: %s\n%s", d.Summary(), d.Detail())
 	}
 }
 

@@ -29,6 +29,14 @@ const (
 	DefaultApplyTimeout   = "60m"
 )
 
+// nameAttribute is `name` of one entry of a per-ordinal list: the Pod name. Terraform's plan
+// renderer always shows an attribute called name in a nested object whose other attributes did
+// not change, so every entry of a plan says which ordinal it is.
+func nameAttribute() schema.StringAttribute {
+	return schema.StringAttribute{Computed: true, MarkdownDescription: "Pod name of the ordinal (`<statefulset>-<ordinal>`), shown by " +
+		"`terraform plan` on every entry."}
+}
+
 func (r *migrationResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	volumes := schema.ListNestedAttribute{
 		Computed: true,
@@ -40,6 +48,8 @@ func (r *migrationResource) Schema(ctx context.Context, _ resource.SchemaRequest
 		}},
 	}
 	resp.Schema = schema.Schema{
+		// Version 1 added moves[*].name, completed[*].name and plan_summary (upgrade.go).
+		Version: schemaVersion,
 		MarkdownDescription: "Replaces StatefulSet ordinals one at a time (or `max_unavailable` at a time), disrupting only " +
 			"what the change needs. Per ordinal it takes one of two steps, decided by the same predicate at plan and at apply:\n\n" +
 			"- `restart`: the Pod is not at the update revision (a template change under OnDelete: image, args, env, " +
@@ -127,8 +137,11 @@ func (r *migrationResource) Schema(ctx context.Context, _ resource.SchemaRequest
 			},
 			"unschedulable_timeout": schema.StringAttribute{
 				Optional: true, Computed: true, Default: stringdefault.StaticString(DefaultUnschedulable),
-				MarkdownDescription: "How long a moved Pod may stay Unschedulable, or its new PVC keep failing provisioning, before the apply " +
-					"stops quoting the scheduler's message or the ProvisioningFailed event (default `20s`). A PV node affinity conflict stops it at once.",
+				MarkdownDescription: "How long a moved Pod may stay Unschedulable, or fail in a way a retry may still clear (its new PVC " +
+					"failing provisioning, a `FailedMount`, a container in `ErrImagePull`/`ImagePullBackOff`, `CrashLoopBackOff` or " +
+					"`CreateContainerConfigError`), before the apply stops quoting the scheduler, the event or the kubelet's reason " +
+					"(default `20s`, the grace the statefulset resource's rollout wait gives the same failures). A PV node affinity " +
+					"conflict stops it at once.",
 				Validators: []validator.String{durations.Positive()},
 			},
 			"planned_manifest": schema.StringAttribute{
@@ -137,12 +150,20 @@ func (r *migrationResource) Schema(ctx context.Context, _ resource.SchemaRequest
 					"changes it first, e.g. `jsonencode(olapgke_statefulset.historical.manifest)` with `depends_on`. The plan's " +
 					"`moves` and checks (placement, update strategy, claim sizes) then use its template instead of the live one, " +
 					"and apply verifies the live template asks for the same placement before moving anything. Without it, " +
-					"a template change made in the same apply is not seen at plan.",
+					"the plan uses the template `olapgke_statefulset` plans in the same run (with `depends_on`), or the live one " +
+					"when another tool writes the StatefulSet.",
 			},
 			"triggers": schema.MapAttribute{
 				ElementType: types.StringType, Optional: true,
 				MarkdownDescription: "Arbitrary values; changing them replaces this resource, i.e. runs a new migration that moves whatever needs moving then.",
 				PlanModifiers:       []planmodifier.Map{mapplanmodifier.RequiresReplace()},
+			},
+			"plan_summary": schema.StringAttribute{
+				Computed: true,
+				MarkdownDescription: "One line saying what the apply does, for a plan reviewer, e.g. `move 3 of 3 ordinals (2,1,0) " +
+					"historical-a -> historical-b, 1 at a time, soak 60s, gate segments-loaded, about 54m; Ready never below 2` " +
+					"(the estimate only once this resource has recorded steps in `completed`; the Ready floor only with " +
+					"`require_others_ready`). Known at plan when `moves` is; `nothing to move` when no ordinal needs a step.",
 			},
 			"moves": schema.ListNestedAttribute{
 				Computed: true,
@@ -151,6 +172,7 @@ func (r *migrationResource) Schema(ctx context.Context, _ resource.SchemaRequest
 					"which makes the next plan an update (for example after a Pod moved back). When nothing needs a step, a plan " +
 					"keeps the latest run's moves and changes nothing.",
 				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+					"name":    nameAttribute(),
 					"ordinal": schema.Int64Attribute{Computed: true},
 					"pod":     schema.StringAttribute{Computed: true},
 					"action": schema.StringAttribute{Computed: true, MarkdownDescription: "`restart`: only the Pod is deleted; the " +
@@ -181,6 +203,7 @@ func (r *migrationResource) Schema(ctx context.Context, _ resource.SchemaRequest
 					"Terraform receives it once, when the apply ends (finished, failed, timed out or stopped by an interrupt), not after each ordinal; " +
 					"a killed apply records none of its moves here, and the next plan finds them done from the cluster.",
 				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+					"name":             nameAttribute(),
 					"ordinal":          schema.Int64Attribute{Computed: true},
 					"action":           schema.StringAttribute{Computed: true, Description: "`restart` or `move`."},
 					"pod":              schema.StringAttribute{Computed: true},
@@ -201,8 +224,12 @@ func (r *migrationResource) Schema(ctx context.Context, _ resource.SchemaRequest
 			},
 		},
 		Blocks: map[string]schema.Block{
-			"gate":     gateBlock(),
-			"timeouts": timeouts.Block(ctx, timeouts.Opts{Create: true, Update: true}),
+			"gate": gateBlock(),
+			"timeouts": timeouts.Block(ctx, timeouts.Opts{
+				Create: true, Update: true,
+				CreateDescription: "How long the whole apply may take, every ordinal with its soak and gates. Default `" + DefaultApplyTimeout + "`: size it as ordinals x (`ordinal_timeout` + gate `timeout`).",
+				UpdateDescription: "How long the whole apply may take, every ordinal with its soak and gates. Default `" + DefaultApplyTimeout + "`: size it as ordinals x (`ordinal_timeout` + gate `timeout`).",
+			}),
 		},
 	}
 }

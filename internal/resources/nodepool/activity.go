@@ -70,10 +70,10 @@ func operationInProgress(pool string, ops []*containerpb.Operation, clusterName 
 			strings.ReplaceAll(operationTarget(op.GetTargetLink(), clusterName, pool), "_", " "), op.GetStatus(), op.GetStartTime()))
 	}
 	return diagnostics.Warning("GKE Operation In Progress", diagnostics.Detail{
-		Checked: wrap80("GKE operations on node pool " + pool + " and its cluster, because this plan updates the pool."),
+		Checked: "GKE operations on node pool " + pool + " and its cluster, because this plan updates the pool.",
 		Found:   "GKE is running:\n" + strings.Join(lines, "\n"),
-		Do: wrap80("Nothing, or wait for it to finish: GKE refuses node pool changes meanwhile, and apply waits until it accepts them (up to the update timeout). " +
-			"An operation GKE started itself (auto-upgrade, auto-repair) may recreate nodes and lose Local SSD data outside Terraform."),
+		Do: "Nothing, or wait for it to finish: GKE refuses node pool changes meanwhile, and apply waits until it accepts them (up to the update timeout). " +
+			"An operation GKE started itself (auto-upgrade, auto-repair) may recreate nodes and lose Local SSD data outside Terraform.",
 	})
 }
 

@@ -55,10 +55,10 @@ func (r *nodePoolResource) checkReleaseChannel(ctx context.Context, plan *model)
 	}
 	if err != nil {
 		diags.Append(diagnostics.AttributeWarning(path.Root("management"), "Release Channel Not Checked", diagnostics.Detail{
-			Checked: wrap80(fmt.Sprintf("The release channel of cluster %s (GKE GetCluster), because %s is planned false.",
-				ref.Name(), strings.Join(off, " and "))),
-			Found: wrap80("The cluster could not be read. GKE refuses the setting at apply if the cluster is enrolled in a release channel."),
-			Do:    wrap80("Plan again once GKE answers, or leave auto-upgrade and auto-repair on."),
+			Checked: fmt.Sprintf("The release channel of cluster %s (GKE GetCluster), because %s is planned false.",
+				ref.Name(), strings.Join(off, " and ")),
+			Found: "The cluster could not be read. GKE refuses the setting at apply if the cluster is enrolled in a release channel.",
+			Do:    "Plan again once GKE answers, or leave auto-upgrade and auto-repair on.",
 			Err:   err,
 		}))
 		return diags
@@ -98,9 +98,9 @@ func releaseChannelDiag(cluster, attr string, e *gkerules.ReleaseChannelError) d
 		do += " Or move the cluster to no release channel, where " + what + " can be off."
 	}
 	return diagnostics.AttributeError(path.Root("management").AtName(attr), title+" Required By Release Channel", diagnostics.Detail{
-		Checked: wrap80(fmt.Sprintf("The release channel of cluster %s (GKE GetCluster), because management.%s is planned false.", cluster, attr)),
-		Found: wrap80(fmt.Sprintf("The cluster is enrolled in the %s release channel. GKE keeps node %s on for every node pool of such a cluster and refuses %s = false at apply (INVALID_ARGUMENT).",
-			e.Channel, what, attr)),
-		Do: wrap80(do),
+		Checked: fmt.Sprintf("The release channel of cluster %s (GKE GetCluster), because management.%s is planned false.", cluster, attr),
+		Found: fmt.Sprintf("The cluster is enrolled in the %s release channel. GKE keeps node %s on for every node pool of such a cluster and refuses %s = false at apply (INVALID_ARGUMENT).",
+			e.Channel, what, attr),
+		Do: do,
 	})
 }

@@ -2,6 +2,7 @@ package nodepool
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"sort"
 	"strings"
@@ -10,11 +11,13 @@ import (
 	"cloud.google.com/go/container/apiv1/containerpb"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 	"google.golang.org/protobuf/types/known/durationpb"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/olapgke/terraform-provider-olapgke/internal/diagnostics"
 	"github.com/olapgke/terraform-provider-olapgke/internal/gkerules"
 	"github.com/olapgke/terraform-provider-olapgke/internal/stsutil"
 )
@@ -197,7 +200,7 @@ func expandUpgradeSettings(ctx context.Context, o types.Object, diags *diag.Diag
 		var bg blueGreenModel
 		diags.Append(u.BlueGreen.As(ctx, &bg, objAs)...)
 		b := &containerpb.BlueGreenSettings{}
-		if d, ok := duration(bg.NodePoolSoakDuration, diags); ok {
+		if d, ok := duration(bg.NodePoolSoakDuration, "node_pool_soak_duration", diags); ok {
 			b.NodePoolSoakDuration = d
 		}
 		pol := &containerpb.BlueGreenSettings_StandardRolloutPolicy{}
@@ -206,7 +209,7 @@ func expandUpgradeSettings(ctx context.Context, o types.Object, diags *diag.Diag
 		} else if !bg.BatchNodeCount.IsNull() {
 			pol.UpdateBatchSize = &containerpb.BlueGreenSettings_StandardRolloutPolicy_BatchNodeCount{BatchNodeCount: int32(bg.BatchNodeCount.ValueInt64())}
 		}
-		if d, ok := duration(bg.BatchSoakDuration, diags); ok {
+		if d, ok := duration(bg.BatchSoakDuration, "batch_soak_duration", diags); ok {
 			pol.BatchSoakDuration = d
 		}
 		b.RolloutPolicy = &containerpb.BlueGreenSettings_StandardRolloutPolicy_{StandardRolloutPolicy: pol}
@@ -215,13 +218,21 @@ func expandUpgradeSettings(ctx context.Context, o types.Object, diags *diag.Diag
 	return out
 }
 
-func duration(s types.String, diags *diag.Diagnostics) (*durationpb.Duration, bool) {
+// duration converts upgrade_settings.blue_green.<attr>. The schema's validator refuses a bad
+// value at plan; this error is the same check at apply, on the attribute.
+func duration(s types.String, attr string, diags *diag.Diagnostics) (*durationpb.Duration, bool) {
 	if s.IsNull() || s.IsUnknown() {
 		return nil, false
 	}
 	d, err := time.ParseDuration(s.ValueString())
 	if err != nil {
-		diags.AddError("Invalid Duration", "A blue_green duration could not be parsed: "+err.Error()+". Use Go duration syntax such as \"60s\" or \"1h\".")
+		p := path.Root("upgrade_settings").AtName("blue_green").AtName(attr)
+		diags.Append(diagnostics.AttributeError(p, "Invalid Duration", diagnostics.Detail{
+			Checked: fmt.Sprintf("%s = %q.", p, s.ValueString()),
+			Found:   "It is not a Go duration.",
+			Do:      "Write a duration such as \"60s\" or \"1h\".",
+			Err:     err,
+		}))
 		return nil, false
 	}
 	return durationpb.New(d), true

@@ -45,6 +45,7 @@ func (r *nodePoolResource) api(ctx context.Context, diags *diag.Diagnostics) gke
 }
 
 func (r *nodePoolResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	defer identitySpec.Write(ctx, resp.Identity, &resp.Diagnostics, &resp.State)
 	var plan model
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
 	if resp.Diagnostics.HasError() {
@@ -82,6 +83,7 @@ func (r *nodePoolResource) Create(ctx context.Context, req resource.CreateReques
 }
 
 func (r *nodePoolResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	defer identitySpec.Write(ctx, resp.Identity, &resp.Diagnostics, &resp.State, &req.State)
 	var state model
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
 	if resp.Diagnostics.HasError() {
@@ -122,6 +124,7 @@ func (r *nodePoolResource) Read(ctx context.Context, req resource.ReadRequest, r
 }
 
 func (r *nodePoolResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	defer identitySpec.Write(ctx, resp.Identity, &resp.Diagnostics, &resp.State)
 	var plan, state model
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
@@ -380,6 +383,27 @@ func apiError(summary, call, pool, machineType string, err error) diag.Diagnosti
 		found += fmt.Sprintf("\n\nolapgke's Local SSD and boot disk table does not cover machine type %s, so GKE judged the request.", machineType)
 	}
 	do := "Fix the configuration GKE names and apply again."
+	short := quotaShortfalls(msg)
+	switch {
+	case len(short) > 0 && (code == codes.PermissionDenied || code == codes.ResourceExhausted):
+		// GKE answers a quota shortfall with 403 PERMISSION_DENIED (quota.go): not an IAM problem.
+		do = quotaAdvice(short)
+	default:
+		do = adviceFor(code, opErr, do)
+	}
+	if opErr != nil && code != codes.ResourceExhausted && len(short) == 0 {
+		do = "The node pool may be left in an error state; Terraform keeps it in state so the next apply can repair or replace it. " + do
+	}
+	return diagnostics.Error(summary, diagnostics.Detail{
+		Checked: fmt.Sprintf("GKE %s for node pool %s.", call, pool),
+		Found:   found,
+		Do:      do,
+		Err:     err,
+	})
+}
+
+// adviceFor is what to do about a GKE error of code that is not a quota shortfall.
+func adviceFor(code codes.Code, opErr *gke.OperationError, do string) string {
 	switch code {
 	case codes.ResourceExhausted:
 		do = "A quota is exhausted: request more quota for the project and region (IAM & Admin > Quotas), or use fewer or smaller nodes."
@@ -396,15 +420,7 @@ func apiError(summary, call, pool, machineType string, err error) diag.Diagnosti
 			do = "This is usually transient (GKE was briefly unavailable or failed internally): apply again. Nothing in the configuration needs to change."
 		}
 	}
-	if opErr != nil && code != codes.ResourceExhausted {
-		do = "The node pool may be left in an error state; Terraform keeps it in state so the next apply can repair or replace it. " + do
-	}
-	return diagnostics.Error(summary, diagnostics.Detail{
-		Checked: fmt.Sprintf("GKE %s for node pool %s.", call, pool),
-		Found:   found,
-		Do:      do,
-		Err:     err,
-	})
+	return do
 }
 
 // anyUnknown reports whether an attribute of o is unknown.

@@ -24,9 +24,29 @@ func TestAPIError(t *testing.T) {
 		want    []string
 		not     []string
 	}{
-		"quota": {
-			err:  fmt.Errorf("creating node pool %s: %w", pool, status.Error(codes.ResourceExhausted, "Insufficient regional quota to satisfy request: resource \"SSD_TOTAL_GB\": request requires '1500.0' and is short '700.0'.")),
-			want: []string{"GKE answered ResourceExhausted: Insufficient regional quota", "SSD_TOTAL_GB", "request more quota"},
+		// GKE answers a quota shortfall with 403 PERMISSION_DENIED (m-lab/etl#798); the advice is
+		// quota, never IAM.
+		"quota as GKE answers it": {
+			err: fmt.Errorf("creating node pool %s: %w", pool, status.Error(codes.PermissionDenied, "Insufficient regional quota to satisfy request: resource \"N2_CPUS\": request requires '24.0' and is short '8.0'. project has a quota of '64.0' with '16.0' available. View and manage quotas at https://console.cloud.google.com/iam-admin/quotas?usage=USED&project=p.")),
+			want: []string{"GKE answered PermissionDenied: Insufficient regional quota", "not a permission", "quota for N2_CPUS in the region", "Request more quota for N2_CPUS",
+				"a smaller machine type"},
+			not: []string{"Check the provider's credentials", "may be left in an error state"},
+		},
+		"several quotas short": {
+			err:  fmt.Errorf("creating node pool %s: %w", pool, status.Error(codes.PermissionDenied, "\n\t(1) insufficient regional quota to satisfy request: resource \"LOCAL_SSD_TOTAL_GB\": request requires '750.0' and is short '500.0'. project has a quota of '2500.0' with '250.0' available.\n\t(2) insufficient regional quota to satisfy request: resource \"N2_CPUS\": request requires '8.0' and is short '8.0'. project has a quota of '24.0' with '0.0' available.")),
+			want: []string{"quota for LOCAL_SSD_TOTAL_GB, N2_CPUS in the region", "fewer Local SSDs per node", "a smaller machine type"},
+			not:  []string{"Check the provider's credentials"},
+		},
+		"quota in an older shape": {
+			err:  fmt.Errorf("creating node pool %s: %w", pool, status.Error(codes.PermissionDenied, "Insufficient regional quota to satisfy request for resource: \"SSD_TOTAL_GB\". The request requires '1500.0' and is short '700.0'. The regional quota is '800.0' with '800.0' available.")),
+			want: []string{"Request more quota for SSD_TOTAL_GB", "a smaller boot disk"},
+			not:  []string{"Check the provider's credentials"},
+		},
+		// The near miss: a 403 that is about IAM.
+		"permission denied by IAM": {
+			err:  fmt.Errorf("creating node pool %s: %w", pool, status.Error(codes.PermissionDenied, "Required \"container.nodePools.create\" permission(s) for \"projects/p/locations/l/clusters/c\".")),
+			want: []string{"GKE answered PermissionDenied: Required", "Check the provider's credentials and their IAM roles"},
+			not:  []string{"quota"},
 		},
 		"invalid argument on an unknown family": {
 			err:     fmt.Errorf("creating node pool: %w", status.Error(codes.InvalidArgument, "Machine type \"z9-standard-8\" does not exist.")),

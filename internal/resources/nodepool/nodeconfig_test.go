@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
+	"github.com/olapgke/terraform-provider-olapgke/internal/diagnostics/diagtest"
 	"github.com/olapgke/terraform-provider-olapgke/internal/gkerules"
 )
 
@@ -159,10 +160,8 @@ func TestPoolOperations(t *testing.T) {
 	if d.Summary() != "GKE Operation In Progress" || !strings.Contains(d.Detail(), "a on the cluster") || !strings.Contains(d.Detail(), "b on the node pool") {
 		t.Errorf("warning: %s\n%s", d.Summary(), d.Detail())
 	}
-	for _, l := range strings.Split(d.Detail(), "\n") {
-		if len(l) > 80 {
-			t.Errorf("line over 80 columns: %q", l)
-		}
+	for _, p := range diagtest.Problems(d) { // at 80 columns, as Terraform prints it
+		t.Error(p)
 	}
 }
 

@@ -82,7 +82,7 @@ func (v logSizeValidator) ValidateString(ctx context.Context, req validator.Stri
 func validateNodeConfigFields(m *model) diag.Diagnostics {
 	var diags diag.Diagnostics
 	fail := func(p path.Path, summary, checked, found, do string) {
-		diags.Append(diagnostics.AttributeError(p, summary, diagnostics.Detail{Checked: wrap80(checked), Found: wrap80(found), Do: wrap80(do)}))
+		diags.Append(diagnostics.AttributeError(p, summary, diagnostics.Detail{Checked: checked, Found: found, Do: do}))
 	}
 	if k := attrsOf(m.KubeletConfig); k != nil {
 		hi, lo := k["image_gc_high_threshold_percent"], k["image_gc_low_threshold_percent"]

@@ -392,15 +392,15 @@ func dataLossDiag(pool string, l loss, v gkerules.Verdict, allowed bool) diag.Di
 	if l.kind == gkerules.LossEvict {
 		// The nodes and the data stay; the Pods go and cannot come back while the taint is there.
 		summary, allowedSummary = "Pinned Ordinals Would Be Evicted", "Pinned Ordinals Will Be Evicted"
-		allowedDo = wrap80("allow_local_data_loss = true, so apply proceeds: these Pods are evicted and stay Pending until the taint is removed or their PVCs are deleted (losing the data).")
-		d.Checked = wrap80(fmt.Sprintf("PersistentVolumes pinned by node affinity to the nodes of node pool %s, because %s; the PVCs and StatefulSet ordinals bound to them, and whether their Pods (or, without one, the StatefulSet's pod template) tolerate it.", pool, l.detail))
-		d.Found = wrap80(fmt.Sprintf("These Pods are evicted and cannot come back: their volumes are pinned to these nodes, which they do not tolerate, so they stay Pending (%s):\n%s",
-			v.Ordinals(), strings.Join(lines, "\n")))
-		d.Do = wrap80("Any of:\n" +
+		allowedDo = "allow_local_data_loss = true, so apply proceeds: these Pods are evicted and stay Pending until the taint is removed or their PVCs are deleted (losing the data)."
+		d.Checked = fmt.Sprintf("PersistentVolumes pinned by node affinity to the nodes of node pool %s, because %s; the PVCs and StatefulSet ordinals bound to them, and whether their Pods (or, without one, the StatefulSet's pod template) tolerate it.", pool, l.detail)
+		d.Found = fmt.Sprintf("These Pods are evicted and cannot come back: their volumes are pinned to these nodes, which they do not tolerate, so they stay Pending (%s):\n%s",
+			v.Ordinals(), strings.Join(lines, "\n"))
+		d.Do = "Any of:\n" +
 			"  - Tolerate the taint first: add a toleration (effect NoExecute, no tolerationSeconds) to the StatefulSet's pod template and restart these ordinals on their nodes (olapgke_statefulset_migration restarts ordinals whose template changed), then plan again.\n" +
 			"  - Move these ordinals to another node pool first (olapgke_statefulset_migration).\n" +
 			"  - Use effect NO_SCHEDULE, which keeps new Pods off and evicts none.\n" +
-			"  - Set allow_local_data_loss = true to accept the evictions.")
+			"  - Set allow_local_data_loss = true to accept the evictions."
 	}
 	p := path.Root("machine_type")
 	if len(l.attrs) > 0 {
@@ -607,7 +607,7 @@ func diskPressureDiag(plan *model, e gkerules.Ephemeral, in gkerules.EphemeralIn
 	}
 	return diagnostics.AttributeWarning(path.Root("boot_disk"), "Nodes Will Hit DiskPressure", diagnostics.Detail{
 		Checked: fmt.Sprintf("The ephemeral storage of one node of pool %s (%s; demand from %s).", plan.Name.ValueString(), mt, source),
-		Found: fmt.Sprintf("nodes will hit DiskPressure: %s. Usable space is %g GiB short, so kubelet evicts Pods (and the scheduler cannot place Pods that request it).",
+		Found: fmt.Sprintf("Per node: %s. Usable space is %g GiB short, so kubelet evicts Pods (and the scheduler cannot place Pods that request it).",
 			e.String(), -e.HeadroomGiB),
 		Do: "Any of:\n  - " + strings.Join(fixes, "\n  - "),
 	})

@@ -18,6 +18,7 @@ import (
 	"cloud.google.com/go/container/apiv1/containerpb"
 
 	"github.com/olapgke/terraform-provider-olapgke/internal/clients"
+	"github.com/olapgke/terraform-provider-olapgke/internal/diagnostics/diagtest"
 	"github.com/olapgke/terraform-provider-olapgke/internal/gke"
 	"github.com/olapgke/terraform-provider-olapgke/internal/gkerules"
 )
@@ -124,16 +125,19 @@ func TestModifyPlanDiskPressureWarning(t *testing.T) {
 		t.Fatalf("no DiskPressure warning in %v", resp.Diagnostics)
 	}
 	for _, want := range []string{
-		"nodes will hit DiskPressure: boot disk 100 GiB",
+		"Per node: boot disk 100 GiB",
 		"GKE reserves 41 GiB",
 		"nodefs.available<10%",
 		"expected demand 60 GiB per node",
 		"boot_disk.size_gb = 130 or more",
 		"n2-standard-8 takes 2 or 6 or 14 or 22 more Local SSD(s)",
 	} {
-		if !strings.Contains(d.Detail(), want) {
+		if !strings.Contains(strings.Join(strings.Fields(d.Detail()), " "), want) { // wrapping aside
 			t.Errorf("warning detail lacks %q:\n%s", want, d.Detail())
 		}
+	}
+	for _, p := range diagtest.Problems(d) { // the fixes are bullets of up to 350 columns
+		t.Error(p)
 	}
 	var got ephemeralModel
 	resp.Diagnostics.Append(resp.Plan.GetAttribute(context.Background(), path.Root("ephemeral_storage"), &got)...)
@@ -270,10 +274,8 @@ func TestModifyPlanReleaseChannel(t *testing.T) {
 			t.Errorf("detail lacks %q:\n%s", want, d.Detail())
 		}
 	}
-	for _, l := range strings.Split(d.Detail(), "\n") {
-		if len(l) > 80 && l != gkerules.MaintenanceExclusionsURL { // a URL cannot be broken
-			t.Errorf("line of %d columns: %q", len(l), l)
-		}
+	for _, p := range diagtest.Problems(d) { // at 80 columns, as Terraform prints it
+		t.Error(p)
 	}
 	if findDiag(resp.Diagnostics, "Auto-Repair Required By Release Channel") != nil {
 		t.Errorf("auto_repair = true refused: %v", resp.Diagnostics)
@@ -353,22 +355,6 @@ func TestModifyPlanNoExecuteTaintGuard(t *testing.T) {
 	}
 }
 
-func TestWrap80(t *testing.T) {
-	t.Parallel()
-	long := strings.Repeat("x", 90)
-	got := wrap80("a " + strings.Repeat("word ", 14) + "set x = y " + strings.Repeat("word ", 14) + long + " tail\nsecond line")
-	lines := strings.Split(got, "\n")
-	for _, l := range lines {
-		if len(l) > 80 && l != long {
-			t.Errorf("line of %d columns: %q", len(l), l)
-		}
-	}
-	if !strings.Contains(got, "\n"+long+"\ntail\nsecond line") || !strings.Contains(got, "x = y") ||
-		strings.Join(strings.Fields(got), " ") != strings.Join(strings.Fields("a "+strings.Repeat("word ", 14)+"set x = y "+strings.Repeat("word ", 14)+long+" tail second line"), " ") {
-		t.Errorf("wrap80 changed the words:\n%s", got)
-	}
-}
-
 // The eviction verdict uses the data-loss guard's diagnostic: an error on taints, a warning with
 // allow_local_data_loss = true; its lines fit 80 columns.
 func TestDataLossDiagNoExecuteTaint(t *testing.T) {
@@ -390,10 +376,8 @@ func TestDataLossDiagNoExecuteTaint(t *testing.T) {
 			t.Errorf("detail lacks %q:\n%s", want, d.Detail())
 		}
 	}
-	for _, line := range strings.Split(d.Detail(), "\n") {
-		if len(line) > 80 {
-			t.Errorf("line of %d columns: %q", len(line), line)
-		}
+	for _, p := range diagtest.Problems(d) { // at 80 columns, as Terraform prints it
+		t.Error(p)
 	}
 	if w := dataLossDiag("historical-a", l, v, true); w.Severity() != diag.SeverityWarning || w.Summary() != "Pinned Ordinals Will Be Evicted" {
 		t.Errorf("allowed: got %s %q", w.Severity(), w.Summary())

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework-validators/float64validator"
@@ -28,6 +29,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/olapgke/terraform-provider-olapgke/internal/gkerules"
+	"github.com/olapgke/terraform-provider-olapgke/internal/resources/durations"
 	"github.com/olapgke/terraform-provider-olapgke/internal/stsutil"
 )
 
@@ -206,11 +208,13 @@ func (r *nodePoolResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 						Validators:    []validator.Int64{int64validator.AtLeast(0)}},
 					"blue_green": schema.SingleNestedAttribute{Optional: true, MarkdownDescription: "BLUE_GREEN settings.",
 						Attributes: map[string]schema.Attribute{
-							"node_pool_soak_duration": schema.StringAttribute{Optional: true, MarkdownDescription: "Soak time after all batches, e.g. `3600s`."},
+							"node_pool_soak_duration": schema.StringAttribute{Optional: true, MarkdownDescription: "Soak time after all batches, e.g. `3600s`.",
+								Validators: []validator.String{durations.AtLeastZero()}},
 							"batch_percentage": schema.Float64Attribute{Optional: true, MarkdownDescription: "Fraction (0-1] of nodes drained per batch.",
 								Validators: []validator.Float64{float64validator.Between(0, 1), float64validator.ConflictsWith(path.MatchRelative().AtParent().AtName("batch_node_count"))}},
-							"batch_node_count":    schema.Int64Attribute{Optional: true, MarkdownDescription: "Nodes drained per batch.", Validators: []validator.Int64{int64validator.AtLeast(1)}},
-							"batch_soak_duration": schema.StringAttribute{Optional: true, MarkdownDescription: "Soak time between batches, e.g. `60s`."},
+							"batch_node_count": schema.Int64Attribute{Optional: true, MarkdownDescription: "Nodes drained per batch.", Validators: []validator.Int64{int64validator.AtLeast(1)}},
+							"batch_soak_duration": schema.StringAttribute{Optional: true, MarkdownDescription: "Soak time between batches, e.g. `60s`.",
+								Validators: []validator.String{durations.AtLeastZero()}},
 						}},
 				},
 			},
@@ -284,9 +288,35 @@ func (r *nodePoolResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 					"headroom_gib":           schema.Float64Attribute{Computed: true, MarkdownDescription: "capacity - reserved - eviction threshold - demand."},
 				},
 			},
-			"timeouts": timeouts.Attributes(ctx, timeouts.Opts{Create: true, Read: true, Update: true, Delete: true}),
 		}, nodeConfigAttributes(replace, recreate, inPlace)),
+		Blocks: map[string]schema.Block{
+			"timeouts": timeouts.Block(ctx, timeouts.Opts{
+				Create: true, Read: true, Update: true, Delete: true,
+				CreateDescription: timeoutDoc("creating the pool (the GKE operation and its nodes)", defaultCreateTimeout),
+				ReadDescription:   timeoutDoc("reading the pool and its nodes at refresh", defaultReadTimeout),
+				UpdateDescription: timeoutDoc("all the GKE operations of one update (an upgrade recreates every VM)", defaultUpdateTimeout),
+				DeleteDescription: timeoutDoc("deleting the pool", defaultDeleteTimeout),
+			}),
+		},
 	}
+}
+
+// timeoutDoc is the description of one timeouts field, its default from the constant the CRUD
+// code uses, so the docs cannot drift from it.
+func timeoutDoc(what string, def time.Duration) string {
+	return fmt.Sprintf("How long to wait for %s. Default `%s`. A duration such as `45m` or `2h` (units `s`, `m`, `h`).", what, shortDuration(def))
+}
+
+// shortDuration prints 30m0s as 30m and 1h0m0s as 1h.
+func shortDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }
 
 func merge(a, b map[string]schema.Attribute) map[string]schema.Attribute {

@@ -37,6 +37,7 @@ const (
 var deletePollInterval = 500 * time.Millisecond
 
 func (r *statefulSetResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	defer identitySpec.Write(ctx, resp.Identity, &resp.Diagnostics, &resp.State)
 	var plan resourceModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
 	if resp.Diagnostics.HasError() {
@@ -53,6 +54,7 @@ func (r *statefulSetResource) Create(ctx context.Context, req resource.CreateReq
 }
 
 func (r *statefulSetResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	defer identitySpec.Write(ctx, resp.Identity, &resp.Diagnostics, &resp.State)
 	var plan, prior resourceModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
 	resp.Diagnostics.Append(req.State.Get(ctx, &prior)...)
@@ -220,8 +222,8 @@ func rolloutError(m *manifest, err error) diag.Diagnostic {
 	case errors.As(err, &stuck):
 		return diagnostics.Error("Rollout Cannot Progress", diagnostics.Detail{
 			Checked: fmt.Sprintf("The rollout of StatefulSet %s: every ordinal this apply creates or recreates must become Ready at the update revision.", set),
-			Found:   fmt.Sprintf("Ordinal %d (Pod %s) can never become Ready as things stand; %s says: %q", stuck.Ordinal, stuck.Pod, stuck.Source, stuck.Quote),
-			Do:      "The StatefulSet was applied and the rollout is stalled at this Pod. Revert the manifest to the previous pod template, or move the ordinal with the olapgke_statefulset_migration resource (it deletes its PVCs so they are provisioned on an allowed node).",
+			Found:   stuckFound(stuck),
+			Do:      stuckAdvice(stuck.Cause),
 		})
 	case errors.As(err, &tout):
 		return diagnostics.Error("Rollout Timed Out", diagnostics.Detail{
@@ -262,25 +264,43 @@ func (r *statefulSetResource) finishState(ctx context.Context, kube kubernetes.I
 		diags.Append(d...)
 		plan.Ordinals = l
 	}
+	if plan.ClaimResizes.IsUnknown() || plan.ClaimResizes.IsNull() {
+		plan.ClaimResizes = noClaimResizes()
+	}
+	if plan.PlanSummary.IsUnknown() || plan.PlanSummary.IsNull() {
+		// Unknown at plan only with the ordinals (provider configuration deferred, the create
+		// half of a replacement): the summary of the live view, as Read records it.
+		plan.PlanSummary = types.StringValue("")
+		if p, err := livePlan(snap); err == nil {
+			plan.PlanSummary = types.StringValue(planner.RolloutSummary(p))
+		}
+	}
 	return snap
 }
 
-// liveViews is the current ordinal -> Pod -> node -> PVC -> PV -> pinned node map (the planner
-// run with the live object as the desired one: every ordinal "unchanged").
-func liveViews(snap *planner.Snapshot) ([]ordinalView, error) {
+// livePlan is the planner run with the live object as the desired one: every ordinal as it is
+// today ("unchanged", or "stale" for a Pod not at the update revision). nil without a live object.
+func livePlan(snap *planner.Snapshot) (*planner.Plan, error) {
 	if snap.Live == nil {
 		return nil, nil
 	}
 	s := *snap
 	s.Desired = snap.Live
-	p, err := planner.Build(s)
-	if err != nil {
+	return planner.Build(s)
+}
+
+// liveViews is the current ordinal -> Pod -> node -> PVC -> PV -> pinned node map (livePlan's
+// ordinals).
+func liveViews(snap *planner.Snapshot) ([]ordinalView, error) {
+	p, err := livePlan(snap)
+	if err != nil || p == nil {
 		return nil, err
 	}
 	return viewsFromPlan(p), nil
 }
 
 func (r *statefulSetResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	defer identitySpec.Write(ctx, resp.Identity, &resp.Diagnostics, &resp.State, &req.State)
 	var state resourceModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
 	if resp.Diagnostics.HasError() {
@@ -366,16 +386,18 @@ func (r *statefulSetResource) Read(ctx context.Context, req resource.ReadRequest
 	if len(judged.Restarted) > 0 {
 		resp.Diagnostics.Append(restartedWarning(live, judged.Restarted))
 	}
-	if state.Ordinals.IsNull() || state.Ordinals.IsUnknown() {
-		views, err := liveViews(snap)
-		if err != nil {
-			resp.Diagnostics.Append(diagnostics.ProviderBug("Rollout Planner Failed", "Mapping the live ordinals.", err))
-			return
-		}
-		l, d := ordinalsValue(views)
-		resp.Diagnostics.Append(d...)
-		state.Ordinals = l
+	// The live view of every ordinal, so that a plan's ordinals read "today -> planned" (the
+	// apply recorded its prediction, which the cluster has since carried out or not).
+	p, err := livePlan(snap)
+	if err != nil {
+		resp.Diagnostics.Append(diagnostics.ProviderBug("Rollout Planner Failed", "Mapping the live ordinals.", err))
+		return
 	}
+	l, d := ordinalsValue(viewsFromPlan(p))
+	resp.Diagnostics.Append(d...)
+	state.Ordinals = l
+	state.PlanSummary = types.StringValue(planner.RolloutSummary(p))
+	state.ClaimResizes = noClaimResizes() // nothing pending once the apply is done
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 }
 
@@ -561,4 +583,23 @@ func serviceApplyFailed(m *manifest, err error) diag.Diagnostic {
 	}
 	return diagnostics.Error("Headless Service Apply Failed", apifailure.Detail(
 		fmt.Sprintf("Server-side apply of the headless Service %s/%s named by spec.serviceName.", m.Namespace, m.Set.Spec.ServiceName), err, a))
+}
+
+// stuckFound says what the wait judgement (planner.JudgeWait) stopped on.
+func stuckFound(stuck *engine.StuckError) string {
+	s := fmt.Sprintf("Ordinal %d (Pod %s) can never become Ready as things stand; %s says: %q", stuck.Ordinal, stuck.Pod, stuck.Source, stuck.Quote)
+	if stuck.For > 0 {
+		s += fmt.Sprintf(" (for %s)", stuck.For.Round(time.Second))
+	}
+	return s
+}
+
+// stuckAdvice is the Do of Rollout Cannot Progress for the judgement's cause.
+func stuckAdvice(c planner.StuckCause) string {
+	const stalled = "The StatefulSet was applied and the rollout is stalled at this Pod. "
+	if a := c.Advice(); a != "" {
+		return stalled + a + " Then run terraform apply again, or revert the manifest to the previous pod template."
+	}
+	return stalled + "Revert the manifest to the previous pod template, or move the ordinal with the olapgke_statefulset_migration " +
+		"resource (it deletes its PVCs so they are provisioned on an allowed node)."
 }

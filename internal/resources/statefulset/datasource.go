@@ -36,7 +36,7 @@ type ordinalsModel struct {
 }
 
 var dsOrdinalType = types.ObjectType{AttrTypes: map[string]attr.Type{
-	"ordinal": types.Int64Type, "pod": types.StringType, "node": types.StringType, "phase": types.StringType,
+	"name": types.StringType, "ordinal": types.Int64Type, "pod": types.StringType, "node": types.StringType, "phase": types.StringType,
 	"ready": types.BoolType, "revision": types.StringType, "volumes": types.ListType{ElemType: volumeType},
 }}
 
@@ -66,6 +66,7 @@ func (d *ordinalsDataSource) Schema(_ context.Context, _ datasource.SchemaReques
 			"ordinals": schema.ListNestedAttribute{
 				Computed: true, Description: "One entry per ordinal in the StatefulSet's range and per existing Pod, ascending.",
 				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+					"name":     schema.StringAttribute{Computed: true, MarkdownDescription: "Pod name of the ordinal (`<set>-<ordinal>`)."},
 					"ordinal":  schema.Int64Attribute{Computed: true},
 					"pod":      schema.StringAttribute{Computed: true},
 					"node":     schema.StringAttribute{Computed: true, Description: "Node the Pod runs on, empty when none."},
@@ -137,7 +138,7 @@ func (d *ordinalsDataSource) Read(ctx context.Context, req datasource.ReadReques
 		vols, dg := volumesValue(v.Volumes)
 		resp.Diagnostics.Append(dg...)
 		ov, dg := types.ObjectValue(dsOrdinalType.AttrTypes, map[string]attr.Value{
-			"ordinal": types.Int64Value(v.Ordinal), "pod": types.StringValue(v.Pod), "node": types.StringValue(v.Node),
+			"name": types.StringValue(v.Pod), "ordinal": types.Int64Value(v.Ordinal), "pod": types.StringValue(v.Pod), "node": types.StringValue(v.Node),
 			"phase": types.StringValue(phase), "ready": types.BoolValue(ready), "revision": types.StringValue(rev), "volumes": vols,
 		})
 		resp.Diagnostics.Append(dg...)

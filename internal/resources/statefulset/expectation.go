@@ -108,7 +108,11 @@ func (r *expectationResource) Schema(ctx context.Context, _ resource.SchemaReque
 				Description: "The StatefulSet's controlling owner (`<kind>/<name>` from ownerReferences), empty when none."},
 		},
 		Blocks: map[string]schema.Block{
-			"timeouts": timeouts.Block(ctx, timeouts.Opts{Create: true, Update: true}),
+			"timeouts": timeouts.Block(ctx, timeouts.Opts{
+				Create: true, Update: true,
+				CreateDescription: "How long to wait until the StatefulSet holds every expected field. Default `" + DefaultExpectationTimeout + "`. A duration such as `30m` (units `s`, `m`, `h`).",
+				UpdateDescription: "The same wait after `expect`, `settle` or `triggers` changed. Default `" + DefaultExpectationTimeout + "`.",
+			}),
 		},
 	}
 }
@@ -144,6 +148,7 @@ func (r *expectationResource) ModifyPlan(ctx context.Context, req resource.Modif
 }
 
 func (r *expectationResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	defer expectationIdentitySpec.Write(ctx, resp.Identity, &resp.Diagnostics, &resp.State)
 	var plan expectationModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
 	if resp.Diagnostics.HasError() {
@@ -158,6 +163,7 @@ func (r *expectationResource) Create(ctx context.Context, req resource.CreateReq
 }
 
 func (r *expectationResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	defer expectationIdentitySpec.Write(ctx, resp.Identity, &resp.Diagnostics, &resp.State)
 	var plan expectationModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
 	if resp.Diagnostics.HasError() {
@@ -272,6 +278,7 @@ func ownerOf(set *appsv1.StatefulSet) string {
 // Read compares again without waiting: a later rewrite by the owner shows as satisfied = false
 // (and a warning), which ModifyPlan turns into an update.
 func (r *expectationResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	defer expectationIdentitySpec.Write(ctx, resp.Identity, &resp.Diagnostics, &resp.State, &req.State)
 	var m expectationModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &m)...)
 	if resp.Diagnostics.HasError() || r.clients == nil || r.clients.Deferred() {

@@ -125,3 +125,21 @@ func observeGated(m *manifest, desired *appsv1.StatefulSet, snap *planner.Snapsh
 	}
 	return dropped
 }
+
+// versionWarning says that the cluster runs a minor older than olapgke verifies
+// (k8sfeatures.Version.Unverified), or nil.
+func versionWarning(m *manifest, server k8sfeatures.Server) diag.Diagnostic {
+	if !server.Version.Unverified() {
+		return nil
+	}
+	return diagnostics.AttributeWarning(manifestPath, "Kubernetes Version Unverified", diagnostics.Detail{
+		Checked: fmt.Sprintf("The Kubernetes version of the cluster of StatefulSet %s/%s "+
+			"(/version: emulation version, else major.minor, else gitVersion).", m.Namespace, m.Name),
+		Found: fmt.Sprintf("It runs %s; olapgke's revision names and rollout predictions "+
+			"are verified on %s to %s only (up to 1.33 the StatefulSet controller hashed "+
+			"revisions differently). GKE's extended channel still serves 1.32 and 1.33.",
+			server.Version, k8sfeatures.Oldest, k8sfeatures.Newest),
+		Do: "Upgrade the control plane to " + k8sfeatures.Oldest.String() + " or later, or " +
+			"check each planned ordinal action against what the controller does.",
+	})
+}

@@ -7,6 +7,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/olapgke/terraform-provider-olapgke/internal/planner"
 )
@@ -24,7 +25,9 @@ type resourceModel struct {
 	AllowUnschedulable  types.Bool     `tfsdk:"allow_unschedulable"`
 	WaitForRollout      types.Bool     `tfsdk:"wait_for_rollout"`
 	PodDisruptionBudget *pdbModel      `tfsdk:"pod_disruption_budget"`
+	PlanSummary         types.String   `tfsdk:"plan_summary"`
 	Ordinals            types.List     `tfsdk:"ordinals"`
+	ClaimResizes        types.List     `tfsdk:"claim_resizes"`
 	Rollout             types.Object   `tfsdk:"rollout"`
 	Timeouts            timeouts.Value `tfsdk:"timeouts"`
 }
@@ -39,10 +42,60 @@ var volumeType = types.ObjectType{AttrTypes: map[string]attr.Type{
 }}
 
 var ordinalType = types.ObjectType{AttrTypes: map[string]attr.Type{
-	"ordinal": types.Int64Type, "pod": types.StringType, "node": types.StringType, "action": types.StringType,
+	"name": types.StringType, "ordinal": types.Int64Type, "pod": types.StringType, "node": types.StringType, "action": types.StringType,
 	"wave": types.Int64Type, "schedulable": types.BoolType, "reason": types.StringType, "blocked": types.BoolType,
 	"volumes": types.ListType{ElemType: volumeType}, "pvcs_after": types.StringType,
 }}
+
+// claimResizeType is one PVC a claim template change resizes, or leaves at its size.
+var claimResizeType = types.ObjectType{AttrTypes: map[string]attr.Type{
+	"name": types.StringType, "ordinal": types.Int64Type, "claim": types.StringType, "retained": types.BoolType,
+	"size_before": types.StringType, "size_after": types.StringType, "fate": types.StringType, "reason": types.StringType,
+}}
+
+// Fates of a claim in claim_resizes.
+const (
+	claimGrows     = "grows"
+	claimKeepsSize = "keeps_size"
+)
+
+// claimResizesValue is claim_resizes from a plan: every PVC a claim growth grows in place (the
+// live ordinals' and the retained claims of scaled-down ordinals) and every retained claim that
+// keeps its size, with why. Empty when the plan grows no claim.
+func claimResizesValue(p *planner.Plan) (types.List, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	elems := []attr.Value{}
+	add := func(e planner.ClaimExpansion, fate string) {
+		after := e.To
+		if fate == claimKeepsSize {
+			after = e.From
+		}
+		v, d := types.ObjectValue(claimResizeType.AttrTypes, map[string]attr.Value{
+			"name": types.StringValue(e.PVC), "ordinal": types.Int64Value(int64(e.Ordinal)), "claim": types.StringValue(e.Claim),
+			"retained": types.BoolValue(e.Retained), "size_before": types.StringValue(quantity(e.From)),
+			"size_after": types.StringValue(quantity(after)), "fate": types.StringValue(fate), "reason": types.StringValue(e.Why),
+		})
+		diags.Append(d...)
+		elems = append(elems, v)
+	}
+	if p != nil && p.Replace != nil {
+		for _, e := range p.Replace.Expansions {
+			add(e, claimGrows)
+		}
+		for _, e := range p.Replace.Kept {
+			add(e, claimKeepsSize)
+		}
+	}
+	lv, d := types.ListValue(claimResizeType, elems)
+	diags.Append(d...)
+	return lv, diags
+}
+
+// quantity writes bytes as the API server writes a storage request (binary suffixes: 50Gi).
+func quantity(b int64) string { return resource.NewQuantity(b, resource.BinarySI).String() }
+
+// noClaimResizes is claim_resizes when nothing is pending (state after apply or refresh).
+func noClaimResizes() types.List { return types.ListValueMust(claimResizeType, []attr.Value{}) }
 
 var stuckType = types.ObjectType{AttrTypes: map[string]attr.Type{
 	"ordinal": types.Int64Type, "pod": types.StringType, "node": types.StringType, "phase": types.StringType,
@@ -103,7 +156,7 @@ func ordinalsValue(views []ordinalView) (types.List, diag.Diagnostics) {
 		vols, d := volumesValue(o.Volumes)
 		diags.Append(d...)
 		ov, d := types.ObjectValue(ordinalType.AttrTypes, map[string]attr.Value{
-			"ordinal": types.Int64Value(o.Ordinal), "pod": types.StringValue(o.Pod), "node": types.StringValue(o.Node),
+			"name": types.StringValue(o.Pod), "ordinal": types.Int64Value(o.Ordinal), "pod": types.StringValue(o.Pod), "node": types.StringValue(o.Node),
 			"action": types.StringValue(o.Action), "wave": types.Int64Value(o.Wave),
 			"schedulable": types.BoolValue(o.Schedulable), "reason": types.StringValue(o.Reason),
 			"blocked": types.BoolValue(o.Blocked), "volumes": vols, "pvcs_after": types.StringValue(o.PVCsAfter),
@@ -175,6 +228,7 @@ func ordinalsFromState(ctx context.Context, l types.List) []ordinalView {
 		return nil
 	}
 	var raw []struct {
+		Name        string `tfsdk:"name"`
 		Ordinal     int64  `tfsdk:"ordinal"`
 		Pod         string `tfsdk:"pod"`
 		Node        string `tfsdk:"node"`

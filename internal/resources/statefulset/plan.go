@@ -73,6 +73,8 @@ func (r *statefulSetResource) planChange(ctx context.Context, plan, state *resou
 	plan.UpdateRevision = types.StringUnknown()
 	plan.Rollout = types.ObjectUnknown(rolloutAttrTypes)
 	plan.Ordinals = types.ListUnknown(ordinalType)
+	plan.PlanSummary = types.StringUnknown()
+	plan.ClaimResizes = types.ListUnknown(claimResizeType)
 	m, err := parseManifest(ctx, plan.Manifest)
 	if err != nil {
 		if plan.Manifest.IsUnknown() || plan.Manifest.IsUnderlyingValueUnknown() || errors.Is(err, errNotKnown) {
@@ -129,12 +131,22 @@ func (r *statefulSetResource) planChange(ctx context.Context, plan, state *resou
 		return replace
 	}
 	desired, imm, p := pr.desired, pr.imm, pr.plan
+	atRisk, fresh := splitStranded(ctx, strandedOrdinals(p), state)
 	// An olapgke_statefulset_migration planned after this resource judges what
-	// this run writes (see clients.PlannedStatefulSet).
-	r.clients.RecordPlannedStatefulSet(m.Namespace, m.Name, clients.PlannedStatefulSet{Set: desired, Recreated: imm != nil || replace})
+	// this run writes (see clients.PlannedStatefulSet), and warns for the ordinals
+	// this change strands that it does not move.
+	planned := clients.PlannedStatefulSet{Set: desired, Recreated: imm != nil || replace}
+	for _, o := range fresh {
+		planned.Stranded = append(planned.Stranded, clients.StrandedOrdinal{Ordinal: o.Ordinal, Pod: o.Pod, Reason: o.Reason})
+	}
+	r.clients.RecordPlannedStatefulSet(m.Namespace, m.Name, planned)
 	ords, d := ordinalsValue(viewsFromPlan(p))
 	diags.Append(d...)
 	plan.Ordinals = ords
+	plan.PlanSummary = types.StringValue(planner.RolloutSummary(p))
+	resizes, d := claimResizesValue(p)
+	diags.Append(d...)
+	plan.ClaimResizes = resizes
 	if imm != nil {
 		plan.UID = types.StringUnknown()
 		if p.Replace != nil && p.Replace.Mode == planner.RecreateForeground {
@@ -144,6 +156,8 @@ func (r *statefulSetResource) planChange(ctx context.Context, plan, state *resou
 				// The create half of a replacement is planned again during apply, after the old
 				// object is gone, so its ordinals are only known then.
 				plan.Ordinals = types.ListUnknown(ordinalType)
+				plan.PlanSummary = types.StringUnknown()
+				plan.ClaimResizes = types.ListUnknown(claimResizeType)
 			}
 		}
 		diags.Append(replacementWarning(m, p))
@@ -162,11 +176,14 @@ func (r *statefulSetResource) planChange(ctx context.Context, plan, state *resou
 		// plan cannot tell which, and the ordinals differ between the two, so they are known only
 		// at apply (Terraform refuses a known value that changes).
 		plan.Ordinals = types.ListUnknown(ordinalType)
+		plan.PlanSummary = types.StringUnknown()
+		plan.ClaimResizes = types.ListUnknown(claimResizeType)
 		if imm == nil { // an immutable change has its own replacement warning
 			diags.Append(existingObjectWarning(m))
 		}
 	}
-	diags.Append(verdictDiagnostics(m, p, plan.AllowUnschedulable.ValueBool())...)
+	diags.Append(rolloutDiagnostics(m, p, plan.AllowUnschedulable.ValueBool())...)
+	diags.Append(staleWarning(m, atRisk)...)
 	return replace
 }
 
@@ -225,6 +242,9 @@ func predict(ctx context.Context, kube kubernetes.Interface, m *manifest, fm str
 	}
 	snap.Immutable = imm
 	live := snap.Live
+	if d := versionWarning(m, snap.Server); d != nil {
+		diags.Append(d)
+	}
 	if dropped := observeGated(m, desired, snap); len(dropped) > 0 {
 		diags.Append(gatedWarning(m, snap.Server, dropped))
 	}
@@ -372,10 +392,55 @@ func volumesText(vols []planner.Volume) string {
 
 // verdictDiagnostics maps the planner's verdicts to the recreate table, the unschedulable error
 // (or warning with allow_unschedulable), the ordinals node state holds now (held.go) and the
-// stale-ordinal warning.
+// stale-ordinal warning for every stranded ordinal (the plan data source: it has no
+// configuration around it).
 func verdictDiagnostics(m *manifest, p *planner.Plan, allowUnschedulable bool) diag.Diagnostics {
+	diags := rolloutDiagnostics(m, p, allowUnschedulable)
+	diags.Append(staleWarning(m, strandedOrdinals(p))...)
+	return diags
+}
+
+// strandedOrdinals are the ordinals p leaves on the old revision (OnDelete, partition) whose
+// Pods could not come back in place if deleted: olapgke_statefulset_migration's to move.
+func strandedOrdinals(p *planner.Plan) []planner.OrdinalPlan {
+	var out []planner.OrdinalPlan
+	for _, o := range p.Ordinals {
+		if o.Action == planner.ActionStale && !o.Schedulable {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// splitStranded separates the stranded ordinals of a plan into those the refreshed state (the
+// live view, Read) already shows stranded, whose Pods are at risk as the cluster is, and those
+// this change strands. Terraform plans olapgke_statefulset before a migration that depends on
+// it, so this plan cannot know whether the same configuration moves the latter: their warning
+// is left to that migration (clients.PlannedStatefulSet.Stranded), the plan_summary and
+// ordinals[*].reason say it, and once applied, the next plan's live view warns for those left.
+func splitStranded(ctx context.Context, stranded []planner.OrdinalPlan, state *resourceModel) (atRisk, fresh []planner.OrdinalPlan) {
+	live := map[int64]bool{}
+	if state != nil {
+		for _, v := range ordinalsFromState(ctx, state.Ordinals) {
+			if v.Action == string(planner.ActionStale) && !v.Schedulable {
+				live[v.Ordinal] = true
+			}
+		}
+	}
+	for _, o := range stranded {
+		if live[int64(o.Ordinal)] {
+			atRisk = append(atRisk, o)
+		} else {
+			fresh = append(fresh, o)
+		}
+	}
+	return atRisk, fresh
+}
+
+// rolloutDiagnostics is verdictDiagnostics without the stale-ordinal warning.
+func rolloutDiagnostics(m *manifest, p *planner.Plan, allowUnschedulable bool) diag.Diagnostics {
 	diags := heldDiagnostics(m, p, allowUnschedulable)
-	var recreate, doomed, staleDoomed []planner.OrdinalPlan
+	var recreate, doomed []planner.OrdinalPlan
 	for _, o := range p.Ordinals {
 		switch o.Action {
 		case planner.ActionRecreate:
@@ -386,10 +451,6 @@ func verdictDiagnostics(m *manifest, p *planner.Plan, allowUnschedulable bool) d
 		case planner.ActionCreate:
 			if !o.Schedulable {
 				doomed = append(doomed, o)
-			}
-		case planner.ActionStale:
-			if !o.Schedulable {
-				staleDoomed = append(staleDoomed, o)
 			}
 		}
 	}
@@ -469,9 +530,16 @@ func verdictDiagnostics(m *manifest, p *planner.Plan, allowUnschedulable bool) d
 			Do:      "Expect a scale-up to provision empty volumes. Set whenScaled = Retain to keep the PVCs (and their pinned data) for a later scale-up.",
 		}))
 	}
-	if len(staleDoomed) > 0 {
+	return diags
+}
+
+// staleWarning is the warning for stranded ordinals (strandedOrdinals); none without any.
+func staleWarning(m *manifest, stranded []planner.OrdinalPlan) diag.Diagnostics {
+	var diags diag.Diagnostics
+	set := m.Namespace + "/" + m.Name
+	if len(stranded) > 0 {
 		var lines []string
-		for _, o := range staleDoomed {
+		for _, o := range stranded {
 			l := fmt.Sprintf("- ordinal %d (Pod %s): %s", o.Ordinal, o.Pod, o.Reason)
 			if v := volumesText(o.Volumes); v != "" {
 				l += "; volumes: " + v
@@ -481,7 +549,8 @@ func verdictDiagnostics(m *manifest, p *planner.Plan, allowUnschedulable bool) d
 		diags.Append(diagnostics.Warning("Stale Ordinals Cannot Be Recreated In Place", diagnostics.Detail{
 			Checked: "For every ordinal that keeps its old revision (OnDelete or below the partition): whether its Pod could schedule again if deleted while keeping its PVCs.",
 			Found:   fmt.Sprintf("StatefulSet %s: these Pods keep running on the old template, but would stay Pending if deleted or evicted:\n%s", set, strings.Join(lines, "\n")),
-			Do:      "Move them with the olapgke_statefulset_migration resource (it deletes the PVCs with the Pod so they are provisioned on the new nodes); do not delete these Pods by hand.",
+			Do: "Move them with the olapgke_statefulset_migration resource (it deletes the PVCs with the Pod so they are provisioned on the new nodes; " +
+				"a migration of this set in the same configuration lists them in its moves); do not delete these Pods by hand.",
 		}))
 	}
 	return diags

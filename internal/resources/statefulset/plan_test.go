@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/olapgke/terraform-provider-olapgke/internal/diagnostics/diagtest"
 	"github.com/olapgke/terraform-provider-olapgke/internal/planner"
 )
 
@@ -106,10 +107,14 @@ func TestStallWarnings(t *testing.T) {
 	if len(got) != 1 || got[0].Summary() != "Rollout Is Stalled" {
 		t.Fatalf("got %v", got)
 	}
+	flat := strings.Join(strings.Fields(got[0].Detail()), " ") // wrapping aside
 	for _, s := range []string{"ordinal 2", "hist-2", "didn't match PersistentVolume's node affinity", "revert", "olapgke_statefulset_migration"} {
-		if !strings.Contains(got[0].Detail(), s) {
+		if !strings.Contains(flat, s) {
 			t.Errorf("warning does not say %q:\n%s", s, got[0].Detail())
 		}
+	}
+	for _, p := range diagtest.Problems(got[0]) { // at 80 columns, as Terraform prints it
+		t.Error(p)
 	}
 	healthy, _ := rolloutValue(planner.RolloutStatus{Complete: true})
 	if w := stallWarnings(ctx, &resourceModel{Rollout: healthy}); len(w) != 0 {
@@ -157,11 +162,15 @@ func TestConflictDiagnosticNamesManagersAndFields(t *testing.T) {
 	if d.Summary() != "StatefulSet Fields Owned By Another Manager" {
 		t.Fatalf("summary %q", d.Summary())
 	}
+	flat := strings.Join(strings.Fields(d.Detail()), " ") // wrapping aside
 	for _, want := range []string{`- "druid-operator" owns .spec.updateStrategy.type`,
 		`- "kubectl-client-side-apply" owns .spec.replicas, .spec.template.spec.containers[name="historical"].image`, "force_conflicts = true"} {
-		if !strings.Contains(d.Detail(), want) {
+		if !strings.Contains(flat, want) {
 			t.Errorf("detail does not say %q:\n%s", want, d.Detail())
 		}
+	}
+	for _, p := range diagtest.Problems(d) { // at 80 columns, as Terraform prints it
+		t.Error(p)
 	}
 	// Any other refusal keeps the generic diagnostic.
 	if d := rejected(apierrors.NewInvalid(schema.GroupKind{Group: "apps", Kind: "StatefulSet"}, "hist", nil)); d.Summary() != "StatefulSet Rejected By The API Server" {

@@ -241,7 +241,7 @@ data "olapgke_statefulset_ordinals" "test" {
 				ImportState:             true,
 				ImportStateId:           ns + "/hist",
 				ImportStateVerify:       true,
-				ImportStateVerifyIgnore: []string{"ordinals", "rollout", "pod_disruption_budget", "timeouts"},
+				ImportStateVerifyIgnore: []string{"ordinals", "plan_summary", "rollout", "pod_disruption_budget", "timeouts"},
 			},
 			{
 				Config: updated.String(),
@@ -515,6 +515,9 @@ func TestAccStatefulSet_ClaimGrowthExpandsInPlace(t *testing.T) {
 					plancheck.ExpectResourceAction(res, plancheck.ResourceActionUpdate),
 					plancheck.ExpectUnknownValue(res, tfjsonpath.New("uid")),
 					ordinalAction(0, "unchanged"), ordinalAction(1, "unchanged"),
+					plancheck.ExpectKnownValue(res, tfjsonpath.New("claim_resizes"), knownvalue.ListExact([]knownvalue.Check{
+						claimGrows("cache-hist-0"), claimGrows("cache-hist-1"),
+					})),
 				}},
 				Check: func(s *terraform.State) error {
 					if s.RootModule().Resources[res].Primary.Attributes["uid"] == setUID {
@@ -538,6 +541,14 @@ func TestAccStatefulSet_ClaimGrowthExpandsInPlace(t *testing.T) {
 			},
 			{Config: cfg.String(), ExpectError: regexp.MustCompile(`Claim Template Change Not Possible[\s\S]*PVCs cannot shrink`)},
 		},
+	})
+}
+
+// claimGrows checks one claim_resizes entry: the live ordinal's PVC grows from 1Gi to 2Gi.
+func claimGrows(pvc string) knownvalue.Check {
+	return knownvalue.ObjectPartial(map[string]knownvalue.Check{
+		"name": knownvalue.StringExact(pvc), "retained": knownvalue.Bool(false), "fate": knownvalue.StringExact("grows"),
+		"size_before": knownvalue.StringExact("1Gi"), "size_after": knownvalue.StringExact("2Gi"),
 	})
 }
 

@@ -23,8 +23,18 @@ func volumeAttributes() map[string]schema.Attribute {
 	}
 }
 
+// ordinalNameAttribute is `name` of one entry of a per-ordinal list: the Pod name. Terraform's
+// plan renderer always shows an attribute called name (with id and tags) in a nested object whose
+// other attributes did not change, so every entry of a plan says which ordinal it is.
+func ordinalNameAttribute() schema.StringAttribute {
+	return schema.StringAttribute{Computed: true, MarkdownDescription: "Pod name of the ordinal (`<set>-<ordinal>`), shown by " +
+		"`terraform plan` on every entry."}
+}
+
 func (r *statefulSetResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	resp.Schema = schema.Schema{
+		// Version 1 added ordinals[*].name, plan_summary and claim_resizes (upgrade.go).
+		Version: schemaVersion,
 		Description: "A StatefulSet applied with server-side apply (field manager `olapgke`), with a per-ordinal plan: " +
 			"which Pods the apply recreates, in what order, and whether each can schedule again on the nodes its local PVs are pinned to.",
 		Attributes: map[string]schema.Attribute{
@@ -46,12 +56,12 @@ func (r *statefulSetResource) Schema(ctx context.Context, _ resource.SchemaReque
 			"service_name":    schema.StringAttribute{Computed: true, Description: "spec.serviceName of the manifest."},
 			"force_conflicts": schema.BoolAttribute{
 				Optional: true, Computed: true, Default: booldefault.StaticBool(false),
-				Description: "Take ownership of fields another field manager owns (server-side apply force), for the StatefulSet, " +
+				Description: "Default `false`. Take ownership of fields another field manager owns (server-side apply force), for the StatefulSet, " +
 					"the headless Service (`manage_service`) and the PodDisruptionBudget.",
 			},
 			"manage_service": schema.BoolAttribute{
 				Optional: true, Computed: true, Default: booldefault.StaticBool(true),
-				Description: "Manage the headless Service named by spec.serviceName (clusterIP None, selector from the Pod labels, ports from the containers), " +
+				Description: "Default `true`. Manage the headless Service named by spec.serviceName (clusterIP None, selector from the Pod labels, ports from the containers), " +
 					"applied with server-side apply after the StatefulSet. The plan dry-runs it: a Service whose fields another field manager owns " +
 					"with other values (a Helm chart or kubectl that ships it) is a plan error naming the managers and fields, and nothing is created; " +
 					"set `false` to leave that Service to its owner, or `force_conflicts = true` to take those fields over. " +
@@ -86,11 +96,19 @@ func (r *statefulSetResource) Schema(ctx context.Context, _ resource.SchemaReque
 					},
 				},
 			},
+			"plan_summary": schema.StringAttribute{
+				Computed: true,
+				MarkdownDescription: "One line saying what this apply does to the ordinals, e.g. `restart 3 ordinals in place (2,1,0), " +
+					"keep 3 PVCs`, for a plan reviewer. In state (after a refresh): `no change`. Known at plan when `ordinals` is.",
+			},
 			"ordinals": schema.ListNestedAttribute{
 				Computed: true,
-				Description: "Per-ordinal plan, known at plan time: what this apply does to each ordinal (`create`, `delete`, `recreate`, `stale`, `unchanged`), " +
-					"in which wave the controller acts, and whether the ordinal's Pod can schedule afterwards.",
+				MarkdownDescription: "Per-ordinal plan, known at plan time: what this apply does to each ordinal (`create`, `delete`, `recreate`, `stale`, `unchanged`), " +
+					"in which wave the controller acts, and whether the ordinal's Pod can schedule afterwards. A refresh replaces it with the " +
+					"live view (every ordinal as it is today: Pod, node, PVs; `action` `unchanged`, or `stale` for a Pod not at the update " +
+					"revision), so a plan reads \"today -> planned\". Entries are in ordinal order; `name` (the Pod name) identifies each.",
 				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+					"name":        ordinalNameAttribute(),
 					"ordinal":     schema.Int64Attribute{Computed: true},
 					"pod":         schema.StringAttribute{Computed: true},
 					"node":        schema.StringAttribute{Computed: true, Description: "Node the Pod runs on today."},
@@ -104,6 +122,24 @@ func (r *statefulSetResource) Schema(ctx context.Context, _ resource.SchemaReque
 					"pvcs_after": schema.StringAttribute{Computed: true, MarkdownDescription: "For `delete` (a scale-down or destroy): " +
 						"`retained` (persistentVolumeClaimRetentionPolicy Retain: the PVCs and their data stay, pinned to their nodes, and " +
 						"a later scale-up reuses them) or `deleted` (Delete: the PVCs and their data go with the ordinal). Empty otherwise."},
+				}},
+			},
+			"claim_resizes": schema.ListNestedAttribute{
+				Computed: true,
+				MarkdownDescription: "What a claim template size change (claim growth) does to each PVC the StatefulSet owns by name, " +
+					"the retained claims of scaled-down ordinals (`persistentVolumeClaimRetentionPolicy.whenScaled = Retain`) included: " +
+					"`grows` (TopoLVM resizes the volume; a retained claim's filesystem grows when a Pod mounts it again) or `keeps_size` " +
+					"(a retained claim that cannot grow, with `reason`: a scaled-up ordinal comes back on a volume of `size_after`). " +
+					"Known at plan; empty when the apply resizes no claim, and after a refresh.",
+				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+					"name":        schema.StringAttribute{Computed: true, Description: "PersistentVolumeClaim name."},
+					"ordinal":     schema.Int64Attribute{Computed: true},
+					"claim":       schema.StringAttribute{Computed: true, Description: "volumeClaimTemplate name."},
+					"retained":    schema.BoolAttribute{Computed: true, Description: "The claim of an ordinal outside the set's range, kept after a scale-down."},
+					"size_before": schema.StringAttribute{Computed: true, Description: "The PVC's storage request today."},
+					"size_after":  schema.StringAttribute{Computed: true, Description: "Its request after the apply."},
+					"fate":        schema.StringAttribute{Computed: true, Description: "`grows` or `keeps_size`."},
+					"reason":      schema.StringAttribute{Computed: true, Description: "For `keeps_size`: why the claim cannot grow."},
 				}},
 			},
 			"rollout": schema.SingleNestedAttribute{
@@ -131,7 +167,12 @@ func (r *statefulSetResource) Schema(ctx context.Context, _ resource.SchemaReque
 			},
 		},
 		Blocks: map[string]schema.Block{
-			"timeouts": timeouts.Block(ctx, timeouts.Opts{Create: true, Update: true, Delete: true}),
+			"timeouts": timeouts.Block(ctx, timeouts.Opts{
+				Create: true, Update: true, Delete: true,
+				CreateDescription: "How long to wait for the rollout this apply starts. Default `" + defaultWriteTimeout.String() + "`.",
+				UpdateDescription: "How long to wait for the rollout this apply starts. Default `" + defaultWriteTimeout.String() + "`.",
+				DeleteDescription: "How long to wait until the StatefulSet and its Pods are gone. Default `" + defaultDeleteTimeout.String() + "`.",
+			}),
 		},
 	}
 }

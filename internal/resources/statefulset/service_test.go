@@ -13,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/olapgke/terraform-provider-olapgke/internal/diagnostics/diagtest"
 )
 
 // helmConflict is the API server's answer to an apply of the Service a Helm chart shipped.
@@ -121,10 +123,8 @@ func TestCheckService(t *testing.T) {
 			if tc.not != "" && strings.Contains(diags[0].Detail(), tc.not) {
 				t.Errorf("detail says %q:\n%s", tc.not, diags[0].Detail())
 			}
-			for _, line := range strings.Split(diags[0].Detail(), "\n") {
-				if strings.HasPrefix(line, "- ") && len(line) > 80 {
-					t.Errorf("list line wider than 80 columns: %q", line)
-				}
+			for _, p := range diagtest.Problems(diags[0]) { // at 80 columns, as Terraform prints it
+				t.Error(p)
 			}
 		})
 	}

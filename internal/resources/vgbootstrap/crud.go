@@ -49,6 +49,7 @@ func (r *bootstrapResource) clients(ctx context.Context, diags *diag.Diagnostics
 }
 
 func (r *bootstrapResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	defer identitySpec.Write(ctx, resp.Identity, &resp.Diagnostics, &resp.State)
 	var m model
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &m)...)
 	if resp.Diagnostics.HasError() {
@@ -64,6 +65,7 @@ func (r *bootstrapResource) Create(ctx context.Context, req resource.CreateReque
 }
 
 func (r *bootstrapResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	defer identitySpec.Write(ctx, resp.Identity, &resp.Diagnostics, &resp.State)
 	var m model
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &m)...)
 	if resp.Diagnostics.HasError() {
@@ -211,6 +213,7 @@ func waitForNodes(ctx context.Context, kube kubernetes.Interface, vg string, tim
 }
 
 func (r *bootstrapResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	defer identitySpec.Write(ctx, resp.Identity, &resp.Diagnostics, &resp.State, &req.State)
 	var m model
 	resp.Diagnostics.Append(req.State.Get(ctx, &m)...)
 	if resp.Diagnostics.HasError() {
@@ -243,6 +246,7 @@ func (r *bootstrapResource) Read(ctx context.Context, req resource.ReadRequest, 
 	}
 	m.ID = types.StringValue(ns + "/" + DaemonSetName)
 	m.Image, m.VolumeGroup, m.LVMMode, m.RecheckSeconds = types.StringValue(image), types.StringValue(vg), types.StringValue(mode), types.Int64Value(recheck)
+	m.ThinPools = thinPoolsValue(thinPoolsFromDaemonSet(ds), m.ThinPools)
 	nsObj, err := kube.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
 	if err == nil {
 		m.CreateNamespace = types.BoolValue(nsObj.Labels[managedByLabel] == managedByOlapgke)

@@ -35,13 +35,14 @@ type options struct {
 	VolumeGroup     string
 	LVMMode         string
 	RecheckSeconds  int64
+	ThinPools       map[string]int64 // thin pool name -> percent of the volume group
 }
 
 // manifests renders vg-bootstrap.yaml (the one copy, embedded from examples/topolvm-gke) for o:
 // every namespaced object and the ClusterRoleBinding's subject in o.Namespace, the Namespace only
 // when o.CreateNamespace (labelled managed-by olapgke), the script as the ConfigMap the DaemonSet
-// mounts, and the DaemonSet's image and environment (VG_NAME, LVM_MODE, RECHECK_SECONDS). Objects
-// come back in creation order.
+// mounts, and the DaemonSet's image and environment (VG_NAME, LVM_MODE, RECHECK_SECONDS,
+// THIN_POOLS). Objects come back in creation order.
 func manifests(o options) ([]runtime.Object, error) {
 	var out []runtime.Object
 	dec := scheme.Codecs.UniversalDeserializer()
@@ -101,7 +102,8 @@ func setContainer(ds *appsv1.DaemonSet, o options) error {
 			continue
 		}
 		c.Image = o.Image
-		set := map[string]string{"VG_NAME": o.VolumeGroup, "LVM_MODE": o.LVMMode, "RECHECK_SECONDS": strconv.FormatInt(o.RecheckSeconds, 10)}
+		set := map[string]string{"VG_NAME": o.VolumeGroup, "LVM_MODE": o.LVMMode, "RECHECK_SECONDS": strconv.FormatInt(o.RecheckSeconds, 10),
+			"THIN_POOLS": formatThinPools(o.ThinPools)}
 		for j := range c.Env {
 			if v, ok := set[c.Env[j].Name]; ok {
 				c.Env[j].Value = v
