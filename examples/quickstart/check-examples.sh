@@ -2,12 +2,17 @@
 # `terraform fmt -check` over examples/ and modules/, and `terraform validate` of every example
 # configuration and of the module, against the freshly built provider's schema (dev_overrides;
 # local modules are installed with `terraform get`, which needs no registry).
-# PROVIDER_BIN_DIR (default .bin) holds terraform-provider-olapgke.
+# PROVIDER_BIN_DIR (default .bin) holds terraform-provider-olapgke; EXAMPLES_CHECK_WORK (default
+# .cache/examples-check) is its scratch directory.
+# Docs show configurations from examples/ with tfplugindocs' tffile (examples/guides/<guide>/ for
+# the guides), so what a page shows is what is validated here. HCL written inline in a page
+# (fragments, CLI configuration) is extracted and must at least parse and be `terraform fmt`
+# clean.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 PROVIDER_BIN_DIR="${PROVIDER_BIN_DIR:-$ROOT/.bin}"
-WORK="$ROOT/.cache/examples-check"
+WORK="${EXAMPLES_CHECK_WORK:-$ROOT/.cache/examples-check}"
 
 command -v "${TERRAFORM:-terraform}" >/dev/null || { echo "ERROR: ${TERRAFORM:-terraform} is not on PATH (it is never downloaded)" >&2; exit 1; }
 [[ -x "$PROVIDER_BIN_DIR/terraform-provider-olapgke" ]] || { echo "ERROR: no provider in $PROVIDER_BIN_DIR: run make build" >&2; exit 1; }
@@ -26,6 +31,27 @@ if ! "$TERRAFORM" fmt -check -recursive -diff "$ROOT/examples" "$ROOT/modules"; 
 	failed=1
 fi
 
+# Inline ```terraform blocks of the hand-written pages: each on its own, fmt -check (```hcl marks
+# CLI configuration, whose HCL 1 syntax terraform fmt does not read).
+echo "==> $TERRAFORM fmt -check of the HCL written inline in templates/, README.md and the module's README"
+mkdir -p "$WORK/inline"
+inline=0
+while IFS= read -r page; do
+	n=0
+	while IFS= read -r -d '' block; do
+		n=$((n + 1))
+		f="$WORK/inline/$(echo "$page" | tr / _)-$n.tf"
+		printf '%s' "$block" >"$f"
+		inline=$((inline + 1))
+		if ! out=$("$TERRAFORM" fmt -check -diff "$f" 2>&1); then
+			echo "FAIL  $page: inline HCL block $n does not parse or is not terraform fmt clean:" >&2
+			echo "$out" | sed 's/^/      /' >&2
+			failed=1
+		fi
+	done < <(awk 'inb && /^ *```/ { printf "%c", 0; inb = 0; next } inb { sub("^" ind, ""); print } /^ *```terraform$/ { inb = 1; match($0, /^ */); ind = substr($0, 1, RLENGTH) }' "$ROOT/$page")
+done < <(cd "$ROOT" && { find templates -name '*.tmpl'; echo README.md; find modules -name README.md; find examples -name README.md; } | sort)
+echo "      $inline inline blocks checked"
+
 # validate NAME DIR: terraform get + validate in DIR with its own data dir.
 validate() {
 	local name=$1 dir=$2 out
@@ -40,6 +66,9 @@ validate() {
 	count=$((count + 1))
 }
 
+cli_version=$("$TERRAFORM" version 2>/dev/null | sed -n '1s/^[^v]*v//p')
+identity_cli() { [[ "$(printf '%s\n' 1.12.0 "$cli_version" | sort -V | head -n 1)" == 1.12.0 ]]; }
+
 count=0
 mapfile -t dirs < <(cd "$ROOT" && find examples modules -name '*.tf' -not -path '*/.terraform/*' -printf '%h\n' | sort -u)
 for d in "${dirs[@]}"; do
@@ -53,6 +82,15 @@ for d in "${dirs[@]}"; do
 			mkdir -p "$tmp"
 			find "$ROOT/$d" -maxdepth 1 -type f ! -name '*.tf' -exec cp {} "$tmp/" \;
 			cp "$f" "$tmp/"
+			# An import by identity needs its target's configuration and a CLI with resource
+			# identity (Terraform or OpenTofu 1.12+; older ones reject the identity argument).
+			if [[ "$(basename "$f")" == import-identity.tf ]]; then
+				if ! identity_cli; then
+					echo "skip  $d/import-identity.tf (import by identity needs 1.12+; $TERRAFORM is $cli_version)"
+					continue
+				fi
+				cp "$ROOT/$d/resource.tf" "$tmp/"
+			fi
 			validate "$d/$(basename "$f")" "$tmp"
 		done
 		;;

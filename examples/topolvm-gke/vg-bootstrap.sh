@@ -10,9 +10,13 @@
 #   3. creates the volume group $VG_NAME from the empty devices when it does not exist (also after
 #      GKE recreated the VM: its Local SSDs come back empty), tagged $VG_TAG so later passes know
 #      it is ours; devices holding anything else are never touched (a Warning Event and a log line);
-#   4. only when the volume group exists, removes the startup taint $STARTUP_TAINT_KEY from its
-#      own Node and writes the annotation $ANNOTATION_KEY saying what it did;
-#   5. sleeps $RECHECK_SECONDS and starts again (idempotent: a pass with nothing to do changes
+#   4. creates each thin pool of $THIN_POOLS the volume group lacks (lvcreate --type thin-pool,
+#      a share of the group's size): lvmd exits "Thin pool not found" at start when a thin device
+#      class names a pool its volume group does not have, and TopoLVM creates none;
+#   5. only when the volume group and its thin pools exist, removes the startup taint
+#      $STARTUP_TAINT_KEY from its own Node and writes the annotations $ANNOTATION_KEY saying
+#      what it did and $THIN_POOLS_ANNOTATION_KEY listing the group's thin pools;
+#   6. sleeps $RECHECK_SECONDS and starts again (idempotent: a pass with nothing to do changes
 #      nothing and emits no Event).
 #
 # Environment (defaults in brackets):
@@ -22,6 +26,10 @@
 #   DEVICE_GLOB          Local SSD device links [/dev/disk/by-id/google-local-nvme-ssd-*]
 #   STARTUP_TAINT_KEY    taint removed once the VG exists [olapgke.io/storage-not-ready]
 #   ANNOTATION_KEY       Node annotation written [olapgke.io/volume-group]
+#   THIN_POOLS           thin pools to create in the group, "name:percent" comma-separated, each
+#                        percent of the group's size (lvcreate -l N%VG) [none]
+#   THIN_POOLS_ANNOTATION_KEY  Node annotation listing the group's thin pools, "name,name"
+#                        (written when it changes) [olapgke.io/thin-pools]
 #   LVM_MODE             auto | host | container [auto]: host runs the node's /sbin/lvm through
 #                        nsenter into PID 1's namespaces, exactly as TopoLVM's lvmd does (shared lock
 #                        directory and lvm.conf); container runs this image's lvm with udev sync off;
@@ -40,6 +48,8 @@ VG_TAG="${VG_TAG:-olapgke_vg_bootstrap}"
 DEVICE_GLOB="${DEVICE_GLOB:-/dev/disk/by-id/google-local-nvme-ssd-*}"
 STARTUP_TAINT_KEY="${STARTUP_TAINT_KEY:-olapgke.io/storage-not-ready}"
 ANNOTATION_KEY="${ANNOTATION_KEY:-olapgke.io/volume-group}"
+THIN_POOLS="${THIN_POOLS:-}"
+THIN_POOLS_ANNOTATION_KEY="${THIN_POOLS_ANNOTATION_KEY:-olapgke.io/thin-pools}"
 LVM_MODE="${LVM_MODE:-auto}"
 RECHECK_SECONDS="${RECHECK_SECONDS:-60}"
 KUBE_API="${KUBE_API:-https://kubernetes.default.svc}"
@@ -82,6 +92,12 @@ pv_table() {
 # vg_table: "vg_name|vg_tags" per VG.
 vg_table() {
 	lvm_cmd vgs --noheadings --separator '|' -o vg_name,vg_tags 2>/dev/null | sed 's/^[[:space:]]*//; s/[[:space:]]*$//'
+}
+
+# thin_pool_table: the thin pools of $VG_NAME, one name per line (lv_layout "thin,pool").
+thin_pool_table() {
+	lvm_cmd lvs --noheadings --separator '|' -o lv_name,lv_layout "$VG_NAME" 2>/dev/null |
+		sed 's/^[[:space:]]*//; s/[[:space:]]*$//' | awk -F'|' '$2 == "thin,pool" {print $1}' | sort
 }
 
 # signature DEV: the first signature blkid's low-level probe finds (TYPE or PTTYPE), or nothing.
@@ -151,6 +167,18 @@ decide() {
 	fi
 }
 
+# missing_pools POOL_TABLE: the "name percent" of each $THIN_POOLS entry not in POOL_TABLE.
+missing_pools() {
+	local entry name pct
+	local IFS=,
+	for entry in $THIN_POOLS; do
+		entry="${entry// /}"
+		[[ -n "$entry" ]] || continue
+		name=${entry%%:*} pct=${entry#*:}
+		grep -qxF -- "$name" <<<"$1" || echo "$name $pct"
+	done
+}
+
 # taint_index NODE_JSON KEY: index of the taint with KEY in spec.taints, or nothing.
 taint_index() {
 	jq -r --arg k "$2" '(.spec.taints // []) | to_entries[] | select(.value.key == $k) | .key' <<<"$1" | head -n 1
@@ -208,9 +236,37 @@ report() {
 	event "$type" "$reason" "$message"
 }
 
+# ensure_thin_pools STATE: creates the thin pools $THIN_POOLS lists that the group lacks, in a
+# group this script created (an adopted one is never changed: a missing pool is reported).
+# Returns non-zero when one is still missing (the node is not ready for a thin device class).
+ensure_thin_pools() {
+	local state=$1 name pct rc=0
+	while read -r name pct; do
+		[[ -n "$name" ]] || continue
+		if [[ "$state" == adopted ]]; then
+			report Warning ThinPoolNotCreated "volume group $VG_NAME was not created by $COMPONENT (adopted, never changed) and has no thin pool $name; taint $STARTUP_TAINT_KEY kept"
+			rc=1
+			continue
+		fi
+		if [[ ! "$pct" =~ ^[0-9]+$ ]] || ((pct < 1 || pct > 100)); then
+			report Warning ThinPoolNotCreated "THIN_POOLS entry $name:$pct: the size must be a percent of the volume group (1-100)"
+			rc=1
+			continue
+		fi
+		log "creating thin pool $VG_NAME/$name ($pct% of the volume group)"
+		if lvm_cmd lvcreate --type thin-pool -l "${pct}%VG" -n "$name" "$VG_NAME"; then
+			report Normal ThinPoolCreated "created thin pool $VG_NAME/$name ($pct% of the volume group)"
+		else
+			report Warning ThinPoolNotCreated "lvcreate --type thin-pool -l ${pct}%VG -n $name $VG_NAME failed (see the Pod log; the group may lack free space); taint $STARTUP_TAINT_KEY kept"
+			rc=1
+		fi
+	done < <(missing_pools "$(thin_pool_table)")
+	return "$rc"
+}
+
 # untaint_and_annotate STATE FRESH DEVICES... (FRESH non-empty: this pass created the group)
 untaint_and_annotate() {
-	local state=$1 fresh=$2 node idx patch value
+	local state=$1 fresh=$2 node idx patch value pools
 	shift 2
 	node=$(kube GET "/api/v1/nodes/$NODE_NAME") || {
 		log "reading Node $NODE_NAME failed; taint and annotation left for the next pass"
@@ -232,6 +288,13 @@ untaint_and_annotate() {
 		kube PATCH "/api/v1/nodes/$NODE_NAME" application/merge-patch+json \
 			"$(jq -cn --arg k "$ANNOTATION_KEY" --arg v "$value" '{metadata: {annotations: {($k): $v}}}')" >/dev/null ||
 			log "writing annotation $ANNOTATION_KEY failed; next pass retries"
+	fi
+	# The group's thin pools, whoever made them: what a thin device class may name here.
+	pools=$(thin_pool_table | paste -sd, -)
+	if [[ "$(jq -r --arg k "$THIN_POOLS_ANNOTATION_KEY" '.metadata.annotations[$k] // ""' <<<"$node")" != "$pools" ]]; then
+		kube PATCH "/api/v1/nodes/$NODE_NAME" application/merge-patch+json \
+			"$(jq -cn --arg k "$THIN_POOLS_ANNOTATION_KEY" --arg v "$pools" '{metadata: {annotations: {($k): $v}}}')" >/dev/null ||
+			log "writing annotation $THIN_POOLS_ANNOTATION_KEY failed; next pass retries"
 	fi
 }
 
@@ -260,6 +323,7 @@ pass() {
 	action=$(decide "$state" <<<"$verdicts")
 	case "$action" in
 	ready)
+		ensure_thin_pools "$state" || return 1
 		# shellcheck disable=SC2046 # one word per device
 		untaint_and_annotate "$state" "" $(awk '$2 == "ours" {print $1}' <<<"$verdicts")
 		;;
@@ -275,6 +339,7 @@ pass() {
 			return 1
 		fi
 		report Normal VolumeGroupCreated "created volume group $VG_NAME on ${devs_to_use[*]}"
+		ensure_thin_pools created || return 1
 		untaint_and_annotate created fresh "${devs_to_use[@]}"
 		;;
 	blocked\ *)
@@ -289,7 +354,7 @@ main() {
 		log "NODE_NAME is not set (downward API spec.nodeName)"
 		exit 2
 	}
-	log "start: volume group $VG_NAME, devices $DEVICE_GLOB, lvm mode $(lvm_mode)"
+	log "start: volume group $VG_NAME, thin pools ${THIN_POOLS:-none}, devices $DEVICE_GLOB, lvm mode $(lvm_mode)"
 	while true; do
 		if [[ -n "${ONCE:-}" ]]; then
 			pass

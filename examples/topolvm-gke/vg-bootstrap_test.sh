@@ -40,6 +40,10 @@ pvs) cat "$FIX/pvs" ;;
 vgs) cat "$FIX/vgs" ;;
 pvcreate) ;;
 vgcreate) printf "  %s|%s\n" "$6" "$5" >>"$FIX/vgs" ;; # the new VG is listed from now on
+lvs) cat "$FIX/lvs" ;;
+lvcreate) # --config C --type thin-pool -l N%VG -n NAME VG: the pool is listed from now on
+	[[ -e "$FIX/lvcreate-fails" ]] && exit 5
+	printf "  %s|thin,pool\n" "$9" >>"$FIX/lvs" ;;
 esac
 EOF
 cat >"$WORK/bin/blkid" <<'EOF'
@@ -88,6 +92,8 @@ fixtures() { # fixtures PVS VGS SIGNATURES NODE_JSON
 	printf '%s' "$3" >"$FIX/signatures"
 	printf '%s' "$4" >"$FIX/node.json"
 	: >"$FIX/calls"
+	: >"$FIX/lvs"
+	rm -f "$FIX/lvcreate-fails"
 	REPORTED=()
 }
 
@@ -179,6 +185,57 @@ check "all foreign: pass fails" 1 "$rc"
 check "all foreign: no LVM writes" 0 "$(grep -c '^lvm \(pvcreate\|vgcreate\)' "$FIX/calls")"
 check "all foreign: no Node patch" 0 "$(grep -c '^PATCH' "$FIX/calls")"
 check "all foreign: Warning Event" 1 "$(grep -c '"reason":"VolumeGroupNotCreated"' "$FIX/calls")"
+
+# --- thin pools (THIN_POOLS): lvmd exits "Thin pool not found" without them
+THIN_POOLS="pool0:50, pool1:20"
+check "missing_pools: those the table lacks, with their percent" "pool0 50" "$(missing_pools "pool1")"
+check "missing_pools: none missing" "" "$(missing_pools "pool0
+pool1")"
+check "thin_pool_table: pools only, sorted" "a
+b" "$(printf '  b|thin,pool\n  t|thin,sparse\n  a|thin,pool\n  x|linear\n' >"$FIX/lvs"; thin_pool_table)"
+
+# Our volume group without its pools: both created (a share of the group each), the annotation
+# lists them, and a pass with them in place writes nothing.
+THIN_POOLS="pool0:50"
+ours="$D/nvme0n2|vg-ssd|olapgke_vg_bootstrap"
+fixtures "$ours" "vg-ssd|olapgke_vg_bootstrap" "" "$node"
+pass 2>/dev/null
+rc=$?
+calls=$(cat "$FIX/calls")
+check "thin pool: pass succeeds" 0 "$rc"
+check "thin pool: lvcreate of the pool" 1 "$(grep -c "^lvm lvcreate --config .* --type thin-pool -l 50%VG -n pool0 vg-ssd$" <<<"$calls")"
+check "thin pool: ThinPoolCreated Event" 1 "$(grep -c '"reason":"ThinPoolCreated"' <<<"$calls")"
+check "thin pool: the pools annotation" 1 "$(grep -c 'PATCH .*/api/v1/nodes/node-1 {"metadata":{"annotations":{"olapgke.io/thin-pools":"pool0"}}}' <<<"$calls")"
+check "thin pool: taint removed after the pool exists" 1 "$(grep -c 'PATCH .*\[{"op":"test"' <<<"$calls")"
+pooled='{"metadata":{"uid":"u1","annotations":{"olapgke.io/volume-group":"vg-ssd created 2026-01-01T00:00:00Z on x","olapgke.io/thin-pools":"pool0"}},"spec":{}}'
+fixtures "$ours" "vg-ssd|olapgke_vg_bootstrap" "" "$pooled"
+echo "  pool0|thin,pool" >"$FIX/lvs"
+pass 2>/dev/null
+check "thin pool present: no lvcreate" 0 "$(grep -c '^lvm lvcreate' "$FIX/calls")"
+check "thin pool present: no Node patch" 0 "$(grep -c '^PATCH' "$FIX/calls")"
+
+# lvcreate fails (the group lacks the free space): the taint stays and the pass fails.
+fixtures "$ours" "vg-ssd|olapgke_vg_bootstrap" "" "$node"
+: >"$FIX/lvcreate-fails"
+pass 2>/dev/null
+rc=$?
+check "thin pool not created: pass fails" 1 "$rc"
+check "thin pool not created: Warning Event" 1 "$(grep -c '"reason":"ThinPoolNotCreated"' "$FIX/calls")"
+check "thin pool not created: taint kept" 0 "$(grep -c '^PATCH' "$FIX/calls")"
+
+# An adopted volume group (not ours) is never changed: no pool made, the node stays tainted.
+fixtures "$D/nvme0n2|vg-ssd|" "vg-ssd|" "" "$node"
+pass 2>/dev/null
+rc=$?
+check "adopted group without the pool: pass fails" 1 "$rc"
+check "adopted group without the pool: no lvcreate" 0 "$(grep -c '^lvm lvcreate' "$FIX/calls")"
+check "adopted group without the pool: Warning Event" 1 "$(grep -c '"reason":"ThinPoolNotCreated".*adopted' "$FIX/calls")"
+check "adopted group without the pool: taint kept" 0 "$(grep -c '^PATCH' "$FIX/calls")"
+fixtures "$D/nvme0n2|vg-ssd|" "vg-ssd|" "" "$node"
+echo "  pool0|thin,pool" >"$FIX/lvs"
+pass 2>/dev/null
+check "adopted group with the pool: ready" 1 "$(grep -c 'PATCH .*\[{"op":"test"' "$FIX/calls")"
+THIN_POOLS=""
 
 echo "vg-bootstrap_test.sh: $pass_count passed, $failures failed"
 ((failures == 0))

@@ -123,6 +123,8 @@ resource "olapgke_volume_group_bootstrap" "this" {
   lvm_mode        = var.volume_group_bootstrap.lvm_mode
   recheck_seconds = var.volume_group_bootstrap.recheck_seconds
   wait_for_nodes  = var.volume_group_bootstrap.wait_for_nodes
+  # A thin class's pool: lvmd exits "Thin pool not found" without it, and TopoLVM makes none.
+  thin_pools = var.device_class.thin_pool == null ? null : { (var.device_class.thin_pool.name) = var.device_class.thin_pool.size_percent }
 
   depends_on = [olapgke_local_ssd_node_pool.this]
 }
@@ -133,7 +135,7 @@ resource "olapgke_topolvm_device_class" "this" {
   default      = var.device_class.default
   spare_gb     = var.device_class.spare_gb
   type         = var.device_class.type
-  thin_pool    = var.device_class.thin_pool
+  thin_pool    = var.device_class.thin_pool == null ? null : { name = var.device_class.thin_pool.name, overprovision_ratio = var.device_class.thin_pool.overprovision_ratio }
 
   force_destroy = var.device_class.force_destroy
 
@@ -141,6 +143,10 @@ resource "olapgke_topolvm_device_class" "this" {
     name    = local.storage_class_name
     fs_type = var.device_class.fs_type
   }
+
+  # The bootstrap's apply waits until every Local-SSD node has the volume group and its thin
+  # pool; the class's own check (Thin Pool Not Found) then finds them.
+  depends_on = [olapgke_volume_group_bootstrap.this]
 }
 
 resource "olapgke_statefulset" "this" {

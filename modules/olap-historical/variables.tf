@@ -99,6 +99,10 @@ variable "device_class" {
     thin_pool = optional(object({
       name                = string
       overprovision_ratio = number
+      # Percent of the volume group the pool takes when volume_group_bootstrap creates it
+      # (thin_pools of olapgke_volume_group_bootstrap); with the bootstrap installed elsewhere,
+      # list the pool there.
+      size_percent = optional(number, 90)
     }))
     storage_class_name = optional(string)
     fs_type            = optional(string, "xfs")

@@ -1,7 +1,7 @@
 # The StatefulSet an operator will write after a change of its custom resource: here the live
 # object with the node pool the change selects.
 variable "next_historical" {
-  description = "The operator's StatefulSet after the change (e.g. yamldecode of its rendered output)."
+  description = "The StatefulSet as the operator will write it: the live object (kubectl get -o yaml without status, or the kubernetes provider's kubernetes_resource data source) with the fields the change sets, e.g. its nodeSelector."
   type        = any
 }
 

@@ -80,16 +80,22 @@ module "historical" {
     storage_class_name = "olap-cache"
   }
 
-  image      = "apache/druid:31.0.0"
-  args       = ["historical"]
-  replicas   = 6
-  cache_size = "2500Gi"
+  image    = "apache/druid:31.0.0"
+  args     = ["historical"]
+  replicas = 6
+  # Every ordinal's PVC must fit a node of the pool it runs on: pool a's 4 x 375 GiB (1500 GiB,
+  # less spare_gb) during the move as well as pool b's 3 TiB afterwards.
+  cache_size = "1400Gi"
   resources = {
     requests = { cpu = "12", memory = "96Gi" }
     limits   = { memory = "96Gi" }
   }
   env = {
     DRUID_XMX = "32g"
+    # The segment cache on the Local SSD volume (the module mounts it at cache_mount_path,
+    # /var/cache/olap by default); without it Druid keeps its cache on the boot disk.
+    druid_segmentCache_locations = jsonencode([{ path = "/var/cache/olap", maxSize = "1300g" }])
+    druid_server_maxSize         = "1300g"
   }
   ports = { http = 8083, metrics = 9090 }
 

@@ -1,5 +1,5 @@
-# Policy set for HCP Terraform (policy framework OPA). Upload this directory together with
-# ../olapgke.rego as one policy set.
+# Policy set for HCP Terraform (policy framework OPA): this file at the set's root, next to
+# ../olapgke.rego and this directory's olapgke.rego renamed (e.g. olapgke-hcp.rego).
 policy "olapgke" {
   query             = "data.terraform.policies.olapgke.deny"
   enforcement_level = "mandatory"

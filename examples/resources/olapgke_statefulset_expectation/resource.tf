@@ -17,8 +17,9 @@ resource "olapgke_statefulset_expectation" "historical" {
   }
   settle = "30s" # longer than the operator's reconcile delay
 
-  # Check again whenever the custom resource changes.
+  # Check again whenever the custom resource changes: with the CR in a kubernetes_manifest, e.g.
+  # cr = sha1(jsonencode(kubernetes_manifest.druid.manifest)), and depends_on that resource.
   triggers = {
-    cr = "generation-7" # e.g. the CR's metadata.generation or a hash of its spec
+    cr = "generation-7"
   }
 }

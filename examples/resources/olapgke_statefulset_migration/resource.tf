@@ -33,13 +33,6 @@ resource "olapgke_statefulset_migration" "historical" {
   depends_on = [olapgke_statefulset.historical]
 }
 
-# Only ordinal 1, e.g. to try a move or a restart on one replica first. Without
-# planned_manifest, depends_on is what lets the plan see the template olapgke_statefulset writes
-# in the same run (the restarts or moves are then known at plan).
-resource "olapgke_statefulset_migration" "canary" {
-  namespace   = "olap"
-  statefulset = "historical"
-  ordinals    = [1]
-
-  depends_on = [olapgke_statefulset.historical]
-}
+# To try a move or a restart on one replica first, give the migration above `ordinals = [1]`
+# for one apply, then remove it. Two migrations of the same StatefulSet in one configuration
+# would run in the same apply, with nothing but require_others_ready between them.

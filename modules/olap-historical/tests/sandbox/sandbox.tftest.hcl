@@ -14,8 +14,11 @@ variables {
   device_class = {
     name      = "modtest-thin"
     type      = "thin"
-    thin_pool = { name = "modtest-pool", overprovision_ratio = 4 }
+    thin_pool = { name = "modtest-pool", overprovision_ratio = 4, size_percent = 50 }
   }
+  # The thin pool is made by the bootstrap (the sandbox plays the script's effect): lvmd exits
+  # "Thin pool not found" without it.
+  volume_group_bootstrap = { image = "olapgke-vg-bootstrap:test" }
   pools = {
     a = { node_count = 2 }
     b = { node_count = 3 }
@@ -74,7 +77,7 @@ run "remove_pool_a" {
     device_class = {
       name          = "modtest-thin"
       type          = "thin"
-      thin_pool     = { name = "modtest-pool", overprovision_ratio = 4 }
+      thin_pool     = { name = "modtest-pool", overprovision_ratio = 4, size_percent = 50 }
       force_destroy = true
     }
   }
