@@ -7,7 +7,7 @@
 #
 # Terraform cannot be built this way: its go.mod replaces nested modules
 # (internal/backend/remote-state/*, internal/legacy) with directories the module zip on the proxy
-# does not contain. Terraform tests use the terraform on PATH.
+# does not contain. scripts/build-terraform.sh builds it without those backends.
 set -euo pipefail
 
 usage="usage: build-tofu.sh VERSION DIR"
