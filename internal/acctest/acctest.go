@@ -388,7 +388,12 @@ func sandboxBinary(ctx context.Context) (string, error) {
 	}
 	defer unlock()
 	out := filepath.Join(binDir, "olapgke-sandbox")
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, "./cmd/olapgke-sandbox")
+	// The version stamp `make sandbox-bin` gives it (scripts/sandbox-ldflags.sh).
+	ldflags, err := exec.CommandContext(ctx, filepath.Join(root, "scripts", "sandbox-ldflags.sh")).Output()
+	if err != nil {
+		return "", fmt.Errorf("scripts/sandbox-ldflags.sh: %w", err)
+	}
+	cmd := exec.CommandContext(ctx, "go", "build", "-ldflags", strings.TrimSpace(string(ldflags)), "-o", out, "./cmd/olapgke-sandbox")
 	cmd.Dir = filepath.Join(root, "internal", "sandbox")
 	if b, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("building the sandbox (go build in %s; set %s to use a prebuilt one): %w\n%s", cmd.Dir, EnvSandboxBin, err, b)

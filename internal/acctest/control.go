@@ -126,12 +126,17 @@ const (
 	// disks kept. The node lifecycle controller marks the node Unknown and taints it
 	// node.kubernetes.io/unreachable after its node-monitor-grace-period (50 s).
 	KubeletDead = "dead"
-	// KubeletAlive undoes KubeletDead: heartbeats resume, deletions finish, the agent restarts
-	// over the same disks.
+	// KubeletNotReady: the kubelet runs but its container runtime does not answer: the Lease is
+	// renewed, Ready=False ("container runtime is down") is posted and the node lifecycle
+	// controller taints the node node.kubernetes.io/not-ready at once; no Pod starts there and
+	// no deletion is confirmed; running containers (TopoLVM's agent) and disks are kept.
+	KubeletNotReady = "not-ready"
+	// KubeletAlive undoes KubeletDead and KubeletNotReady: heartbeats resume, deletions finish,
+	// the agent restarts over the same disks.
 	KubeletAlive = "alive"
 )
 
-// SetKubelet sets the state of a node's kubelet (KubeletDead or KubeletAlive) and returns once
+// SetKubelet sets the state of a node's kubelet (KubeletDead, KubeletNotReady or KubeletAlive) and returns once
 // the sandbox applied it (the node lifecycle controller reacts later: wait for the Node).
 func (e *Env) SetKubelet(ctx context.Context, node, state string) error {
 	return e.control(ctx, "/v1/nodes/"+node+":kubelet", map[string]any{"state": state}, &struct{}{})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -18,8 +19,9 @@ import (
 	"github.com/olapgke/terraform-provider-olapgke/internal/planner"
 )
 
-// TestAccStatefulSetMigration_UnreachableNode (#40 item 2): the node of ordinal 1 loses its
-// kubelet (the sandbox stops its Lease renewals and heartbeats; the node lifecycle controller
+// TestAccStatefulSetMigration_UnreachableNode (#40 item 2): the node of ordinal 1 first runs a
+// kubelet whose container runtime is down (Ready=False, tainted not-ready at once: refused the
+// same way, the kubelet's message quoted), then loses its kubelet (the sandbox stops its Lease renewals and heartbeats; the node lifecycle controller
 // marks it Unknown and taints it unreachable after its grace period). Moving the set to another
 // pool then stops within seconds, naming the node and the ordinal, with nothing of that ordinal
 // deleted, where it used to delete the PVC and the Pod and wait out ordinal_timeout for a Pod
@@ -39,25 +41,32 @@ func TestAccStatefulSetMigration_UnreachableNode(t *testing.T) {
 		t.Fatalf("ordinals 0 and 1 share node %s: the test needs them apart", dead)
 	}
 	ctx := t.Context()
-	if err := env.SetKubelet(ctx, dead, acctest.KubeletDead); err != nil {
-		t.Fatal(err)
-	}
 	t.Cleanup(func() {
 		if err := env.SetKubelet(context.Background(), dead, acctest.KubeletAlive); err != nil {
 			t.Errorf("bringing node %s back: %v", dead, err)
 		}
 	})
 	// The node lifecycle controller's judgement, by the planner's own predicate.
-	err := wait.PollUntilContextTimeout(ctx, time.Second, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
-		n, err := env.Kube.CoreV1().Nodes().Get(ctx, dead, metav1.GetOptions{})
-		if err != nil {
-			return false, err
+	kubeletState := func(state, want string) {
+		t.Helper()
+		if err := env.SetKubelet(ctx, dead, state); err != nil {
+			t.Fatal(err)
 		}
-		return planner.NodeUnreachable(n, time.Now()) != "", nil
-	})
-	if err != nil {
-		t.Fatalf("node %s never became unreachable after its kubelet stopped: %v", dead, err)
+		var why string
+		err := wait.PollUntilContextTimeout(ctx, time.Second, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
+			n, err := env.Kube.CoreV1().Nodes().Get(ctx, dead, metav1.GetOptions{})
+			if err != nil {
+				return false, err
+			}
+			why = planner.NodeUnreachable(n, time.Now())
+			return strings.Contains(why, want), nil
+		})
+		if err != nil {
+			t.Fatalf("node %s never became unreachable (%q) after its kubelet went %s: %v", dead, why, state, err)
+		}
 	}
+	// First a kubelet without its container runtime: Ready=False, the not-ready taint.
+	kubeletState(acctest.KubeletNotReady, "Ready=False")
 
 	var started time.Time
 	cfg := func(force bool) string {
@@ -68,8 +77,19 @@ func TestAccStatefulSetMigration_UnreachableNode(t *testing.T) {
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
 		Steps: []resource.TestStep{
 			{
-				PreConfig: func() { started = time.Now() },
-				Config:    cfg(false),
+				// Not ready: refused the same way, quoting the kubelet's own condition.
+				Config: cfg(false),
+				ExpectError: regexp.MustCompile(`(?s)Ordinal On Unreachable Node.*Ordinal\s+1:\s+Pod\s+hist-1\s+on\s+node\s+` +
+					regexp.QuoteMeta(dead) + `.*container\s+runtime\s+is\s+down.*force_delete_on_unreachable_nodes`),
+			},
+			{
+				PreConfig: func() {
+					f.checkUntouched(t, 0, 1)
+					// Dead: nothing renews the Lease; Unknown after the grace period.
+					kubeletState(acctest.KubeletDead, "Ready=Unknown")
+					started = time.Now()
+				},
+				Config: cfg(false),
 				ExpectError: regexp.MustCompile(`(?s)Ordinal On Unreachable Node.*Ordinal\s+1:\s+Pod\s+hist-1\s+on\s+node\s+` +
 					regexp.QuoteMeta(dead) + `.*force_delete_on_unreachable_nodes`),
 			},

@@ -128,6 +128,8 @@ type Server struct {
 	ipSeq atomic.Uint32 // node InternalIPs handed out so far
 
 	disk diskShims // the kubelet eviction shims of nodes whose disk was set (SetDisk)
+
+	kubelets notReadyKubelets // the kubelets the sandbox plays for not-ready nodes (SetKubelet)
 }
 
 type cluster struct {

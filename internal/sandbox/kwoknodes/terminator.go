@@ -81,7 +81,7 @@ func startTerminator(ctx context.Context, kube kubernetes.Interface) error {
 		UpdateFunc: func(old, cur any) {
 			o, ok1 := old.(*corev1.Node)
 			c, ok2 := cur.(*corev1.Node)
-			if ok1 && ok2 && kubeletDead(o) && !kubeletDead(c) {
+			if ok1 && ok2 && kubeletDown(o) && !kubeletDown(c) {
 				t.resync(c.Name)
 			}
 		},
@@ -220,14 +220,20 @@ func (t *terminator) simulated(nodeName string) bool {
 	if err != nil {
 		return false
 	}
-	return n.Annotations[Annotation] == AnnotationValue && !kubeletDead(n)
+	return n.Annotations[Annotation] == AnnotationValue && !kubeletDown(n)
 }
 
-// KubeletAnnotation (sandbox-only) on a Node set to "dead" says its kubelet is
-// down (the GKE emulator's SetKubelet, the control endpoint's :kubelet call).
+// KubeletAnnotation (sandbox-only) on a Node set to "dead" or "not-ready" says its
+// kubelet is down or cannot reach its container runtime (the GKE emulator's
+// SetKubelet, the control endpoint's :kubelet call): either way it confirms no
+// Pod deletion (kubernetes v1.37.2 pkg/kubelet/status/status_manager.go
+// canBeDeleted needs the runtime to report the Pod's containers stopped).
 const KubeletAnnotation = "sandbox.olapgke.io/kubelet"
 
-func kubeletDead(n *corev1.Node) bool { return n.Annotations[KubeletAnnotation] == "dead" }
+func kubeletDown(n *corev1.Node) bool {
+	v := n.Annotations[KubeletAnnotation]
+	return v == "dead" || v == "not-ready"
+}
 
 // resync looks again at every Pod bound to node: the terminator forgot the
 // deletions it met while the node's kubelet was dead, and the starter the Pods

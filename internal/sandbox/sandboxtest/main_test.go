@@ -22,6 +22,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/olapgke/terraform-provider-olapgke/internal/sandbox/gke"
 )
 
 // testWorld is the default world plus pool-b, the migration target.
@@ -138,7 +140,13 @@ func sandboxBinary() (bin string, cleanup func(), err error) {
 	}
 	cleanup = func() { _ = os.RemoveAll(dir) }
 	out := filepath.Join(dir, "olapgke-sandbox")
-	cmd := exec.Command("go", "build", "-o", out, "../cmd/olapgke-sandbox")
+	// The version stamp `make sandbox-bin` gives it (scripts/sandbox-ldflags.sh).
+	ldflags, err := exec.Command("../../../scripts/sandbox-ldflags.sh").Output()
+	if err != nil {
+		cleanup()
+		return "", nil, fmt.Errorf("scripts/sandbox-ldflags.sh: %w", err)
+	}
+	cmd := exec.Command("go", "build", "-ldflags", strings.TrimSpace(string(ldflags)), "-o", out, "../cmd/olapgke-sandbox")
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Run(); err != nil {
 		cleanup()
@@ -268,5 +276,26 @@ func TestInternalPort_AuthenticatesAsTheTLSPort(t *testing.T) {
 	}
 	if !strings.HasPrefix(cfg.Host, "https://") || strings.Contains(internal, strings.TrimPrefix(cfg.Host, "https://")) {
 		t.Errorf("users' kubeconfig server %q: want the TLS port, not %s", cfg.Host, internal)
+	}
+}
+
+// TestVersion: the API server answers /version as a GKE cluster of the emulator's master
+// version does (`kubectl version` reads the same): gitVersion "v" + gke.Version, stamped by
+// scripts/sandbox-ldflags.sh as kubernetes' release builds stamp theirs, and major/minor of the
+// binary (a sandbox emulating an older minor says so in emulationMajor/emulationMinor). Unstamped
+// it would read "v0.0.0-master+$Format:%H$".
+func TestVersion(t *testing.T) {
+	info, err := kube.Discovery().ServerVersion()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "v" + gke.Version; info.GitVersion != want {
+		t.Errorf("gitVersion %q, want %q (is the sandbox built with scripts/sandbox-ldflags.sh?)", info.GitVersion, want)
+	}
+	if want := info.Major + "." + info.Minor; !strings.HasPrefix(gke.Version, want+".") {
+		t.Errorf("major.minor %s, want that of %s", want, gke.Version)
+	}
+	if info.GitTreeState != "clean" {
+		t.Errorf("gitTreeState %q, want clean", info.GitTreeState)
 	}
 }

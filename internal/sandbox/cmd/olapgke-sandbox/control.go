@@ -33,10 +33,13 @@ import (
 //	POST /v1/nodes/{name}:reboot                            {}
 //	    the VM restarts in place (new boot ID; same instance ID, system UUID, machine ID and
 //	    Local SSD data); answers {"node": ..., "previousBootID": ..., "bootID": ...}
-//	POST /v1/nodes/{name}:kubelet                           {"state": "dead" | "alive"}
+//	POST /v1/nodes/{name}:kubelet                           {"state": "dead" | "not-ready" | "alive"}
 //	    dead: the node's kubelet stops (no Lease renewal, no status, no Pod deletion confirmed,
 //	    TopoLVM's agent down, disks kept): the node lifecycle controller marks it Unknown and
-//	    unreachable after its grace period; alive: undoes it. Answers {"node": ..., "state": ...}
+//	    unreachable after its grace period; not-ready: the kubelet runs without its container
+//	    runtime (Lease renewed, Ready=False "container runtime is down", no Pod started or
+//	    deletion confirmed, running containers and disks kept): tainted not-ready at once;
+//	    alive: undoes either. Answers {"node": ..., "state": ...}
 //	POST /v1/nodes/{name}:disk                              {"nodefsUsedBytes": N, "imagefsUsedBytes": N}
 //	    how full the node's filesystem is (GKE keeps kubelet's directory and the images on one);
 //	    the node's kubelet eviction shim (kubelet's own eviction manager) then posts DiskPressure,
