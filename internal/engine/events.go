@@ -166,16 +166,17 @@ func (m *migrator) gatesPassed(r MigratedOrdinal, gates []GateResult) {
 		"ordinal %d (Pod %s): gates passed: %s", r.Ordinal, r.Pod, strings.Join(parts, ", "))
 }
 
-// finish records how the run ended, when it did not succeed: cancelled (and where), or failed.
-func (e *stepEvents) finish(err error) {
+// finish records how the run (action: "Migrate" or "WaitForRollout") ended, when it did not
+// succeed: cancelled (and where), or failed.
+func (e *stepEvents) finish(action string, err error) {
 	if e == nil || err == nil {
 		return
 	}
 	if errors.Is(err, context.Canceled) {
-		e.record(true, ReasonCancelled, "Migrate", nil, "%s", limitNote("cancelled: "+StoppedAt(err)))
+		e.record(true, ReasonCancelled, action, nil, "%s", limitNote("cancelled: "+StoppedAt(err)))
 		return
 	}
-	e.record(true, ReasonStepFailed, "Migrate", nil, "%s", limitNote(err.Error()))
+	e.record(true, ReasonStepFailed, action, nil, "%s", limitNote(err.Error()))
 }
 
 // StoppedAt says where a migration that returned err stopped: the ordinal, its Pod, the step and
@@ -184,6 +185,7 @@ func StoppedAt(err error) string {
 	var me *MigrationError
 	var ge *GateError
 	var pe *PreconditionError
+	var re *RolloutTimeoutError
 	switch {
 	case errors.As(err, &me):
 		s := fmt.Sprintf("at ordinal %d (Pod %s), step %s", me.Ordinal, me.Pod, me.Phase)
@@ -197,6 +199,12 @@ func StoppedAt(err error) string {
 		return fmt.Sprintf("at ordinal %d (Pod %s), waiting for gate %s after %d polls (its step was finished)", ge.Ordinal, ge.Pod, ge.Gate, ge.Polls)
 	case errors.As(err, &pe):
 		return "before the next ordinal started (nothing of it was deleted): " + pe.Msg
+	case errors.As(err, &re) && len(re.Waiting) > 0:
+		waiting := make([]string, 0, len(re.Waiting))
+		for _, p := range re.Waiting {
+			waiting = append(waiting, p.String())
+		}
+		return "waiting for the rollout: " + strings.Join(waiting, "; ")
 	}
 	return err.Error()
 }

@@ -200,7 +200,7 @@ func Migrate(ctx context.Context, kube kubernetes.Interface, run MigrationRun) (
 	}
 	defer w.stop()
 	ev := newStepEvents(ctx, kube, set, run.Log) // events.go
-	defer func() { ev.finish(retErr); ev.close() }()
+	defer func() { ev.finish("Migrate", retErr); ev.close() }()
 
 	m := &migrator{run: run, kube: kube, w: w, setUID: set.UID, total: len(run.Ordinals), ev: ev,
 		deleted: map[types.UID]bool{}, forced: map[types.UID]bool{}, pending: map[int32]bool{}, finished: map[int32]finishedOrdinal{}}

@@ -41,6 +41,8 @@ type RolloutWait struct {
 	Deleted []int32
 	// Progress, when set, is called each time an ordinal's state changes.
 	Progress func(OrdinalProgress)
+	// Log, when set, receives the one line saying why no Events are recorded (events.go).
+	Log func(string)
 	// Policy is how long a failure may last before the wait stops (planner.JudgeWait, the
 	// migration's judge too); the zero value is the rollout's: the default grace, and
 	// Unschedulable waits for the timeout.
@@ -57,6 +59,8 @@ type OrdinalProgress struct {
 	// State is one of "waiting for pod", "terminating", "old revision", "pending", "not ready", "ready".
 	State   string
 	Message string
+	// PodUID is the UID of the Pod observed (empty while there is none).
+	PodUID types.UID
 }
 
 func (p OrdinalProgress) String() string {
@@ -128,7 +132,7 @@ func PVNodeAffinityConflict(msg string) bool { return planner.PVNodeAffinityConf
 // *RolloutTimeoutError when ctx ends first. A LIST or WATCH the credentials may not make
 // (Forbidden) ends it at once with that error, as in the migration's watcher: a reflector
 // would retry it until the timeout.
-func WaitForRollout(ctx context.Context, kube kubernetes.Interface, w RolloutWait) (*RolloutResult, error) {
+func WaitForRollout(ctx context.Context, kube kubernetes.Interface, w RolloutWait) (_ *RolloutResult, retErr error) {
 	ctx, cancelCause := context.WithCancelCause(ctx)
 	cancel := func() { cancelCause(nil) }
 	defer cancel()
@@ -190,7 +194,11 @@ func WaitForRollout(ctx context.Context, kube kubernetes.Interface, w RolloutWai
 	}
 
 	o := &observer{w: w, pods: pods.Lister().Pods(w.Namespace), pvcs: pvcs.Lister().PersistentVolumeClaims(w.Namespace),
-		events: events.Lister().Events(w.Namespace), last: map[int32]string{}, clocks: map[int32]*planner.WaitClock{}}
+		events: events.Lister().Events(w.Namespace), last: map[int32]string{}, clocks: map[int32]*planner.WaitClock{},
+		readySeen: map[types.UID]bool{}}
+	// One Event per awaited ordinal that comes up, and one where the wait stopped (events.go),
+	// recorded on the StatefulSet from its first observation on.
+	defer func() { o.ev.finish("WaitForRollout", retErr); o.ev.close() }()
 	for {
 		set, err := sets.Lister().StatefulSets(w.Namespace).Get(w.Name)
 		switch {
@@ -200,6 +208,14 @@ func WaitForRollout(ctx context.Context, kube kubernetes.Interface, w RolloutWai
 			return nil, err
 		case w.UID != "" && set.UID != w.UID:
 			return nil, ErrSetGone
+		}
+		if !o.evStarted && len(w.Ordinals)+len(w.Deleted) > 0 {
+			o.evStarted = true
+			logf := w.Log
+			if logf == nil {
+				logf = func(string) {}
+			}
+			o.ev = newStepEvents(ctx, kube, set, logf)
 		}
 		res, done, err := o.evaluate(set, w.Clock.Now())
 		if err != nil || done {
@@ -231,6 +247,11 @@ type observer struct {
 	clocks map[int32]*planner.WaitClock
 	// wake is the soonest end of a failure's grace seen by the last evaluate (0: none).
 	wake time.Duration
+	// ev records the rollout's Events (nil: none); readySeen are the Pods whose Ready Event
+	// was recorded.
+	ev        *stepEvents
+	evStarted bool
+	readySeen map[types.UID]bool
 }
 
 func (o *observer) waiting(res *RolloutResult) []OrdinalProgress {
@@ -263,6 +284,11 @@ func (o *observer) evaluate(set *appsv1.StatefulSet, now time.Time) (*RolloutRes
 			if o.w.Progress != nil {
 				o.w.Progress(p)
 			}
+		}
+		if p.State == "ready" && !o.readySeen[p.PodUID] {
+			o.readySeen[p.PodUID] = true
+			o.ev.record(false, ReasonPodReady, "WaitForRollout", podRef(o.w.Namespace, p.Pod, p.PodUID),
+				"ordinal %d: Pod %s Running and Ready at revision %s on node %s", ord, p.Pod, set.Status.UpdateRevision, p.Node)
 		}
 		if stuck != nil {
 			return res, false, stuck
@@ -327,7 +353,7 @@ func (o *observer) ordinal(set *appsv1.StatefulSet, ord int32, now time.Time) (O
 		p.State = "waiting for pod"
 		return p, nil //nolint:nilerr // not an error: the wait goes on
 	}
-	p.Node = pod.Spec.NodeName
+	p.Node, p.PodUID = pod.Spec.NodeName, pod.UID
 	switch {
 	case pod.DeletionTimestamp != nil:
 		c.Reset()

@@ -156,3 +156,56 @@ func TestWaitForRolloutStopsOnForbiddenWatch(t *testing.T) {
 		t.Fatalf("got %v, want the Forbidden error", err)
 	}
 }
+
+// The rollout records one Event on the StatefulSet per awaited ordinal that comes up, naming the
+// Pod, its revision and its node; a cancelled wait records where it stopped (the ordinals still
+// awaited), as the migration does (events.go).
+func TestWaitForRolloutRecordsEvents(t *testing.T) {
+	t.Parallel()
+	kube := fake.NewClientset(testSet(2, 2), testPod("1", "hist-new", true, nil), testPod("0", "hist-old", true, nil))
+	allowReviews(kube, false)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		_, err := WaitForRollout(ctx, kube, RolloutWait{Namespace: "olap", Name: "hist", UID: "u1", Generation: 2, Ordinals: []int32{1, 0}})
+		done <- err
+	}()
+	if _, err := kube.CoreV1().Pods("olap").Update(ctx, testPod("0", "hist-new", true, nil), metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range olapgkeEvents(t, kube) {
+		got = append(got, e.Reason+" "+e.Action+" "+e.Related.Name+": "+e.Note)
+	}
+	want := []string{
+		"OlapgkePodReady WaitForRollout hist-1: ordinal 1: Pod hist-1 Running and Ready at revision hist-new on node n1",
+		"OlapgkePodReady WaitForRollout hist-0: ordinal 0: Pod hist-0 Running and Ready at revision hist-new on node n1",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("Events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+
+	// Cancelled while ordinal 0 is Pending: a Warning saying so, nothing else.
+	kube = fake.NewClientset(testSet(2, 2), testPod("0", "hist-new", false, nil))
+	allowReviews(kube, false)
+	cctx, ccancel := context.WithCancel(context.Background())
+	defer ccancel()
+	_, err := WaitForRollout(cctx, kube, RolloutWait{Namespace: "olap", Name: "hist", UID: "u1", Generation: 2, Ordinals: []int32{0},
+		Progress: func(p OrdinalProgress) {
+			if p.State == "pending" { // the user presses Ctrl-C while it waits
+				ccancel()
+			}
+		}})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("got %v, want context.Canceled", err)
+	}
+	evs := olapgkeEvents(t, kube)
+	if len(evs) != 1 || evs[0].Reason != ReasonCancelled || evs[0].Type != corev1.EventTypeWarning ||
+		evs[0].Note != "cancelled: waiting for the rollout: ordinal 0 (Pod hist-0): pending" {
+		t.Errorf("Events after the cancel: %+v, want one Warning %s naming ordinal 0 pending", evs, ReasonCancelled)
+	}
+}

@@ -185,6 +185,7 @@ func (r *statefulSetResource) write(ctx context.Context, plan, prior *resourceMo
 				"statefulset": m.Namespace + "/" + m.Name, "ordinal": p.Ordinal, "pod": p.Pod, "node": p.Node, "state": p.State, "message": p.Message,
 			})
 		},
+		Log: func(s string) { tflog.Warn(ctx, s) },
 	})
 	if err != nil {
 		diags.Append(rolloutError(m, err))
