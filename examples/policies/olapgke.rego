@@ -67,8 +67,7 @@ deny contains msg if {
 deny contains msg if {
 	some rc in statefulsets
 	some o in rc.change.after.ordinals
-	o.action == "stale"
-	o.schedulable == false
+	o.action == "stranded"
 	not moved(rc, o.ordinal)
 	msg := sprintf("%s: ordinal %d (Pod %s) keeps running on the old template but could not schedule again, and no olapgke_statefulset_migration in this plan moves it: %s", [rc.address, o.ordinal, o.pod, o.reason])
 }

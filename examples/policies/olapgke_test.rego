@@ -24,7 +24,7 @@ test_incident_refused_per_ordinal if {
 	}
 }
 
-test_stale_ordinals_without_migration_refused if {
+test_stranded_ordinals_without_migration_refused if {
 	without_migration := {"resource_changes": [rc |
 		some rc in data.testdata.safe.resource_changes
 		rc.type != "olapgke_statefulset_migration"

@@ -58,8 +58,12 @@ func TestAccModule_PoolSwitchPlanText(t *testing.T) {
 		}
 	}
 	// Before -> after reads today -> planned: the Pods run and are at the update revision today.
-	if n := strings.Count(sts, `action      = "unchanged" -> "stale"`); n != 3 {
-		t.Errorf("%d ordinals go unchanged -> stale, want 3 (the before side is the live view):\n%s", n, sts)
+	if n := strings.Count(sts, `action      = "unchanged" -> "stranded"`); n != 3 {
+		t.Errorf("%d ordinals go unchanged -> stranded, want 3 (the before side is the live view):\n%s", n, sts)
+	}
+	// Nothing reads as a lost placement: the Pods the apply keeps stay placed.
+	if regexp.MustCompile(`schedulable\s+= true -> false`).MatchString(sts) {
+		t.Errorf("an ordinal the migration moves reads schedulable = true -> false:\n%s", sts)
 	}
 	if strings.Contains(sts, `"create" ->`) {
 		t.Errorf("an ordinal's before side is the last apply's prediction (create), not the live view:\n%s", sts)

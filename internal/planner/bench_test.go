@@ -62,7 +62,7 @@ func TestBuildLarge(t *testing.T) {
 		t.Fatalf("%d ordinals, stall %+v", len(p.Ordinals), p.Stall)
 	}
 	for _, o := range p.Ordinals {
-		if o.Action != ActionStale || o.Schedulable {
+		if o.Action != ActionStranded || !o.Schedulable {
 			t.Fatalf("ordinal %d: %s schedulable=%v", o.Ordinal, o.Action, o.Schedulable)
 		}
 	}

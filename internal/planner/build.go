@@ -313,6 +313,12 @@ func (b *builder) build() (*Plan, error) {
 				v = b.verdict(o, rev)
 			}
 			op.Schedulable, op.Reason = v.OK, v.Reason
+			if op.Action == ActionStale && !v.OK {
+				// Kept, but it could not come back in place: stranded. The Pod this apply leaves
+				// is the running one, so "schedulable" is about that one (a plan that only
+				// strands ordinals reads "unchanged" -> "stranded", not a lost placement).
+				op.Action, op.Schedulable = ActionStranded, pod.Spec.NodeName != ""
+			}
 			if p := actual.final[o]; p != nil && !p.exists && inRange(o) && !op.Blocked && op.Action == ActionRecreate {
 				op.NoPod = true
 			}

@@ -94,13 +94,13 @@ func TestBuild(t *testing.T) {
 			wantStall: []int32{2}, wantStallWave: 1, wantMaxUnavail: 1,
 			wantReason: map[int32][]string{2: {"0/6 nodes are available: 3 node(s) didn't match PersistentVolume's node affinity, 3 node(s) didn't match Pod's node affinity/selector."}},
 		},
-		"seed incident under OnDelete: every ordinal stale and unschedulable if deleted": {
+		"seed incident under OnDelete: every ordinal stranded (kept, could not come back if deleted)": {
 			world: func(t *testing.T) *world {
 				w := newWorld(t, mkSet(3), twoPools())
 				onDelete(w.snap.Live)
 				return w.desire(toPoolB)
 			},
-			want: []string{"0 stale w0 NO", "1 stale w0 NO", "2 stale w0 NO"},
+			want: []string{"0 stranded w0 ok", "1 stranded w0 ok", "2 stranded w0 ok"},
 			wantReason: map[int32][]string{
 				0: {"ordinal 0: PV pv-data-olap-0 is pinned to node gke-olap-pool-a-0"},
 				1: {"ordinal 1: PV pv-data-olap-1 is pinned to node gke-olap-pool-a-1"},

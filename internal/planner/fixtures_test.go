@@ -273,7 +273,7 @@ func checkInvariants(t *testing.T, s Snapshot, p *Plan) {
 				t.Errorf("ordinal %d: action %s does not fit the desired range", o.Ordinal, o.Action)
 			}
 		}
-		if (o.Action == ActionUnchanged || o.Action == ActionStale) && o.Wave != 0 {
+		if (o.Action == ActionUnchanged || o.Action == ActionStale || o.Action == ActionStranded) && o.Wave != 0 {
 			t.Errorf("ordinal %d: %s with wave %d", o.Ordinal, o.Action, o.Wave)
 		}
 		if o.Blocked && p.Stall == nil {

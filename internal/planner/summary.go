@@ -65,9 +65,9 @@ func RolloutSummary(p *Plan) string {
 			}
 		case ActionStale:
 			stale = append(stale, o.Ordinal)
-			if !o.Schedulable {
-				staleStuck = append(staleStuck, o.Ordinal)
-			}
+		case ActionStranded:
+			stale = append(stale, o.Ordinal)
+			staleStuck = append(staleStuck, o.Ordinal)
 		}
 		if (o.Action == ActionRecreate || o.Action == ActionCreate) && !o.Schedulable {
 			pending = append(pending, o.Ordinal)

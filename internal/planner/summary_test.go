@@ -25,11 +25,11 @@ func TestRolloutSummary(t *testing.T) {
 			want: "restart 3 ordinals in place (2,1,0) in 3 waves, keep 3 PVCs",
 		},
 		"pool switch under OnDelete": {
-			plan: &Plan{Ordinals: []OrdinalPlan{ord(0, ActionStale, 0, false), ord(1, ActionStale, 0, false), ord(2, ActionStale, 0, false)}},
+			plan: &Plan{Ordinals: []OrdinalPlan{ord(0, ActionStranded, 0, true), ord(1, ActionStranded, 0, true), ord(2, ActionStranded, 0, true)}},
 			want: "leave 3 ordinals on the old revision (2,1,0) for olapgke_statefulset_migration to move: none could come back in place",
 		},
 		"image change under OnDelete": {
-			plan: &Plan{Ordinals: []OrdinalPlan{ord(0, ActionStale, 0, true), ord(1, ActionStale, 0, false)}},
+			plan: &Plan{Ordinals: []OrdinalPlan{ord(0, ActionStale, 0, true), ord(1, ActionStranded, 0, true)}},
 			want: "leave 2 ordinals on the old revision (1,0), of which 1 could not come back in place",
 		},
 		"incident: recreated into Pending, stall": {

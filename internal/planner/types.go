@@ -80,6 +80,12 @@ const (
 	ActionDelete    Action = "delete"
 	ActionRecreate  Action = "recreate"
 	ActionStale     Action = "stale"
+	// ActionStranded is a stale ordinal (kept on the old revision: OnDelete, partition) whose
+	// Pod could not come back in place if it were deleted or evicted, keeping its PVCs (its PVs
+	// are pinned to nodes the update revision may not use): olapgke_statefulset_migration's to
+	// move. Its Schedulable says whether the Pod the apply keeps is placed; Reason says why it
+	// could not come back.
+	ActionStranded  Action = "stranded"
 	ActionUnchanged Action = "unchanged"
 )
 
@@ -110,7 +116,9 @@ type OrdinalPlan struct {
 	// it is the wave they would have had without the stall.
 	Wave int
 	// Schedulable and Reason describe the Pod the ordinal runs after this
-	// apply (for stale: the Pod it would get if deleted, keeping its PVCs).
+	// apply (for stale: the Pod it would get if deleted, keeping its PVCs;
+	// for stranded: Schedulable is whether the kept Pod is placed, Reason why
+	// it could not come back).
 	Schedulable bool
 	Reason      string
 	// Blocked is true when an earlier wave stalls, so the controller never

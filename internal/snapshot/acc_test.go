@@ -460,7 +460,7 @@ func TestAccPlanner_incidentOnDelete(t *testing.T) {
 	desired := set.DeepCopy()
 	desired.Spec.Template.Spec.NodeSelector[accPoolKey] = "pool-b"
 	p, _ := plan(t, env.Kube, desired)
-	if got := ordinalsWith(p, func(o planner.OrdinalPlan) bool { return o.Action == planner.ActionStale && !o.Schedulable }); len(got) != 3 || p.Stall != nil {
+	if got := ordinalsWith(p, func(o planner.OrdinalPlan) bool { return o.Action == planner.ActionStranded && o.Schedulable }); len(got) != 3 || p.Stall != nil {
 		t.Fatalf("want 3 stale unschedulable ordinals and no stall, got %v stall %+v", got, p.Stall)
 	}
 	before := podsByOrdinal(t, env.Kube, ns)

@@ -348,7 +348,7 @@ func replacementWarning(m *manifest, p *planner.Plan) diag.Diagnostic {
 			switch o.Action {
 			case planner.ActionRecreate:
 				byController = append(byController, o.Ordinal)
-			case planner.ActionStale:
+			case planner.ActionStale, planner.ActionStranded:
 				stale = append(stale, o.Ordinal)
 			}
 		}
@@ -405,7 +405,7 @@ func verdictDiagnostics(m *manifest, p *planner.Plan, allowUnschedulable bool) d
 func strandedOrdinals(p *planner.Plan) []planner.OrdinalPlan {
 	var out []planner.OrdinalPlan
 	for _, o := range p.Ordinals {
-		if o.Action == planner.ActionStale && !o.Schedulable {
+		if o.Action == planner.ActionStranded {
 			out = append(out, o)
 		}
 	}
@@ -422,7 +422,8 @@ func splitStranded(ctx context.Context, stranded []planner.OrdinalPlan, state *r
 	live := map[int64]bool{}
 	if state != nil {
 		for _, v := range ordinalsFromState(ctx, state.Ordinals) {
-			if v.Action == string(planner.ActionStale) && !v.Schedulable {
+			// "stale" with schedulable false: state written before the stranded action.
+			if v.Action == string(planner.ActionStranded) || (v.Action == string(planner.ActionStale) && !v.Schedulable) {
 				live[v.Ordinal] = true
 			}
 		}

@@ -54,7 +54,7 @@ func TestVerdictDiagnostics(t *testing.T) {
 	}{
 		"incident refused":           {plan: incidentPlan(planner.ActionRecreate), errs: "Ordinals Would Stay Pending", warn: "Ordinals Will Be Recreated"},
 		"incident allowed":           {plan: incidentPlan(planner.ActionRecreate), allow: true, warn: "Ordinals Will Be Recreated,Ordinals Would Stay Pending"},
-		"ondelete stale is no error": {plan: incidentPlan(planner.ActionStale), warn: "Stale Ordinals Cannot Be Recreated In Place"},
+		"ondelete stranded is no error": {plan: incidentPlan(planner.ActionStranded), warn: "Stale Ordinals Cannot Be Recreated In Place"},
 		"unchanged says nothing":     {plan: &planner.Plan{Ordinals: []planner.OrdinalPlan{{Ordinal: 0, Action: planner.ActionUnchanged, Schedulable: true}}}},
 	}
 	for name, tc := range cases {

@@ -71,7 +71,7 @@ func (d *planDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, r
 				MarkdownDescription: "Report ordinals that would stay Pending as a warning instead of an error (default false)."},
 			"ordinals": schema.ListNestedAttribute{Computed: true,
 				MarkdownDescription: "Per ordinal, as `olapgke_statefulset.ordinals`: what the change does to it (`create`, `delete`, " +
-					"`recreate`, `stale`, `unchanged`), in which wave the controller acts, and whether its Pod can schedule afterwards.",
+					"`recreate`, `stale`, `stranded`, `unchanged`), in which wave the controller acts, and whether its Pod can schedule afterwards.",
 				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
 					"name":        schema.StringAttribute{Computed: true, MarkdownDescription: "Pod name of the ordinal (`<set>-<ordinal>`)."},
 					"ordinal":     schema.Int64Attribute{Computed: true},

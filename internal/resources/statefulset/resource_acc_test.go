@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"sort"
 	"strings"
 	"testing"
 
@@ -21,6 +22,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/olapgke/terraform-provider-olapgke/internal/acctest"
+	"github.com/olapgke/terraform-provider-olapgke/internal/engine"
 )
 
 // The incident moves the StatefulSet from pool-a to pool-b.
@@ -254,7 +256,10 @@ data "olapgke_statefulset_ordinals" "test" {
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue(res, tfjsonpath.New("rollout").AtMapKey("updated_replicas"), knownvalue.Int64Exact(3)),
 				},
-				Check: checkRecreated(env.Kube, ns, "hist", before, "hist-0", "hist-1", "hist-2"),
+				Check: resource.ComposeTestCheckFunc(
+					checkRecreated(env.Kube, ns, "hist", before, "hist-0", "hist-1", "hist-2"),
+					rolloutReadyEvents(env.Kube, ns, "hist", "hist-2", "hist-1", "hist-0"),
+				),
 			},
 			{
 				// Drift: someone switches the live updateStrategy to OnDelete; the plan restores it.
@@ -342,7 +347,7 @@ func reverse(s []string) []string {
 	return out
 }
 
-// The same change under OnDelete plans every ordinal as stale, with no error, and the apply
+// The same change under OnDelete plans every ordinal as stranded, with no error, and the apply
 // (wait_for_rollout = true) returns without recreating anything.
 func TestAccStatefulSet_OnDeleteStale(t *testing.T) {
 	env := acctest.Sandbox(t)
@@ -361,8 +366,10 @@ func TestAccStatefulSet_OnDeleteStale(t *testing.T) {
 				Config: moved.String(),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction(res, plancheck.ResourceActionUpdate),
-					ordinalAction(0, "stale"), ordinalAction(1, "stale"), ordinalAction(2, "stale"),
-					plancheck.ExpectKnownValue(res, tfjsonpath.New("ordinals").AtSliceIndex(2).AtMapKey("schedulable"), knownvalue.Bool(false)),
+					// Kept on the old template and unable to come back in place: stranded; the Pod
+					// the apply keeps is placed, so schedulable stays true.
+					ordinalAction(0, "stranded"), ordinalAction(1, "stranded"), ordinalAction(2, "stranded"),
+					plancheck.ExpectKnownValue(res, tfjsonpath.New("ordinals").AtSliceIndex(2).AtMapKey("schedulable"), knownvalue.Bool(true)),
 				}},
 				Check: checkRecreated(env.Kube, ns, "hist", before),
 			},
@@ -671,4 +678,34 @@ func TestAccStatefulSet_TaintedCreateReplaced(t *testing.T) {
 			},
 		},
 	})
+}
+
+// rolloutReadyEvents checks the Events the apply's rollout wait recorded on StatefulSet name: one
+// OlapgkePodReady per recreated Pod at the update revision, in the order the controller brought
+// them up (pods), each naming the Pod's node.
+func rolloutReadyEvents(kube kubernetes.Interface, ns, name string, pods ...string) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		ctx := context.Background()
+		set, err := kube.AppsV1().StatefulSets(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		list, err := kube.EventsV1().Events(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return err
+		}
+		evs := list.Items
+		sort.SliceStable(evs, func(i, j int) bool { return evs[i].EventTime.Before(&evs[j].EventTime) })
+		var got []string
+		for _, e := range evs {
+			if e.Reason == engine.ReasonPodReady && e.Action == "WaitForRollout" && e.Regarding.Name == name &&
+				strings.Contains(e.Note, "at revision "+set.Status.UpdateRevision+" on node ") {
+				got = append(got, e.Related.Name)
+			}
+		}
+		if strings.Join(got, ",") != strings.Join(pods, ",") {
+			return fmt.Errorf("%s Events of the rollout to %s name Pods %v, want %v", engine.ReasonPodReady, set.Status.UpdateRevision, got, pods)
+		}
+		return nil
+	}
 }

@@ -103,9 +103,12 @@ func (r *statefulSetResource) Schema(ctx context.Context, _ resource.SchemaReque
 			},
 			"ordinals": schema.ListNestedAttribute{
 				Computed: true,
-				MarkdownDescription: "Per-ordinal plan, known at plan time: what this apply does to each ordinal (`create`, `delete`, `recreate`, `stale`, `unchanged`), " +
-					"in which wave the controller acts, and whether the ordinal's Pod can schedule afterwards. A refresh replaces it with the " +
-					"live view (every ordinal as it is today: Pod, node, PVs; `action` `unchanged`, or `stale` for a Pod not at the update " +
+				MarkdownDescription: "Per-ordinal plan, known at plan time: what this apply does to each ordinal (`create`, `delete`, `recreate`, `stale`, `stranded`, `unchanged`), " +
+					"in which wave the controller acts, and whether the ordinal's Pod can schedule afterwards. `stale`: the Pod is kept on " +
+					"the old revision (OnDelete, partition) and could come back in place if deleted; `stranded`: kept, but could not come " +
+					"back in place (its PVs are pinned to nodes the new template may not use; `reason` says why): " +
+					"olapgke_statefulset_migration moves it. A refresh replaces the list with the " +
+					"live view (every ordinal as it is today: Pod, node, PVs; `action` `unchanged`, or `stale` / `stranded` for a Pod not at the update " +
 					"revision), so a plan reads \"today -> planned\". Entries are in ordinal order; `name` (the Pod name) identifies each.",
 				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
 					"name":        ordinalNameAttribute(),
@@ -114,7 +117,9 @@ func (r *statefulSetResource) Schema(ctx context.Context, _ resource.SchemaReque
 					"node":        schema.StringAttribute{Computed: true, Description: "Node the Pod runs on today."},
 					"action":      schema.StringAttribute{Computed: true},
 					"wave":        schema.Int64Attribute{Computed: true, Description: "0: not acted on; 1: as soon as the apply lands; k+1: once wave k is Ready."},
-					"schedulable": schema.BoolAttribute{Computed: true},
+					"schedulable": schema.BoolAttribute{Computed: true, MarkdownDescription: "Whether the Pod the ordinal runs after this apply " +
+						"can be placed: for `create` and `recreate` the new Pod (false: it would stay Pending), for `stale` the Pod it would " +
+						"get if deleted, for `stranded` and `unchanged` the Pod it keeps."},
 					"reason":      schema.StringAttribute{Computed: true},
 					"blocked":     schema.BoolAttribute{Computed: true, Description: "An earlier wave stalls, so the controller never reaches this ordinal."},
 					"volumes": schema.ListNestedAttribute{Computed: true,

@@ -13,7 +13,7 @@ import (
 // those this change strands are left to a migration of the same configuration.
 func TestSplitStranded(t *testing.T) {
 	t.Parallel()
-	p := incidentPlan(planner.ActionStale) // ordinals 0-2 stale, could not come back
+	p := incidentPlan(planner.ActionStranded) // ordinals 0-2 stale, could not come back
 	stranded := strandedOrdinals(p)
 	if len(stranded) != 3 {
 		t.Fatalf("strandedOrdinals = %d ordinals, want 3", len(stranded))
@@ -21,7 +21,7 @@ func TestSplitStranded(t *testing.T) {
 	liveState := func(actions ...string) *resourceModel {
 		var views []ordinalView
 		for o, a := range actions {
-			views = append(views, ordinalView{Ordinal: int64(o), Pod: "hist-" + string(rune('0'+o)), Action: a, Schedulable: a != "stale"})
+			views = append(views, ordinalView{Ordinal: int64(o), Pod: "hist-" + string(rune('0'+o)), Action: a, Schedulable: a != "stale"}) // "stale", false: state before "stranded"
 		}
 		l, d := ordinalsValue(views)
 		if d.HasError() {
@@ -42,7 +42,8 @@ func TestSplitStranded(t *testing.T) {
 	}{
 		"no state (create)":                          {state: nil, freshOnes: []int32{0, 1, 2}},
 		"pool switch: live view all unchanged":       {state: liveState("unchanged", "unchanged", "unchanged"), freshOnes: []int32{0, 1, 2}},
-		"switch applied earlier, ordinal 2 moved":    {state: liveState("stale", "stale", "unchanged"), atRisk: []int32{0, 1}, freshOnes: []int32{2}},
+		"switch applied earlier, ordinal 2 moved":    {state: liveState("stranded", "stranded", "unchanged"), atRisk: []int32{0, 1}, freshOnes: []int32{2}},
+		"the same, state written before stranded":    {state: liveState("stale", "stale", "unchanged"), atRisk: []int32{0, 1}, freshOnes: []int32{2}},
 		"state of an apply (planned, not refreshed)": {state: &resourceModel{Ordinals: liveState("create", "create", "create").Ordinals}, freshOnes: []int32{0, 1, 2}},
 	} {
 		t.Run(name, func(t *testing.T) {
