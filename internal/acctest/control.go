@@ -83,11 +83,15 @@ func (e *Env) control(ctx context.Context, path string, body, out any) error {
 	if base == "" {
 		return fmt.Errorf("sandbox: %s is not in %s/env (a sandbox binary older than its control endpoint?)", EnvControl, e.Dir)
 	}
-	b, err := json.Marshal(body)
-	if err != nil {
-		return err
+	method, reader := http.MethodGet, io.Reader(nil) // a nil body is a GET
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return err
+		}
+		method, reader = http.MethodPost, bytes.NewReader(b)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimSuffix(base, "/")+path, bytes.NewReader(b))
+	req, err := http.NewRequestWithContext(ctx, method, strings.TrimSuffix(base, "/")+path, reader)
 	if err != nil {
 		return err
 	}
@@ -179,4 +183,26 @@ func (e *Env) SetRegionalQuota(ctx context.Context, limits map[string]float64) e
 		limits = map[string]float64{}
 	}
 	return e.control(ctx, "/v1/quota/regional", map[string]any{"limits": limits}, &struct{}{})
+}
+
+// PoolReadiness is the sandbox's answer to whether a node pool's nodes can take TopoLVM volumes
+// now (GET /v1/nodepools/{pool}:ready): each node Ready and uncordoned, prepared by the
+// volume-group bootstrap, carrying TopoLVM's topology label, with a CSIStorageCapacity above 0
+// for every topolvm.io StorageClass (unless its capacity annotation says the class is full).
+type PoolReadiness struct {
+	Pool  string `json:"pool"`
+	Ready bool   `json:"ready"` // at least one node, and every node ready
+	Nodes []struct {
+		Name   string `json:"name"`
+		Ready  bool   `json:"ready"`
+		Reason string `json:"reason"`
+	} `json:"nodes"`
+}
+
+// PoolReady asks the sandbox whether pool's nodes can take TopoLVM volumes now: the one answer
+// tests wait on (not the planner's judgement they test, not their own).
+func (e *Env) PoolReady(ctx context.Context, pool string) (PoolReadiness, error) {
+	var out PoolReadiness
+	err := e.control(ctx, "/v1/nodepools/"+pool+":ready", nil, &out)
+	return out, err
 }

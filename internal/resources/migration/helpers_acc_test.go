@@ -12,7 +12,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -22,9 +21,7 @@ import (
 	"github.com/olapgke/terraform-provider-olapgke/internal/acctest"
 	"github.com/olapgke/terraform-provider-olapgke/internal/fixture"
 	"github.com/olapgke/terraform-provider-olapgke/internal/gke"
-	"github.com/olapgke/terraform-provider-olapgke/internal/planner"
 	"github.com/olapgke/terraform-provider-olapgke/internal/provider"
-	"github.com/olapgke/terraform-provider-olapgke/internal/snapshot"
 	"github.com/olapgke/terraform-provider-olapgke/internal/stsutil"
 )
 
@@ -74,68 +71,40 @@ func ensurePool(t *testing.T, env *acctest.Env, name string, nodes int32) {
 	waitPoolReady(t, env, name, nodes)
 }
 
-// waitPoolReady waits until pool has at least nodes nodes, each Ready and schedulable and
-// TopoLVM-ready for every TopoLVM StorageClass by the planner's own decision
-// (planner.Index.TopoLVMNotReady, on the snapshot a plan reads): the scheduler and the plan
-// read CSIStorageCapacity, which real TopoLVM publishes after the node's annotation and CSI
-// registration, possibly first as a stale 0; until then a plan waits for TopoLVM instead of
-// judging capacity. It logs each reason it waited for, so a later plan that still waits can be
-// told from one that judged.
+// waitPoolReady waits until pool has at least nodes nodes and the sandbox answers that every one
+// can take TopoLVM volumes (acctest.Env.PoolReady: Ready, uncordoned, TopoLVM registered, its
+// CSIStorageCapacity published): the scheduler and the plan read CSIStorageCapacity, which real
+// TopoLVM publishes after the node's annotation and CSI registration, possibly first as a stale
+// 0; until then a plan waits for TopoLVM instead of judging capacity. The answer is the
+// sandbox's, not the planner's the tests judge. It logs each reason it waited for, so a later
+// plan that still waits can be told from one that judged.
 func waitPoolReady(t *testing.T, env *acctest.Env, name string, nodes int32) {
 	t.Helper()
-	sel := labels.SelectorFromSet(labels.Set{labelPool: name})
 	last := ""
 	err := wait.PollUntilContextTimeout(t.Context(), 200*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
-		why, err := poolNotReady(ctx, env, sel, int(nodes))
+		r, err := env.PoolReady(ctx, name)
 		if err != nil {
 			return false, err
+		}
+		why := ""
+		for _, n := range r.Nodes {
+			if !n.Ready {
+				why = n.Reason
+				break
+			}
+		}
+		if why == "" && len(r.Nodes) < int(nodes) {
+			why = fmt.Sprintf("%d of %d nodes", len(r.Nodes), nodes)
 		}
 		if why != last && why != "" {
 			t.Logf("pool %s not ready yet: %s", name, why)
 		}
 		last = why
-		return why == "", nil
+		return why == "" && r.Ready, nil
 	})
 	if err != nil {
 		t.Fatalf("nodes of pool %s not Ready with TopoLVM ready (last: %s): %v", name, last, err)
 	}
-}
-
-// poolNotReady says why the nodes sel selects are not ready for a migration onto them, ""
-// when they are.
-func poolNotReady(ctx context.Context, env *acctest.Env, sel labels.Selector, nodes int) (string, error) {
-	s, err := snapshot.Read(ctx, env.Kube, nil, metav1.NamespaceDefault, "none")
-	if err != nil {
-		return "", err
-	}
-	var scs []string
-	for _, sc := range s.StorageClasses {
-		if sc.Provisioner == stsutil.ProvisionerTopoLVM {
-			scs = append(scs, sc.Name)
-		}
-	}
-	ix := planner.NewIndex(s)
-	found := 0
-	for i := range s.Nodes {
-		n := &s.Nodes[i]
-		if !sel.Matches(labels.Set(n.Labels)) {
-			continue
-		}
-		found++
-		switch {
-		case stsutil.NodeReady(n) != corev1.ConditionTrue:
-			return n.Name + " is not Ready", nil
-		case n.Spec.Unschedulable:
-			return n.Name + " is cordoned", nil
-		}
-		if why := ix.TopoLVMNotReady(ix.Node(n.Name), scs); why != "" {
-			return n.Name + ": " + why, nil
-		}
-	}
-	if found < nodes {
-		return fmt.Sprintf("%d of %d nodes", found, nodes), nil
-	}
-	return "", nil
 }
 
 func hasCapacity(n *corev1.Node) bool {

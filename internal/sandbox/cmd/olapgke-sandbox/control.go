@@ -47,6 +47,10 @@ import (
 //	    "availableBytes", "thresholds": [{"signal", "soft", "bytes", "met"}]}
 //	POST /v1/clusters/{project}/{location}/{cluster}:operation  {"type": "UPGRADE_MASTER" | "UPDATE_CLUSTER", "seconds": N}
 //	    starts a cluster-wide operation lasting N seconds; answers at once
+//	GET  /v1/nodepools/{pool}:ready
+//	    the sandbox's one answer to "can this pool's nodes take TopoLVM volumes now" (the rules
+//	    of the ready marker, plus the bootstrap's start-up taint and cordons): {"pool", "ready",
+//	    "nodes": [{"name", "ready", "reason"}]}; ready needs at least one node
 //	POST /v1/quota                                          {"concurrentOperations": N}
 //	    concurrent operations per cluster (0: back to the default)
 //	POST /v1/quota/regional                                 {"limits": {"N2_CPUS": 16, "LOCAL_SSD_TOTAL_GB": 1500}}
@@ -58,12 +62,12 @@ const controlTimeout = 5 * time.Minute
 
 // startControl serves the control endpoint on a loopback port until ctx ends and returns its base
 // URL (http://127.0.0.1:PORT).
-func startControl(ctx context.Context, srv *gke.Server) (string, error) {
+func startControl(ctx context.Context, srv *gke.Server, poolReady poolReadyFunc) (string, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return "", fmt.Errorf("listen for the control endpoint: %w", err)
 	}
-	hs := &http.Server{Handler: controlHandler(srv), ReadHeaderTimeout: 10 * time.Second}
+	hs := &http.Server{Handler: controlHandler(srv, poolReady), ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		if err := hs.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			klog.ErrorS(err, "control endpoint stopped")
@@ -76,8 +80,24 @@ func startControl(ctx context.Context, srv *gke.Server) (string, error) {
 	return "http://" + l.Addr().String(), nil
 }
 
-func controlHandler(srv *gke.Server) http.Handler {
+// poolReadyFunc answers GET /v1/nodepools/{pool}:ready (readPoolReadiness).
+type poolReadyFunc func(ctx context.Context, pool string) (poolReadiness, error)
+
+func controlHandler(srv *gke.Server, poolReady poolReadyFunc) http.Handler {
 	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v1/nodepools/", func(w http.ResponseWriter, r *http.Request) {
+		pool, ok := strings.CutSuffix(strings.TrimPrefix(r.URL.Path, "/v1/nodepools/"), ":ready")
+		if !ok || pool == "" || strings.Contains(pool, "/") || poolReady == nil {
+			writeError(w, status.Errorf(codes.NotFound, "no such control call GET %s: use /v1/nodepools/{pool}:ready", r.URL.Path))
+			return
+		}
+		ans, err := poolReady(r.Context(), pool)
+		if err != nil {
+			writeError(w, status.Errorf(codes.Internal, "reading the readiness of node pool %s: %v", pool, err))
+			return
+		}
+		writeJSON(w, http.StatusOK, ans)
+	})
 	mux.HandleFunc("POST /v1/nodes/", func(w http.ResponseWriter, r *http.Request) {
 		rest := strings.TrimPrefix(r.URL.Path, "/v1/nodes/")
 		if name, ok := strings.CutSuffix(rest, ":reboot"); ok && name != "" && !strings.Contains(name, "/") {

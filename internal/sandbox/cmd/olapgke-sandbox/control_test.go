@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -11,10 +12,14 @@ import (
 
 	"cloud.google.com/go/container/apiv1/containerpb"
 	"google.golang.org/protobuf/encoding/protojson"
+	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/olapgke/terraform-provider-olapgke/internal/sandbox/gke"
+	"github.com/olapgke/terraform-provider-olapgke/internal/sandbox/topolvm"
 )
 
 func startControlTest(t *testing.T) (*fake.Clientset, *httptest.Server) {
@@ -33,7 +38,9 @@ func startControlTest(t *testing.T) (*fake.Clientset, *httptest.Server) {
 		t.Fatal(err)
 	}
 	t.Cleanup(srv.Stop)
-	hs := httptest.NewServer(controlHandler(srv))
+	hs := httptest.NewServer(controlHandler(srv, func(ctx context.Context, pool string) (poolReadiness, error) {
+		return readPoolReadiness(ctx, kube, "topolvm-system", pool)
+	}))
 	t.Cleanup(hs.Close)
 	return kube, hs
 }
@@ -205,5 +212,86 @@ func TestControlDisk(t *testing.T) {
 	if a.code != http.StatusOK || json.Unmarshal([]byte(a.body), &got) != nil || got.Node != n.Name || got.CapacityBytes != capacity.Value() ||
 		got.AvailableBytes != capacity.Value()-3<<30 || len(got.Thresholds) != 1 || got.Thresholds[0].Signal != "nodefs.available" || got.Thresholds[0].Met {
 		t.Fatalf("disk: %d %s", a.code, a.body)
+	}
+}
+
+// TestControlPoolReady: GET /v1/nodepools/{pool}:ready answers, per node of the pool, the
+// ready marker's rules plus cordons: not Ready yet; ready once TopoLVM's label and a positive
+// CSIStorageCapacity for every topolvm.io StorageClass are there; not ready again when cordoned,
+// or when the capacity is published as 0 while the node's annotation says there is space. A pool
+// without nodes is not ready; a malformed path is 404.
+func TestControlPoolReady(t *testing.T) {
+	kube, hs := startControlTest(t)
+	ctx := t.Context()
+	get := func(path string) (int, poolReadiness) {
+		t.Helper()
+		res, err := http.Get(hs.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		var ans poolReadiness
+		if res.StatusCode == http.StatusOK {
+			if err := json.NewDecoder(res.Body).Decode(&ans); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return res.StatusCode, ans
+	}
+	check := func(step string, wantReady bool, wantReason string) {
+		t.Helper()
+		code, ans := get("/v1/nodepools/pool-a:ready")
+		if code != http.StatusOK || ans.Pool != "pool-a" || len(ans.Nodes) != 1 {
+			t.Fatalf("%s: %d %+v, want 200 with pool-a's one node", step, code, ans)
+		}
+		if ans.Ready != wantReady || ans.Nodes[0].Ready != wantReady || !strings.Contains(ans.Nodes[0].Reason, wantReason) {
+			t.Errorf("%s: %+v, want ready %v, reason containing %q", step, ans, wantReady, wantReason)
+		}
+	}
+	nodes, err := kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: gke.LabelNodePool + "=pool-a"})
+	if err != nil || len(nodes.Items) != 1 {
+		t.Fatalf("pool-a nodes: %v, %d", err, len(nodes.Items))
+	}
+	n := nodes.Items[0].DeepCopy()
+	n.Status.Conditions = nil
+	if _, err := kube.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	check("seeded, no Ready condition", false, "no Ready condition yet")
+
+	n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}
+	n.Labels[topolvm.TopologyKey] = n.Name
+	n.Annotations[topolvm.DefaultCapacityKey] = "107374182400"
+	if n, err = kube.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kube.StorageV1().StorageClasses().Create(ctx, &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "topolvm"}, Provisioner: topolvm.DriverName}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	check("Ready, StorageClass without capacity", false, "has no CSIStorageCapacity for StorageClass topolvm")
+	capacity := func(q string) *storagev1.CSIStorageCapacity {
+		v := resource.MustParse(q)
+		return &storagev1.CSIStorageCapacity{ObjectMeta: metav1.ObjectMeta{Name: "cap", Namespace: "topolvm-system"}, StorageClassName: "topolvm",
+			NodeTopology: &metav1.LabelSelector{MatchLabels: map[string]string{topolvm.TopologyKey: n.Name}}, Capacity: &v}
+	}
+	if _, err := kube.StorageV1().CSIStorageCapacities("topolvm-system").Create(ctx, capacity("0"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	check("capacity published as 0", false, "says 0 while")
+	if _, err := kube.StorageV1().CSIStorageCapacities("topolvm-system").Update(ctx, capacity("100Gi"), metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	check("published", true, "")
+	n.Spec.Unschedulable = true
+	if _, err := kube.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	check("cordoned", false, "is cordoned")
+
+	if code, ans := get("/v1/nodepools/no-such-pool:ready"); code != http.StatusOK || ans.Ready || len(ans.Nodes) != 0 {
+		t.Errorf("pool without nodes: %d %+v, want 200, not ready, no nodes", code, ans)
+	}
+	if code, _ := get("/v1/nodepools/pool-a"); code != http.StatusNotFound {
+		t.Errorf("GET /v1/nodepools/pool-a: %d, want 404", code)
 	}
 }

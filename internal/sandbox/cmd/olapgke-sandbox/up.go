@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"runtime/pprof"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -30,7 +31,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
-	storagelisters "k8s.io/client-go/listers/storage/v1"
 	"k8s.io/klog/v2"
 
 	"github.com/olapgke/terraform-provider-olapgke/internal/sandbox/controlplane"
@@ -319,7 +319,10 @@ func startSandbox(sigCtx context.Context, dir string, w *world.World, logFile *o
 			sb.errCh <- fmt.Errorf("GKE API emulator stopped: %v", err)
 		}
 	}()
-	if sb.controlURL, err = startControl(runCtx, srv); err != nil {
+	poolReady := func(ctx context.Context, pool string) (poolReadiness, error) {
+		return readPoolReadiness(ctx, cp.Kube, w.TopoLVM.Namespace, pool)
+	}
+	if sb.controlURL, err = startControl(runCtx, srv, poolReady); err != nil {
 		return sb, err
 	}
 	klog.InfoS("KWOK, TopoLVM and GKE emulator started", "elapsed", time.Since(phase).String(), "cpu", cpuTime().String())
@@ -471,7 +474,15 @@ func waitWorldReady(ctx context.Context, kube kubernetes.Interface, topolvmNames
 		// Every TopoLVM node has its CSIStorageCapacity per TopoLVM StorageClass: the scheduler
 		// places no WaitForFirstConsumer claim on a node without one (external-provisioner
 		// publishes them after the node plugin registered, in real mode just after the label).
-		if missing := missingCapacities(all, scs.Lister(), caps.Lister().CSIStorageCapacities(topolvmNamespace)); missing != "" {
+		classes, err := scs.Lister().List(labels.Everything())
+		if err != nil {
+			return false, err
+		}
+		published, err := caps.Lister().CSIStorageCapacities(topolvmNamespace).List(labels.Everything())
+		if err != nil {
+			return false, err
+		}
+		if missing := missingCapacities(all, classes, published); missing != "" {
 			last = missing
 			return false, nil
 		}
@@ -494,15 +505,7 @@ func waitWorldReady(ctx context.Context, kube kubernetes.Interface, topolvmNames
 // (GetCapacity then answers 0, topolvm v0.41.0 internal/driver/controller.go) and publishes the
 // real figure only at its next capacity poll. Until then the scheduler places no claim of that
 // class on the node, so the world is not ready.
-func missingCapacities(nodes []*corev1.Node, scs storagelisters.StorageClassLister, caps storagelisters.CSIStorageCapacityNamespaceLister) string {
-	classes, err := scs.List(labels.Everything())
-	if err != nil {
-		return err.Error()
-	}
-	all, err := caps.List(labels.Everything())
-	if err != nil {
-		return err.Error()
-	}
+func missingCapacities(nodes []*corev1.Node, classes []*storagev1.StorageClass, all []*storagev1.CSIStorageCapacity) string {
 	// node/StorageClass -> published, with a capacity above 0 in one of them (true) or not.
 	positive := map[string]bool{}
 	for _, c := range all {
@@ -535,6 +538,68 @@ func missingCapacities(nodes []*corev1.Node, scs storagelisters.StorageClassList
 		}
 	}
 	return ""
+}
+
+// poolReadiness is the sandbox's one answer to "can this node pool take TopoLVM volumes now"
+// (the control endpoint's GET /v1/nodepools/{pool}:ready): per node of the pool, the rules the
+// ready marker waits for (nodeNotReady, missingCapacities), plus what keeps a node of an existing
+// world from taking a volume: the volume-group bootstrap's start-up taint (no TopoLVM there yet)
+// and a cordon. Tests wait on it instead of judging readiness themselves (or with the planner
+// they test).
+type poolReadiness struct {
+	Pool  string          `json:"pool"`
+	Ready bool            `json:"ready"` // at least one node, and every node ready
+	Nodes []nodeReadiness `json:"nodes"`
+}
+
+type nodeReadiness struct {
+	Name   string `json:"name"`
+	Ready  bool   `json:"ready"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// readPoolReadiness answers poolReadiness for pool (the cloud.google.com/gke-nodepool label)
+// from the API server.
+func readPoolReadiness(ctx context.Context, kube kubernetes.Interface, topolvmNamespace, pool string) (poolReadiness, error) {
+	out := poolReadiness{Pool: pool, Nodes: []nodeReadiness{}}
+	nodes, err := kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: gke.LabelNodePool + "=" + pool})
+	if err != nil {
+		return out, err
+	}
+	scl, err := kube.StorageV1().StorageClasses().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return out, err
+	}
+	capl, err := kube.StorageV1().CSIStorageCapacities(topolvmNamespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return out, err
+	}
+	classes := make([]*storagev1.StorageClass, len(scl.Items))
+	for i := range scl.Items {
+		classes[i] = &scl.Items[i]
+	}
+	published := make([]*storagev1.CSIStorageCapacity, len(capl.Items))
+	for i := range capl.Items {
+		published[i] = &capl.Items[i]
+	}
+	sort.Slice(nodes.Items, func(i, j int) bool { return nodes.Items[i].Name < nodes.Items[j].Name })
+	out.Ready = len(nodes.Items) > 0
+	for i := range nodes.Items {
+		n := &nodes.Items[i]
+		why := nodeNotReady(n)
+		switch {
+		case why != "":
+		case hasTaint(n, topolvm.StartupTaintKey):
+			why = "node " + n.Name + " has taint " + topolvm.StartupTaintKey + " (the volume-group bootstrap has not prepared it)"
+		case n.Spec.Unschedulable:
+			why = "node " + n.Name + " is cordoned"
+		default:
+			why = missingCapacities([]*corev1.Node{n}, classes, published)
+		}
+		out.Nodes = append(out.Nodes, nodeReadiness{Name: n.Name, Ready: why == "", Reason: why})
+		out.Ready = out.Ready && why == ""
+	}
+	return out, nil
 }
 
 func nodeNotReady(n *corev1.Node) string {

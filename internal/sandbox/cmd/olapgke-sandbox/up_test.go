@@ -8,8 +8,6 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	storagelisters "k8s.io/client-go/listers/storage/v1"
-	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
 
 	"github.com/olapgke/terraform-provider-olapgke/internal/sandbox/topolvm"
@@ -50,16 +48,8 @@ func TestMissingCapacities(t *testing.T) {
 			if tc.annotation != "" {
 				n.Annotations[topolvm.CapacityAnnPrefix+"ssd"] = tc.annotation
 			}
-			scIdx := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
-			_ = scIdx.Add(sc)
-			_ = scIdx.Add(other)
-			capIdx := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
-			for _, c := range tc.caps {
-				_ = capIdx.Add(c)
-			}
 			bare := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "no-topolvm"}} // no topology label: not waited for
-			got := missingCapacities([]*corev1.Node{bare, n}, storagelisters.NewStorageClassLister(scIdx),
-				storagelisters.NewCSIStorageCapacityLister(capIdx).CSIStorageCapacities("topolvm-system"))
+			got := missingCapacities([]*corev1.Node{bare, n}, []*storagev1.StorageClass{sc, other}, tc.caps)
 			if tc.want == "" && got != "" || tc.want != "" && !strings.Contains(got, tc.want) {
 				t.Errorf("missingCapacities = %q, want %q", got, tc.want)
 			}
