@@ -76,10 +76,10 @@ type ImmutableChange struct {
 type Action string
 
 const (
-	ActionCreate    Action = "create"
-	ActionDelete    Action = "delete"
-	ActionRecreate  Action = "recreate"
-	ActionStale     Action = "stale"
+	ActionCreate   Action = "create"
+	ActionDelete   Action = "delete"
+	ActionRecreate Action = "recreate"
+	ActionStale    Action = "stale"
 	// ActionStranded is a stale ordinal (kept on the old revision: OnDelete, partition) whose
 	// Pod could not come back in place if it were deleted or evicted, keeping its PVCs (its PVs
 	// are pinned to nodes the update revision may not use): olapgke_statefulset_migration's to

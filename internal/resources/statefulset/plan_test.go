@@ -52,10 +52,10 @@ func TestVerdictDiagnostics(t *testing.T) {
 		allow      bool
 		errs, warn string
 	}{
-		"incident refused":           {plan: incidentPlan(planner.ActionRecreate), errs: "Ordinals Would Stay Pending", warn: "Ordinals Will Be Recreated"},
-		"incident allowed":           {plan: incidentPlan(planner.ActionRecreate), allow: true, warn: "Ordinals Will Be Recreated,Ordinals Would Stay Pending"},
+		"incident refused":              {plan: incidentPlan(planner.ActionRecreate), errs: "Ordinals Would Stay Pending", warn: "Ordinals Will Be Recreated"},
+		"incident allowed":              {plan: incidentPlan(planner.ActionRecreate), allow: true, warn: "Ordinals Will Be Recreated,Ordinals Would Stay Pending"},
 		"ondelete stranded is no error": {plan: incidentPlan(planner.ActionStranded), warn: "Stale Ordinals Cannot Be Recreated In Place"},
-		"unchanged says nothing":     {plan: &planner.Plan{Ordinals: []planner.OrdinalPlan{{Ordinal: 0, Action: planner.ActionUnchanged, Schedulable: true}}}},
+		"unchanged says nothing":        {plan: &planner.Plan{Ordinals: []planner.OrdinalPlan{{Ordinal: 0, Action: planner.ActionUnchanged, Schedulable: true}}}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -111,17 +111,17 @@ func (r *statefulSetResource) Schema(ctx context.Context, _ resource.SchemaReque
 					"live view (every ordinal as it is today: Pod, node, PVs; `action` `unchanged`, or `stale` / `stranded` for a Pod not at the update " +
 					"revision), so a plan reads \"today -> planned\". Entries are in ordinal order; `name` (the Pod name) identifies each.",
 				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
-					"name":        ordinalNameAttribute(),
-					"ordinal":     schema.Int64Attribute{Computed: true},
-					"pod":         schema.StringAttribute{Computed: true},
-					"node":        schema.StringAttribute{Computed: true, Description: "Node the Pod runs on today."},
-					"action":      schema.StringAttribute{Computed: true},
-					"wave":        schema.Int64Attribute{Computed: true, Description: "0: not acted on; 1: as soon as the apply lands; k+1: once wave k is Ready."},
+					"name":    ordinalNameAttribute(),
+					"ordinal": schema.Int64Attribute{Computed: true},
+					"pod":     schema.StringAttribute{Computed: true},
+					"node":    schema.StringAttribute{Computed: true, Description: "Node the Pod runs on today."},
+					"action":  schema.StringAttribute{Computed: true},
+					"wave":    schema.Int64Attribute{Computed: true, Description: "0: not acted on; 1: as soon as the apply lands; k+1: once wave k is Ready."},
 					"schedulable": schema.BoolAttribute{Computed: true, MarkdownDescription: "Whether the Pod the ordinal runs after this apply " +
 						"can be placed: for `create` and `recreate` the new Pod (false: it would stay Pending), for `stale` the Pod it would " +
 						"get if deleted, for `stranded` and `unchanged` the Pod it keeps."},
-					"reason":      schema.StringAttribute{Computed: true},
-					"blocked":     schema.BoolAttribute{Computed: true, Description: "An earlier wave stalls, so the controller never reaches this ordinal."},
+					"reason":  schema.StringAttribute{Computed: true},
+					"blocked": schema.BoolAttribute{Computed: true, Description: "An earlier wave stalls, so the controller never reaches this ordinal."},
 					"volumes": schema.ListNestedAttribute{Computed: true,
 						NestedObject: schema.NestedAttributeObject{Attributes: volumeAttributes()}},
 					"pvcs_after": schema.StringAttribute{Computed: true, MarkdownDescription: "For `delete` (a scale-down or destroy): " +
