@@ -16,6 +16,12 @@
 #                    Unset: no .sig is written, and the script says so.
 #   ALL=1            every OS/arch of .goreleaser.yml; otherwise the host's only (go env GOOS/GOARCH).
 #   DIST             output directory (default dist/ in the checkout); emptied first.
+#   REUSE_BUILD_CACHE=1  build the binary with `go build`'s own flags (no -trimpath, the
+#                    environment's CGO_ENABLED) instead of the release's, so that it links from
+#                    Go's build cache instead of compiling the provider's ~1,300 packages again
+#                    (-trimpath and CGO_ENABLED=0 change every package's cache key). The archives,
+#                    names, version stamp, checksums, signature and manifest are the release's.
+#                    For tests (internal/installacc); a release never sets it.
 #
 # GoReleaser's `before` hook (go mod tidy) is skipped here: a snapshot must not rewrite go.mod
 # in a shared checkout. The tag-triggered release runs it.
@@ -44,6 +50,11 @@ else
 	grep -q '^    goos: \[' .goreleaser.yml && grep -q '^    goarch: \[' .goreleaser.yml ||
 		{ echo "ERROR: .goreleaser.yml's goos/goarch lists are not where this script filters them" >&2; exit 1; }
 	sed -e "s/^    goos: \[.*\]/    goos: [$goos]/" -e "s/^    goarch: \[.*\]/    goarch: [\"$goarch\"]/" .goreleaser.yml > "$cfg"
+fi
+if [[ "${REUSE_BUILD_CACHE:-}" == 1 ]]; then
+	grep -q '^      - -trimpath$' "$cfg" && grep -q '^      - CGO_ENABLED=0$' "$cfg" ||
+		{ echo "ERROR: .goreleaser.yml's -trimpath / CGO_ENABLED=0 lines are not where this script drops them" >&2; exit 1; }
+	sed -i -e '/^      - -trimpath$/d' -e '/^    flags:$/d' -e "s/^      - CGO_ENABLED=0$/      - CGO_ENABLED=$(go env CGO_ENABLED)/" "$cfg"
 fi
 printf '\ndist: %s\nsnapshot:\n  version_template: "%s"\n' "$DIST" "$VERSION" >> "$cfg"
 
