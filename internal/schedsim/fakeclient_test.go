@@ -59,9 +59,7 @@ func TestFakeClientsetPath(t *testing.T) {
 }
 
 func TestFakeClientsetCost(t *testing.T) {
-	if testing.Short() {
-		t.Skip()
-	}
+	perfOnly(t)
 	sc := buildScenario(5000, 1000, true)
 	t0 := time.Now()
 	s1, err := NewWithOptions(context.Background(), sc.world, Options{})
