@@ -231,7 +231,7 @@ output "actions" { value = distinct([for o in data.olapgke_statefulset_plan.next
 		t.Fatalf("apply (data source only): %v\n%s", err, out)
 	}
 	if out, _ := tf.Run("output", "-json"); !strings.Contains(flat(out), `"all_schedulable": { "sensitive": false, "type": "bool", "value": true }`) ||
-		!(strings.Contains(out, `"stale"`) || strings.Contains(out, `"stranded"`)) || strings.Contains(out, "recreate") {
+		!strings.Contains(out, `"stale"`) && !strings.Contains(out, `"stranded"`) || strings.Contains(out, "recreate") {
 		t.Errorf("with OnDelete the prediction should recreate nothing:\n%s", out)
 	}
 
