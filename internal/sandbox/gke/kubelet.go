@@ -103,17 +103,7 @@ func (s *Server) SetKubelet(ctx context.Context, name string, state KubeletState
 	s.kubelets.stop(name) // the not-ready kubelet of an earlier call, if any
 	nodes := s.o.Kube.CoreV1().Nodes()
 	// The Lease first: a node annotated dead whose Lease KWOK still renews would look alive.
-	leases := s.o.Kube.CoordinationV1().Leases(corev1.NamespaceNodeLease)
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		l, err := leases.Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		l = l.DeepCopy()
-		setLeaseHolder(l, state, time.Now())
-		_, err = leases.Update(ctx, l, metav1.UpdateOptions{})
-		return err
-	})
+	err := s.writeLease(ctx, name, state)
 	if apierrors.IsNotFound(err) && state == KubeletAlive {
 		err = nil // KWOK creates it when it manages the node
 	}
@@ -152,6 +142,21 @@ func (s *Server) SetKubelet(ctx context.Context, name string, state KubeletState
 		s.kubelets.start(s, name)
 	}
 	return nil
+}
+
+// writeLease sets node name's Lease for a kubelet in state (setLeaseHolder, renewed now).
+func (s *Server) writeLease(ctx context.Context, name string, state KubeletState) error {
+	leases := s.o.Kube.CoordinationV1().Leases(corev1.NamespaceNodeLease)
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		l, err := leases.Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		l = l.DeepCopy()
+		setLeaseHolder(l, state, time.Now())
+		_, err = leases.Update(ctx, l, metav1.UpdateOptions{})
+		return err
+	})
 }
 
 // setLeaseHolder makes l the Lease of a dead kubelet (held by DeadKubeletHolder, renewed now for
@@ -247,17 +252,7 @@ func (s *Server) notReadyKubeletSync(ctx context.Context, name string) (bool, er
 	if n.Annotations[AnnotationKubelet] != string(KubeletNotReady) {
 		return false, nil
 	}
-	leases := s.o.Kube.CoordinationV1().Leases(corev1.NamespaceNodeLease)
-	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		l, err := leases.Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		l = l.DeepCopy()
-		setLeaseHolder(l, KubeletNotReady, time.Now())
-		_, err = leases.Update(ctx, l, metav1.UpdateOptions{})
-		return err
-	}); err != nil {
+	if err := s.writeLease(ctx, name, KubeletNotReady); err != nil {
 		return true, err
 	}
 	none := func() error { return nil }
