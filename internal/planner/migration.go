@@ -182,6 +182,9 @@ type Migration struct {
 	// revision, or the one the controller will give Desired's template.
 	targetRev string
 	onDelete  bool
+	// restart is the restart olapgke_restart_ordinals requested (stsutil.AnnotationRestart on
+	// the live set): Pod name -> the UID to replace.
+	restart map[string]string
 }
 
 // Snapshot is the snapshot the view was built on.
@@ -197,6 +200,9 @@ func NewMigration(s *Snapshot) *Migration {
 		v.onDelete = v.set.Spec.UpdateStrategy.Type == appsv1.OnDeleteStatefulSetStrategyType
 	}
 	if v.live != nil {
+		if r := stsutil.ReadRestart(v.live); r != nil {
+			v.restart = r.Pods
+		}
 		v.targetRev = v.live.Status.UpdateRevision
 		stale := v.live.Status.ObservedGeneration < v.live.Generation
 		if s.Desired != nil && (stale || !apiequality.Semantic.DeepEqual(s.Desired.Spec.Template, v.live.Spec.Template)) {
@@ -510,16 +516,25 @@ func (v *Migration) targetNodes() []*corev1.Node {
 }
 
 func (v *Migration) noTargetReason() string {
-	matching, reasons := 0, map[string]int{}
+	matching, evacuated, reasons := 0, 0, map[string]int{}
 	for _, n := range v.ix.nodes {
 		ok, _ := v.affinity.matches(n)
 		if !ok {
+			if Evacuating(n) != "" {
+				if f, _ := judgeNode(v.affinity.req, nil, n, checkMatch); f == failNone {
+					evacuated++
+				}
+			}
 			continue
 		}
 		matching++
 		if _, why := v.affinity.admits(n); why != "" {
 			reasons[why]++
 		}
+	}
+	if matching == 0 && evacuated > 0 {
+		return fmt.Sprintf("the template placement (%s) admits only nodes being evacuated (%d, taint %s): change it to admit other nodes first",
+			v.affinity.describe(), evacuated, stsutil.TaintEvacuating)
 	}
 	if matching == 0 {
 		return fmt.Sprintf("none of the %d nodes matches the template placement (%s)", len(v.ix.nodes), v.affinity.describe())

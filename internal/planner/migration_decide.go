@@ -111,6 +111,9 @@ func (v *Migration) podNeedsReplace(pod *corev1.Pod, pr MoveProgress) string {
 	if pr.OldPodUID != "" && pod.UID == pr.OldPodUID {
 		return "is the Pod the step started with"
 	}
+	if uid, ok := v.restart[pod.Name]; ok && string(pod.UID) == uid {
+		return "is the Pod a restart was requested for (" + stsutil.AnnotationRestart + ")"
+	}
 	return ""
 }
 

@@ -29,6 +29,9 @@ func newPodPlacement(t *corev1.PodTemplateSpec) podPlacement {
 // matches reports whether the node satisfies the required placement
 // (nodeSelector and required node affinity); why says which part fails.
 func (p podPlacement) matches(n *corev1.Node) (bool, string) {
+	if why := Evacuating(n); why != "" {
+		return false, why
+	}
 	if p.tmpl == nil {
 		return true, ""
 	}
@@ -42,6 +45,9 @@ func (p podPlacement) matches(n *corev1.Node) (bool, string) {
 // node: matches, not cordoned, every NoSchedule/NoExecute taint tolerated
 // (judgeNode with checkNow, the same evaluation the plan's verdicts use).
 func (p podPlacement) admits(n *corev1.Node) (bool, string) {
+	if why := Evacuating(n); why != "" {
+		return false, why
+	}
 	if p.tmpl == nil {
 		return true, ""
 	}
@@ -55,6 +61,20 @@ func (p podPlacement) admits(n *corev1.Node) (bool, string) {
 		return false, fmt.Sprintf("have the untolerated taint %s=%s:%s", t.Key, t.Value, t.Effect)
 	}
 	return true, ""
+}
+
+// Evacuating says why node n is being emptied ("" when it is not): it carries
+// stsutil.TaintEvacuating, which olapgke_evacuate_node_pool puts on a pool's nodes before
+// it moves the ordinals pinned there. Such a node is admitted by no template: the
+// migration's placement rejects it, so its ordinals move and none moves onto it, in the
+// plan and in every later look of a run (also one resumed after a kill).
+func Evacuating(n *corev1.Node) string {
+	for _, t := range n.Spec.Taints {
+		if t.Key == stsutil.TaintEvacuating {
+			return fmt.Sprintf("is being evacuated (taint %s=%s)", t.Key, t.Value)
+		}
+	}
+	return ""
 }
 
 // taintComparisonOperators mirrors the TaintTolerationComparisonOperators

@@ -5,6 +5,7 @@
 package stsutil
 
 import (
+	"encoding/json"
 	"slices"
 	"strconv"
 	"strings"
@@ -47,7 +48,44 @@ const (
 	// (the pending-gates annotation), apart from olapgke_statefulset's "olapgke", so neither
 	// sees the other's fields as drift.
 	FieldManagerMigration = "olapgke-migration"
+	// AnnotationRestart, on the StatefulSet, is a restart the action olapgke_restart_ordinals
+	// requested: JSON {"requested_at": RFC 3339, "pods": {"<pod>": "<uid>"}}, the Pods to
+	// replace by UID. A Pod whose UID is listed is replaced; its successor (another UID) is not,
+	// so a killed run resumes without restarting again what it already restarted, and no clock
+	// is compared. Removed when the restart ends.
+	AnnotationRestart = "olapgke.io/restart"
+	// TaintEvacuating (effect NoSchedule, value: the node pool) marks the nodes the action
+	// olapgke_evacuate_node_pool empties. The migration planner treats a tainted node as one the
+	// template no longer admits, so an ordinal whose PVs are pinned there moves, also in a run
+	// that resumes after a kill.
+	TaintEvacuating = "olapgke.io/evacuating"
 )
+
+// RestartRequest is the value of AnnotationRestart.
+type RestartRequest struct {
+	RequestedAt string `json:"requested_at"`
+	// Pods maps each Pod to restart to the UID it had when the restart was requested.
+	Pods map[string]string `json:"pods"`
+}
+
+// ReadRestart decodes AnnotationRestart of set (nil when absent or not valid JSON: a
+// malformed value restarts nothing).
+func ReadRestart(set *appsv1.StatefulSet) *RestartRequest {
+	if set == nil || set.Annotations[AnnotationRestart] == "" {
+		return nil
+	}
+	var r RestartRequest
+	if err := json.Unmarshal([]byte(set.Annotations[AnnotationRestart]), &r); err != nil || len(r.Pods) == 0 {
+		return nil
+	}
+	return &r
+}
+
+// FormatRestart is AnnotationRestart's value for r.
+func FormatRestart(r RestartRequest) string {
+	b, _ := json.Marshal(r) // a struct of strings: never fails
+	return string(b)
+}
 
 // GatesPending reads AnnotationGatesPending of set: the ordinals in ascending order (entries
 // that are not ordinals are ignored).
