@@ -9,9 +9,11 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/hashicorp/terraform-plugin-framework/action"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/function"
+	"github.com/hashicorp/terraform-plugin-framework/list"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/provider"
 	"github.com/hashicorp/terraform-plugin-framework/provider/schema"
@@ -32,8 +34,10 @@ import (
 const TypeName = "olapgke"
 
 var (
-	_ provider.Provider              = (*olapgkeProvider)(nil)
-	_ provider.ProviderWithFunctions = (*olapgkeProvider)(nil)
+	_ provider.Provider                  = (*olapgkeProvider)(nil)
+	_ provider.ProviderWithFunctions     = (*olapgkeProvider)(nil)
+	_ provider.ProviderWithActions       = (*olapgkeProvider)(nil)
+	_ provider.ProviderWithListResources = (*olapgkeProvider)(nil)
 )
 
 type olapgkeProvider struct {
@@ -157,9 +161,20 @@ func (p *olapgkeProvider) Configure(ctx context.Context, req provider.ConfigureR
 	})
 	resp.DataSourceData = c
 	resp.ResourceData = c
+	resp.ActionData = c
+	resp.ListResourceData = c
 }
 
 func (p *olapgkeProvider) Resources(context.Context) []func() resource.Resource { return resources() }
+
+// Actions are the day-2 verbs (olapgke_move_ordinals, olapgke_restart_ordinals,
+// olapgke_evacuate_node_pool): the migration's planner and engine, invoked on demand.
+func (p *olapgkeProvider) Actions(context.Context) []func() action.Action { return actions() }
+
+// ListResources are the `terraform query` lists (olapgke_statefulset, olapgke_local_ssd_node_pool).
+func (p *olapgkeProvider) ListResources(context.Context) []func() list.ListResource {
+	return listResources()
+}
 
 func (p *olapgkeProvider) DataSources(context.Context) []func() datasource.DataSource {
 	return dataSources()

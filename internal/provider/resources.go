@@ -1,7 +1,9 @@
 package provider
 
 import (
+	"github.com/hashicorp/terraform-plugin-framework/action"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/list"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 
 	"github.com/olapgke/terraform-provider-olapgke/internal/resources/deviceclass"
@@ -29,5 +31,22 @@ func dataSources() []func() datasource.DataSource {
 		NewClusterDataSource,
 		statefulset.NewOrdinalsDataSource,
 		statefulset.NewPlanDataSource,
+	}
+}
+
+// actions lists every action type (Terraform 1.14+; OpenTofu and older Terraform ignore them).
+func actions() []func() action.Action {
+	return []func() action.Action{
+		migration.NewMoveOrdinalsAction,
+		migration.NewRestartOrdinalsAction,
+		migration.NewEvacuateNodePoolAction,
+	}
+}
+
+// listResources lists every list resource (`terraform query`, Terraform 1.14+).
+func listResources() []func() list.ListResource {
+	return []func() list.ListResource{
+		statefulset.NewStatefulSetList,
+		nodepool.NewLocalSSDNodePoolList,
 	}
 }

@@ -276,13 +276,21 @@ func migrationDiagnostic(ns, name string, ordinals []int32, completed []complete
 	if len(done) > 0 {
 		kept = "Finished ordinals are kept in state: " + strings.Join(done, ", ") + "."
 	}
+	return stoppedDiagnostic(ns, name, ordinals, "run terraform apply again", "migration", kept, err)
+}
+
+// stoppedDiagnostic explains a stopped run of the migration engine. again says how to resume
+// ("run terraform apply again", or invoke the action again), what names the run in the
+// advice, kept what is recorded of the ordinals that finished.
+func stoppedDiagnostic(ns, name string, ordinals []int32, again, what, kept string, err error) diag.Diagnostic {
+	Again := strings.ToUpper(again[:1]) + again[1:]
 	checked := fmt.Sprintf("Restarting or moving ordinal(s) %s of StatefulSet %s/%s.", planner.JoinOrdinals(ordinals), ns, name)
 	if errors.Is(err, context.Canceled) { // Ctrl-C, or a run cancelled in HCP Terraform
 		return diagnostics.Error("Migration Cancelled", diagnostics.Detail{
 			Checked: checked,
-			Found: "The apply was cancelled " + engine.StoppedAt(err) + ". Ordinals after it were not touched " +
+			Found: "The " + map[bool]string{true: "apply", false: "action"}[what == "migration"] + " was cancelled " + engine.StoppedAt(err) + ". Ordinals after it were not touched " +
 				"(the StatefulSet's Events, reason " + engine.ReasonCancelled + ", say the same).",
-			Do: "Run terraform apply again when ready: the migration resumes from the cluster as it is, with " +
+			Do: Again + " when ready: the " + what + " resumes from the cluster as it is, with " +
 				"that ordinal first, from the step it reached. " + kept,
 		})
 	}
@@ -290,7 +298,7 @@ func migrationDiagnostic(ns, name string, ordinals []int32, completed []complete
 	if errors.As(err, &pe) {
 		return diagnostics.Error("Migration Precondition Failed", diagnostics.Detail{
 			Checked: checked, Found: capitalize(pe.Msg) + ". Nothing was deleted for the ordinal that was next.",
-			Do: "Fix the cause and run terraform apply again; the migration resumes with the ordinals that still need a move. " + kept,
+			Do: "Fix the cause and " + again + "; the " + what + " resumes with the ordinals that still need a move. " + kept,
 		})
 	}
 	var ge *engine.GateError
@@ -303,7 +311,7 @@ func migrationDiagnostic(ns, name string, ordinals []int32, completed []complete
 		return diagnostics.Error("Gate Did Not Pass", diagnostics.Detail{
 			Checked: checked,
 			Found:   found + " The next ordinals were not touched.",
-			Do: "Fix what the gate waits for (or its timeout) and run terraform apply again: the migration resumes at ordinal " +
+			Do: "Fix what the gate waits for (or its timeout) and " + again + ": the " + what + " resumes at ordinal " +
 				fmt.Sprint(ge.Ordinal) + "'s gates (the StatefulSet's olapgke.io/gates-pending annotation marks it) without " +
 				"deleting anything of it. " + kept,
 			Err: ge.Err,
@@ -339,8 +347,8 @@ func migrationDiagnostic(ns, name string, ordinals []int32, completed []complete
 		return diagnostics.Error(summary, diagnostics.Detail{
 			Checked: checked,
 			Found:   found + " Ordinals that were not being moved were not touched.",
-			Do: fixCause(me.Cause) + " and run terraform apply again: " +
-				"the migration resumes with ordinal " + fmt.Sprint(me.Ordinal) + " from the step it reached. " + kept,
+			Do: fixCause(me.Cause) + " and " + again + ": " +
+				"the " + what + " resumes with ordinal " + fmt.Sprint(me.Ordinal) + " from the step it reached. " + kept,
 			Err: me.Err,
 		})
 	}
@@ -348,10 +356,10 @@ func migrationDiagnostic(ns, name string, ordinals []int32, completed []complete
 		return diagnostics.Error("Migration Not Permitted", diagnostics.Detail{Checked: checked,
 			Found: "The API server refused a request the migration needs (RBAC); nothing was deleted after that.",
 			Do: "Grant the provider's credentials the verb and resource the API server names (the least-privilege guide " +
-				"lists them: examples/rbac/clusterrole.yaml) and run terraform apply again. " + kept, Err: err})
+				"lists them: examples/rbac/clusterrole.yaml) and " + again + ". " + kept, Err: err})
 	}
 	return diagnostics.Error("Migration Failed", diagnostics.Detail{Checked: checked, Found: "The migration stopped with an error.",
-		Do: "Fix the cause and run terraform apply again. " + kept, Err: err})
+		Do: "Fix the cause and " + again + ". " + kept, Err: err})
 }
 
 func mustDuration(s string) time.Duration {

@@ -202,6 +202,13 @@ type evaluation struct {
 // when it does not exist and nothing creates it). usePlanned judges the
 // StatefulSet this run writes (at plan time); the apply judges the live one.
 func (r *migrationResource) evaluate(ctx context.Context, m resourceModel, claims types.List, usePlanned bool) (*evaluation, diag.Diagnostics) {
+	return r.evaluateWith(ctx, m, claims, usePlanned, nil)
+}
+
+// evaluateWith is evaluate with the snapshot seen through request (nil: as read): the day-2
+// verbs judge the cluster as it is once their request is written (planner/verbs.go).
+func (r *migrationResource) evaluateWith(ctx context.Context, m resourceModel, claims types.List, usePlanned bool,
+	request func(*planner.Snapshot) *planner.Snapshot) (*evaluation, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	ns, name := m.Namespace.ValueString(), m.StatefulSet.ValueString()
 	ev := &evaluation{}
@@ -247,6 +254,9 @@ func (r *migrationResource) evaluate(ctx context.Context, m resourceModel, claim
 	if err != nil {
 		diags.Append(snapshotFailed(fmt.Sprintf("The StatefulSet %s/%s, its Pods, PVCs, PVs, Nodes, StorageClasses, capacities and PDBs (LIST calls).", ns, name), err))
 		return nil, diags
+	}
+	if request != nil && s.Live != nil {
+		s = request(s)
 	}
 	ev.snap = s
 	if s.Live == nil {

@@ -1,0 +1,360 @@
+package migration_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/retry"
+
+	"github.com/olapgke/terraform-provider-olapgke/internal/acctest"
+	"github.com/olapgke/terraform-provider-olapgke/internal/stsutil"
+)
+
+// The day-2 verbs through the real CLI (Terraform 1.14+: `terraform apply -invoke` and
+// lifecycle.action_trigger), against the sandbox's controllers and TopoLVM.
+
+func moveActionHCL(ns string, ordinals, extra string) string {
+	return fmt.Sprintf(`
+action "olapgke_move_ordinals" "m" {
+  config {
+    namespace   = %q
+    statefulset = "hist"
+    ordinals    = %s
+    %s
+  }
+}
+`, ns, ordinals, extra)
+}
+
+// invoke runs `terraform apply -invoke=action.<addr>` and returns its output.
+func invoke(tf *acctest.TF, addr string) (string, error) {
+	return tf.Apply("-invoke=action." + addr)
+}
+
+// TestAccActions_MoveOrdinals: olapgke_move_ordinals moves exactly the named ordinals onto the
+// template's pool, streams progress, refuses (nothing deleted) a move that cannot land or a
+// target the template does not confine it to, and resumes after SIGKILL.
+func TestAccActions_MoveOrdinals(t *testing.T) {
+	env := acctest.Sandbox(t)
+	acctest.PreCheck(t)
+	acctest.RequireActions(t)
+	ensurePool(t, env, "pool-b", 3)
+	f := newSet(t, env, "act-move", 3, "pool-a", "1Gi")
+	f.switchPool(t, "pool-b")
+	deletions := watchDeletions(t, env, f.ns)
+
+	// A target the template does not confine the moves to: refused at plan, nothing deleted.
+	tf := acctest.NewTF(t, moveActionHCL(f.ns, "[2]", `target_node_pool = "pool-a"`))
+	out, err := invoke(tf, "olapgke_move_ordinals.m")
+	if err == nil {
+		t.Fatalf("a move to pool-a, where the template does not go, was not refused:\n%s", out)
+	}
+	if s := acctest.ClearError(t, out); s != "Template Admits Nodes Outside The Target" {
+		t.Errorf("refusal %q, want Template Admits Nodes Outside The Target:\n%s", s, out)
+	}
+
+	// The target pool cordoned: the Pod could not land, refused at plan naming the reason.
+	must(t, cordonPool(t.Context(), env.Kube, "pool-b", true))
+	tf.Write(moveActionHCL(f.ns, "[2]", `target_node_pool = "pool-b"`))
+	out, err = invoke(tf, "olapgke_move_ordinals.m")
+	must(t, cordonPool(context.Background(), env.Kube, "pool-b", false))
+	if err == nil {
+		t.Fatalf("a move onto a cordoned pool was not refused:\n%s", out)
+	}
+	if s := acctest.ClearError(t, out); s != "Target Nodes Missing" {
+		t.Errorf("refusal %q, want Target Nodes Missing:\n%s", s, out)
+	}
+	if d := deletions(); len(d) != 0 {
+		t.Fatalf("refused moves deleted %v", d)
+	}
+	f.checkUntouched(t, 0, 1, 2)
+	waitPoolReady(t, env, "pool-b", 3)
+
+	// Ordinal 2 moves; 0 and 1 are not touched; the progress reaches the CLI.
+	out, err = invoke(tf, "olapgke_move_ordinals.m")
+	if err != nil {
+		t.Fatalf("invoke: %v\n%s", err, out)
+	}
+	for _, want := range []string{"ordinal 2 move done in", "act-move/hist: ordinals 2 (2 move), one at a time"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks the progress line %q:\n%s", want, out)
+		}
+	}
+	f.checkMoved(t, "pool-b", 2)
+	f.checkUntouched(t, 0, 1)
+	if _, err := tf.Run("show", "-json"); err != nil {
+		t.Fatalf("show: %v", err)
+	}
+
+	// Invoked again it has nothing to do (ordinal 2 is where the template places it): a warning.
+	out, err = invoke(tf, "olapgke_move_ordinals.m")
+	if err != nil || !strings.Contains(out, "Ordinals Not Moved") {
+		t.Errorf("second invoke: want success with the warning Ordinals Not Moved (%v):\n%s", err, out)
+	}
+
+	// Ordinals 1 and 0, killed after ordinal 1's PVC was deleted, then invoked again.
+	tf.Write(moveActionHCL(f.ns, "[1, 0]", `target_node_pool = "pool-b"`))
+	killAfterPVCDeleted(t, tf, f, 1, "olapgke_move_ordinals.m")
+	out, err = invoke(tf, "olapgke_move_ordinals.m")
+	if err != nil {
+		t.Fatalf("resumed invoke: %v\n%s", err, out)
+	}
+	f.checkMoved(t, "pool-b", 0, 1, 2)
+}
+
+// killAfterPVCDeleted starts the action and SIGKILLs terraform and the provider once ordinal
+// o's original PVC is being deleted.
+func killAfterPVCDeleted(t *testing.T, tf *acctest.TF, f *setFixture, o int32, addr string) {
+	t.Helper()
+	_, c := f.get(t, o)
+	origUID := c.UID
+	cmd, out := tf.Cmd(t.Context(), "apply", "-auto-approve", "-invoke=action."+addr)
+	killed := make(chan struct{}, 1)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	factory := informers.NewSharedInformerFactoryWithOptions(f.env.Kube, 0, informers.WithNamespace(f.ns))
+	inf := factory.Core().V1().PersistentVolumeClaims().Informer()
+	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{UpdateFunc: func(_, n any) {
+		pvc := n.(*corev1.PersistentVolumeClaim)
+		if pvc.UID == origUID && pvc.DeletionTimestamp != nil && cmd.Process != nil {
+			if syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) == nil {
+				select {
+				case killed <- struct{}{}:
+				default:
+				}
+			}
+		}
+	}})
+	factory.Start(ctx.Done())
+	factory.WaitForCacheSync(ctx.Done())
+	must(t, cmd.Start())
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-killed:
+		<-done
+		t.Logf("terraform and the provider killed (SIGKILL) after ordinal %d's PVC was deleted", o)
+	case err := <-done:
+		select {
+		case <-killed:
+		default:
+			t.Fatalf("the action ended before it could be killed (%v):\n%s", err, out)
+		}
+	case <-time.After(5 * time.Minute):
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		t.Fatalf("ordinal %d's PVC was not deleted within 5 minutes:\n%s", o, out)
+	}
+}
+
+// TestAccActions_RestartOrdinals: olapgke_restart_ordinals restarts exactly the named ordinals
+// in place (same node, same PV), in the controller's order, and removes its request; an
+// ordinal whose PVs no longer fit the template is refused (that is a move).
+func TestAccActions_RestartOrdinals(t *testing.T) {
+	env := acctest.Sandbox(t)
+	acctest.PreCheck(t)
+	acctest.RequireActions(t)
+	f := newSet(t, env, "act-restart", 3, "pool-a", "1Gi")
+	nodes := map[int32]string{}
+	for o := range f.n {
+		p, _ := f.get(t, o)
+		nodes[o] = p.Spec.NodeName
+	}
+	tf := acctest.NewTF(t, fmt.Sprintf(`
+action "olapgke_restart_ordinals" "r" {
+  config {
+    namespace   = %q
+    statefulset = "hist"
+    ordinals    = [0, 2]
+    gate {
+      name = "ready"
+      pod_condition { type = "Ready" }
+    }
+  }
+}
+`, f.ns))
+	out, err := invoke(tf, "olapgke_restart_ordinals.r")
+	if err != nil {
+		t.Fatalf("invoke: %v\n%s", err, out)
+	}
+	i2, i0 := strings.Index(out, "ordinal 2 restart done"), strings.Index(out, "ordinal 0 restart done")
+	if i2 < 0 || i0 < 0 || i2 > i0 {
+		t.Errorf("want progress for ordinal 2, then 0:\n%s", out)
+	}
+	for _, o := range []int32{0, 2} {
+		p, c := f.get(t, o)
+		if string(p.UID) == f.podUIDs[o] || c.Spec.VolumeName != f.pvs[o] || p.Spec.NodeName != nodes[o] {
+			t.Errorf("ordinal %d: Pod %s on %s with PV %s; want a new Pod on %s with PV %s", o, p.UID, p.Spec.NodeName, c.Spec.VolumeName, nodes[o], f.pvs[o])
+		}
+	}
+	f.checkUntouched(t, 1)
+	set, err := env.Kube.AppsV1().StatefulSets(f.ns).Get(t.Context(), "hist", metav1.GetOptions{})
+	must(t, err)
+	if v, ok := set.Annotations[stsutil.AnnotationRestart]; ok {
+		t.Errorf("restart request left on the StatefulSet: %s", v)
+	}
+
+	// The template moved to pool-b: a restart would leave the Pod Pending; refused at plan.
+	ensurePool(t, env, "pool-b", 3)
+	f.switchPool(t, "pool-b")
+	deletions := watchDeletions(t, env, f.ns)
+	out, err = invoke(tf, "olapgke_restart_ordinals.r")
+	if err == nil {
+		t.Fatalf("a restart of ordinals that must move was not refused:\n%s", out)
+	}
+	if s := acctest.ClearError(t, out); s != "Ordinals Need A Move" {
+		t.Errorf("refusal %q, want Ordinals Need A Move:\n%s", s, out)
+	}
+	if d := deletions(); len(d) != 0 {
+		t.Errorf("refused restart deleted %v", d)
+	}
+}
+
+// TestAccActions_EvacuateBeforeDestroy: a node pool's before_destroy action_trigger evacuates
+// its two ordinals onto another pool before the pool is deleted; when the evacuation cannot
+// land (the template admits only that pool) the destroy halts with the pool and data intact.
+func TestAccActions_EvacuateBeforeDestroy(t *testing.T) {
+	env := acctest.Sandbox(t)
+	acctest.PreCheck(t)
+	acctest.RequireActions(t)
+	ensurePool(t, env, "pool-b", 3)
+	poolHCL := `
+action "olapgke_evacuate_node_pool" "e" {
+  config {
+    node_pool            = "pool-e"
+    target_node_selector = { "cloud.google.com/gke-nodepool" = "pool-b" }
+  }
+}
+
+resource "olapgke_local_ssd_node_pool" "e" {
+  name                 = "pool-e"
+  machine_type         = "n2-standard-8"
+  local_nvme_ssd_count = 2
+  node_count           = 2
+  deletion_protection  = false
+  lifecycle {
+    action_trigger {
+      events     = [before_destroy]
+      actions    = [action.olapgke_evacuate_node_pool.e]
+      on_failure = halt
+    }
+  }
+}
+`
+	tf := acctest.NewTF(t, poolHCL)
+	if out, err := tf.Apply(); err != nil {
+		t.Fatalf("creating pool-e: %v\n%s", err, out)
+	}
+	t.Cleanup(func() { _, _ = tf.Run("destroy", "-auto-approve") })
+	waitPoolReady(t, env, "pool-e", 2)
+	f := newSet(t, env, "act-evac", 2, "pool-e", "1Gi")
+
+	// The template admits only pool-e: the evacuation is refused and the pool stays.
+	out, err := tf.Run("destroy", "-auto-approve")
+	if err == nil {
+		t.Fatalf("destroy with an evacuation that cannot land succeeded:\n%s", out)
+	}
+	// The pool's own guard refuses at plan: nothing could move the data off.
+	if s := acctest.ClearError(t, out); s != "Local Data Would Be Lost" {
+		t.Errorf("refusal %q, want Local Data Would Be Lost:\n%s", s, out)
+	}
+	if nodes := poolNodes(t, env, "pool-e"); len(nodes) != 2 {
+		t.Fatalf("pool-e has %d nodes after the halted destroy, want 2", len(nodes))
+	}
+	f.checkUntouched(t, 0, 1)
+
+	// Admit pool-b too: destroy evacuates both ordinals first, then deletes the pool.
+	sets := env.Kube.AppsV1().StatefulSets(f.ns)
+	must(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		s, err := sets.Get(t.Context(), f.name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		s.Spec.Template.Spec.NodeSelector = nil
+		s.Spec.Template.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
+			RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
+				MatchExpressions: []corev1.NodeSelectorRequirement{{Key: labelPool, Operator: corev1.NodeSelectorOpIn, Values: []string{"pool-e", "pool-b"}}},
+			}}},
+		}}
+		_, err = sets.Update(t.Context(), s, metav1.UpdateOptions{})
+		return err
+	}))
+
+	// A saved destroy plan applied after the target pool was cordoned: the evacuation refuses
+	// before changing anything (the same judgement as at plan). `terraform destroy` never halts
+	// on a before_destroy action's failure (Terraform 1.16.4, internal/terraform/
+	// node_resource_abstract_instance.go, invokeDestroyActions: "a full destroy walk must never
+	// be blocked" turns it into a warning, whatever on_failure says); the pool's own guard,
+	// checked again at apply, refuses the deletion: pool, nodes (not cordoned) and data intact.
+	if out, err := tf.Run("plan", "-destroy", "-out=destroy.tfplan"); err != nil {
+		t.Fatalf("plan -destroy: %v\n%s", err, out)
+	}
+	must(t, cordonPool(t.Context(), env.Kube, "pool-b", true))
+	out, err = tf.Run("apply", "destroy.tfplan")
+	must(t, cordonPool(context.Background(), env.Kube, "pool-b", false))
+	if err == nil {
+		t.Fatalf("the saved destroy applied with every target node cordoned:\n%s", out)
+	}
+	if s := acctest.ClearError(t, out); s != "Local Data Would Be Lost" {
+		t.Errorf("refusal %q, want the pool's Local Data Would Be Lost:\n%s", s, out)
+	}
+	if !strings.Contains(out, "Action failed: action.olapgke_evacuate_node_pool.e") || !strings.Contains(out, "Target Nodes Missing") {
+		t.Errorf("the evacuation's refusal (Target Nodes Missing) is not reported:\n%s", out)
+	}
+	if strings.Contains(out, "Destruction complete") {
+		t.Errorf("the pool was destroyed after the evacuation failed:\n%s", out)
+	}
+	nodes := poolNodes(t, env, "pool-e")
+	if len(nodes) != 2 {
+		t.Fatalf("pool-e has %d nodes after the halted destroy, want 2", len(nodes))
+	}
+	for _, n := range nodes {
+		node, err := env.Kube.CoreV1().Nodes().Get(t.Context(), n, metav1.GetOptions{})
+		must(t, err)
+		if node.Spec.Unschedulable || len(node.Spec.Taints) > 0 && strings.Contains(fmt.Sprint(node.Spec.Taints), stsutil.TaintEvacuating) {
+			t.Errorf("node %s was cordoned or tainted by a refused evacuation: %v", n, node.Spec.Taints)
+		}
+	}
+	f.checkUntouched(t, 0, 1)
+	waitPoolReady(t, env, "pool-b", 3)
+
+	out, err = tf.Run("destroy", "-auto-approve")
+	if err != nil {
+		t.Fatalf("destroy: %v\n%s", err, out)
+	}
+	evacuated, destroyed := strings.Index(out, "node pool pool-e evacuated: 2 ordinal(s) moved"), strings.Index(out, "olapgke_local_ssd_node_pool.e: Destruction complete")
+	if evacuated < 0 || destroyed < 0 || evacuated > destroyed {
+		t.Errorf("want the evacuation to finish before the pool is deleted:\n%s", out)
+	}
+	f.checkMoved(t, "pool-b", 0, 1)
+	if nodes := poolNodes(t, env, "pool-e"); len(nodes) != 0 {
+		t.Errorf("pool-e still has nodes %v", nodes)
+	}
+}
+
+func poolNodes(t *testing.T, env *acctest.Env, pool string) []string {
+	t.Helper()
+	var names []string
+	err := wait.PollUntilContextTimeout(t.Context(), 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		l, err := env.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: labelPool + "=" + pool})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return false, err
+		}
+		names = nil
+		for _, n := range l.Items {
+			names = append(names, n.Name)
+		}
+		return true, nil
+	})
+	must(t, err)
+	return names
+}
