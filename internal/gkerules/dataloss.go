@@ -259,3 +259,37 @@ func containsInt(s []int, n int) bool {
 	}
 	return false
 }
+
+// Evacuable reports whether every volume v puts at risk could be moved off the nodes before
+// they go: it belongs to an ordinal in range of a StatefulSet whose template's required
+// placement (nodeSelector and node affinity) admits one of others, the nodes that stay. It is
+// what olapgke_evacuate_node_pool (a before_destroy action_trigger) can do in the same run; the
+// migration planner judges the moves themselves (room, capacity, PDBs) when it runs. A volume
+// of no StatefulSet, or of a scaled-down ordinal, has nothing to move it.
+func Evacuable(v Verdict, sets []appsv1.StatefulSet, others []corev1.Node) bool {
+	if !v.Loses() {
+		return true
+	}
+	byName := map[string]*appsv1.StatefulSet{}
+	for i := range sets {
+		byName[sets[i].Namespace+"/"+sets[i].Name] = &sets[i]
+	}
+	for _, a := range v.AtRisk {
+		set := byName[a.StatefulSet]
+		if set == nil || a.ScaledDown || a.Ordinal < 0 {
+			return false
+		}
+		req := nodeaffinity.GetRequiredNodeAffinity(&corev1.Pod{Spec: set.Spec.Template.Spec})
+		admitted := false
+		for i := range others {
+			if ok, err := req.Match(&others[i]); err == nil && ok {
+				admitted = true
+				break
+			}
+		}
+		if !admitted {
+			return false
+		}
+	}
+	return true
+}

@@ -566,3 +566,54 @@ func TestEffectOfUnclassifiedFailsClosed(t *testing.T) {
 		t.Fatalf("Worst(labels, unclassified) = %s, want replace", got)
 	}
 }
+
+// Evacuable: the pool's data can be moved off only when each volume at risk belongs to an
+// ordinal of a StatefulSet whose template admits a node that stays.
+func TestEvacuable(t *testing.T) {
+	t.Parallel()
+	pinned := func(claim, node string) corev1.PersistentVolume {
+		return corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: "pv-" + claim}, Spec: corev1.PersistentVolumeSpec{
+			ClaimRef: &corev1.ObjectReference{Namespace: "olap", Name: claim},
+			NodeAffinity: &corev1.VolumeNodeAffinity{Required: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
+				MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "topology.topolvm.io/node", Operator: corev1.NodeSelectorOpIn, Values: []string{node}}},
+			}}}}}}
+	}
+	node := func(name, pool string) corev1.Node {
+		return corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{
+			"cloud.google.com/gke-nodepool": pool, "topology.topolvm.io/node": name}}}
+	}
+	set := func(pools ...string) appsv1.StatefulSet {
+		s := appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: "olap", Name: "hist"},
+			Spec: appsv1.StatefulSetSpec{Replicas: new(int32(2)), VolumeClaimTemplates: []corev1.PersistentVolumeClaim{{ObjectMeta: metav1.ObjectMeta{Name: "data"}}}}}
+		s.Spec.Template.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
+			RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
+				MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "cloud.google.com/gke-nodepool", Operator: corev1.NodeSelectorOpIn, Values: pools}},
+			}}}}}
+		return s
+	}
+	in := GuardInput{Kind: LossDestroy, Nodes: []corev1.Node{node("e-0", "pool-e")},
+		PVs: []corev1.PersistentVolume{pinned("data-hist-0", "e-0")},
+		PVCs: []corev1.PersistentVolumeClaim{{ObjectMeta: metav1.ObjectMeta{Namespace: "olap", Name: "data-hist-0"},
+			Spec: corev1.PersistentVolumeClaimSpec{VolumeName: "pv-data-hist-0"}}}}
+	others := []corev1.Node{node("b-0", "pool-b")}
+	for name, tc := range map[string]struct {
+		sets   []appsv1.StatefulSet
+		others []corev1.Node
+		want   bool
+	}{
+		"template admits a pool that stays": {sets: []appsv1.StatefulSet{set("pool-e", "pool-b")}, others: others, want: true},
+		"template admits only the pool":     {sets: []appsv1.StatefulSet{set("pool-e")}, others: others, want: false},
+		"no other node":                     {sets: []appsv1.StatefulSet{set("pool-e", "pool-b")}, want: false},
+		"no StatefulSet owns the volume":    {others: others, want: false},
+	} {
+		in := in
+		in.StatefulSets = tc.sets
+		v := Guard(in)
+		if !v.Loses() {
+			t.Fatalf("%s: the guard sees no loss", name)
+		}
+		if got := Evacuable(v, tc.sets, tc.others); got != tc.want {
+			t.Errorf("%s: Evacuable = %v, want %v", name, got, tc.want)
+		}
+	}
+}

@@ -304,6 +304,9 @@ func (r *nodePoolResource) Delete(ctx context.Context, req resource.DeleteReques
 	resp.Diagnostics.Append(d...)
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	if resp.Diagnostics.Append(r.destroyGuard(ctx, &state)...); resp.Diagnostics.HasError() {
+		return
+	}
 	api := r.api(ctx, &resp.Diagnostics)
 	if api == nil {
 		return

@@ -79,3 +79,13 @@ func readClusterState(ctx context.Context, kc kubernetes.Interface, pool string,
 	s.PVs, s.PVCs, s.StatefulSets = pvs.Items, pvcs.Items, sets.Items
 	return s, nil
 }
+
+// nodesOutside lists the cluster's nodes that are not in pool (label selector `!=`, which also
+// matches nodes without the label).
+func nodesOutside(ctx context.Context, kc kubernetes.Interface, pool string) ([]corev1.Node, error) {
+	l, err := olapkube.List(ctx, kc.CoreV1().Nodes().List, metav1.ListOptions{LabelSelector: stsutil.LabelNodePool + "!=" + pool})
+	if err != nil {
+		return nil, err
+	}
+	return l.Items, nil
+}

@@ -453,10 +453,55 @@ func (r *nodePoolResource) planDestroy(ctx context.Context, req resource.ModifyP
 		return
 	}
 	v := gkerules.Guard(gkerules.GuardInput{Kind: gkerules.LossDestroy, Nodes: cs.Nodes, PVs: cs.PVs, PVCs: cs.PVCs, Pods: cs.Pods, StatefulSets: cs.StatefulSets})
+	if !v.Loses() {
+		return
+	}
+	name := state.Name.ValueString()
+	if others, err := nodesOutside(ctx, kc, name); err == nil && gkerules.Evacuable(v, cs.StatefulSets, others) {
+		// The data could be moved off first in this run (olapgke_evacuate_node_pool as a
+		// before_destroy action_trigger): Delete checks again and refuses if it was not.
+		resp.Diagnostics.Append(diagnostics.Warning("Local Data Must Move Before Destroy", diagnostics.Detail{
+			Checked: "Which PersistentVolumes live on the nodes of node pool " + name + ", which destroy would delete.",
+			Found: "Ordinals keep Local SSD data there (" + v.Ordinals() + "); their templates also admit nodes outside " +
+				"the pool, so they can be moved off first.",
+			Do: "Move them before the pool goes: an olapgke_evacuate_node_pool action in this resource's " +
+				"lifecycle.action_trigger (events = [before_destroy]) does it in the same run. Apply checks again " +
+				"and refuses to delete the pool while the data is still there.",
+		}))
+		return
+	}
+	d := dataLossDiag(name, loss{kind: gkerules.LossDestroy, detail: "destroying the node pool deletes every node"}, v, false)
+	resp.Diagnostics.Append(diagnostics.Error(d.Summary(), diagnostics.Detail{Found: d.Detail()}))
+}
+
+// destroyGuard is the data-loss check of Delete, at apply: the plan may have let the destroy
+// through because the data could be moved off first (Local Data Must Move Before Destroy).
+// It fails closed: a cluster that cannot be read deletes nothing.
+func (r *nodePoolResource) destroyGuard(ctx context.Context, state *model) diag.Diagnostics {
+	var diags diag.Diagnostics
+	if state.AllowLocalDataLoss.ValueBool() || r.c == nil || r.c.Deferred() {
+		return diags
+	}
+	kc, err := r.c.Kube(ctx)
+	var cs *clusterState
+	if err == nil {
+		cs, err = readClusterState(ctx, kc, state.Name.ValueString(), true)
+	}
+	if err != nil {
+		diags.Append(diagnostics.Error("Data-Loss Check Failed", diagnostics.Detail{
+			Checked: "Which PersistentVolumes live on the nodes of node pool " + state.Name.ValueString() + ", before deleting it.",
+			Found:   "The Kubernetes API could not be read; the pool was not deleted.",
+			Do:      "Make the cluster's API server reachable and apply again, or set allow_local_data_loss = true (and apply) before destroying.",
+			Err:     err,
+		}))
+		return diags
+	}
+	v := gkerules.Guard(gkerules.GuardInput{Kind: gkerules.LossDestroy, Nodes: cs.Nodes, PVs: cs.PVs, PVCs: cs.PVCs, Pods: cs.Pods, StatefulSets: cs.StatefulSets})
 	if v.Loses() {
 		d := dataLossDiag(state.Name.ValueString(), loss{kind: gkerules.LossDestroy, detail: "destroying the node pool deletes every node"}, v, false)
-		resp.Diagnostics.Append(diagnostics.Error(d.Summary(), diagnostics.Detail{Found: d.Detail()}))
+		diags.Append(diagnostics.Error(d.Summary(), diagnostics.Detail{Found: d.Detail() + " The pool was not deleted."}))
 	}
+	return diags
 }
 
 // demandMode says where planEphemeral takes the ephemeral-storage demand from when
