@@ -131,7 +131,7 @@ func (f *TF) Cmd(ctx context.Context, args ...string) (*exec.Cmd, *bytes.Buffer)
 		n = 2
 	}
 	full := append(append([]string{}, args[:n]...), "-no-color")
-	if args[0] != "state" && args[0] != "show" && args[0] != "get" && args[0] != "output" {
+	if args[0] != "state" && args[0] != "show" && args[0] != "get" && args[0] != "output" && args[0] != "query" {
 		full = append(full, "-input=false")
 	}
 	full = append(full, args[n:]...)
