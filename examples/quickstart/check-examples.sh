@@ -68,6 +68,8 @@ validate() {
 
 cli_version=$("$TERRAFORM" version 2>/dev/null | sed -n '1s/^[^v]*v//p')
 identity_cli() { [[ "$(printf '%s\n' 1.12.0 "$cli_version" | sort -V | head -n 1)" == 1.12.0 ]]; }
+# Actions (and `terraform query`) came with Terraform 1.14; OpenTofu has neither.
+actions_cli() { "$TERRAFORM" version 2>/dev/null | grep -q '^Terraform' && [[ "$(printf '%s\n' 1.14.0 "$cli_version" | sort -V | head -n 1)" == 1.14.0 ]]; }
 
 count=0
 mapfile -t dirs < <(cd "$ROOT" && find examples modules -name '*.tf' -not -path '*/.terraform/*' -printf '%h\n' | sort -u)
@@ -93,6 +95,13 @@ for d in "${dirs[@]}"; do
 			fi
 			validate "$d/$(basename "$f")" "$tmp"
 		done
+		;;
+	examples/actions/*)
+		if actions_cli; then
+			validate "$d" "$ROOT/$d"
+		else
+			echo "skip  $d (actions need Terraform 1.14+; $TERRAFORM is $cli_version)"
+		fi
 		;;
 	*) validate "$d" "$ROOT/$d" ;;
 	esac
