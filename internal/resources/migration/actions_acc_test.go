@@ -142,7 +142,7 @@ func killAfterPVCDeleted(t *testing.T, tf *acctest.TF, f *setFixture, o int32, a
 	go func() { done <- cmd.Wait() }()
 	select {
 	case <-killed:
-		<-done
+		t.Logf("killed action ended: %v", <-done)
 		t.Logf("terraform and the provider killed (SIGKILL) after ordinal %d's PVC was deleted", o)
 	case err := <-done:
 		select {
