@@ -3,7 +3,6 @@ package migration
 import (
 	"context"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 
@@ -195,7 +194,7 @@ func (a *evacuateNodePoolAction) judge(ctx context.Context, kube kubernetes.Inte
 		if d.HasError() || ev == nil || ev.plan == nil {
 			continue
 		}
-		moving := moveList(slices.DeleteFunc(slices.Clone(ev.plan.Moves), func(mv planner.Move) bool { return mv.Action != planner.MigrationMove }))
+		moving := moveList(slices.DeleteFunc(slices.Clone(ev.plan.Moves), func(mv planner.Move) bool { return !evacuationStep(ev, mv) }))
 		if len(moving) == 0 {
 			continue
 		}
@@ -214,31 +213,8 @@ func (a *evacuateNodePoolAction) judge(ctx context.Context, kube kubernetes.Inte
 
 // checkSelector refuses when the template admits nodes outside target_node_selector.
 func checkSelector(cfg evacuateNodePoolModel, ev *evaluation, set string) diag.Diagnostics {
-	var diags diag.Diagnostics
-	want := map[string]string{}
-	for k, v := range cfg.TargetNodeSelector.Elements() {
-		if s, ok := v.(types.String); ok {
-			want[k] = s.ValueString()
-		}
-	}
-	if len(want) == 0 {
-		return diags
-	}
-	outside := outsideTarget(ev.snap.Nodes, ev.plan.TargetNodes, want)
-	if len(outside) == 0 {
-		return diags
-	}
-	var sel []string
-	for _, k := range slices.Sorted(maps.Keys(want)) {
-		sel = append(sel, k+"="+want[k])
-	}
-	diags.Append(diagnostics.Error("Template Admits Nodes Outside The Target", diagnostics.Detail{
-		Checked: fmt.Sprintf("The nodes outside node pool %s that the template of StatefulSet %s admits for new Pods, against "+
-			"target_node_selector %s.", cfg.NodePool.ValueString(), set, strings.Join(sel, ", ")),
-		Found: fmt.Sprintf("%d of them do not match it: %s. The scheduler could put a moved ordinal there.", len(outside), strings.Join(outside, ", ")),
-		Do:    "Narrow the template's placement (with updateStrategy OnDelete nothing else rolls) or the selector. Nothing was changed.",
-	}))
-	return diags
+	return refuseOutsideTarget(ev, selectorOf(cfg.TargetNodeSelector), fmt.Sprintf(
+		"The nodes outside node pool %s that the template of StatefulSet %s admits for new Pods", cfg.NodePool.ValueString(), set))
 }
 
 func moveList(moves []planner.Move) []int32 {
@@ -259,4 +235,23 @@ func describeMoves(moves []planner.Move) string {
 		parts = append(parts, fmt.Sprintf("%s from %s to %s (predicted)", m.Pod, m.FromNode, to))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// evacuationStep reports whether mv is the evacuation's to run: a move (its PVs are on the
+// pool), a gate a killed run left pending, or a restart whose Pod is not Running and Ready (a
+// move a killed run left half done, the new Pod on its way). A restart of a Ready Pod at an
+// old revision is not the evacuation's: it stays for the migration that rolls the template.
+func evacuationStep(ev *evaluation, mv planner.Move) bool {
+	switch mv.Action {
+	case planner.MigrationMove, planner.MigrationGate:
+		return true
+	case planner.MigrationRestart:
+		for i := range ev.snap.Pods {
+			if p := &ev.snap.Pods[i]; p.Name == mv.Pod && p.Namespace == ev.snap.Live.Namespace {
+				return !stsutil.PodRunningAndReady(p) || p.DeletionTimestamp != nil
+			}
+		}
+		return true // no Pod: the controller recreates it
+	}
+	return false
 }

@@ -137,76 +137,58 @@ func (a *moveOrdinalsAction) judge(ctx context.Context, cfg moveOrdinalsModel) (
 	if ev.plan == nil { // the StatefulSet does not exist; evaluate said so
 		return m, nil, diags
 	}
-	var moving, staying []int32
-	var stayWhy []string
+	// Every step the migration plans for a named ordinal runs: a move, a gate a killed run left
+	// pending, or a restart (a move a killed run left half done: the Pod is being recreated; or
+	// a Pod at an old revision on a node the template still admits). Named ordinals with no
+	// step are where the template places them.
+	var staying []int32
 	for _, o := range ordinalsOf(cfg.Ordinals) {
-		i := slices.IndexFunc(ev.plan.Moves, func(mv planner.Move) bool { return mv.Ordinal == o })
-		switch {
-		case i >= 0 && (ev.plan.Moves[i].Action == planner.MigrationMove || ev.plan.Moves[i].Action == planner.MigrationGate):
-			// A gate step: a killed run moved it but its gates were not seen to pass.
-			moving = append(moving, o)
-		case i >= 0 || slices.ContainsFunc(ev.plan.Problems, func(p planner.MigrationProblem) bool {
-			return p.Ordinal == o && p.Kind == planner.ProblemUnknownOrdinal
-		}):
-			if i >= 0 {
-				staying = append(staying, o)
-				stayWhy = append(stayWhy, fmt.Sprintf("%d: %s", o, ev.plan.Moves[i].Reason))
-			}
-		default:
+		if !slices.ContainsFunc(ev.plan.Moves, func(mv planner.Move) bool { return mv.Ordinal == o }) &&
+			!slices.ContainsFunc(ev.plan.Problems, func(p planner.MigrationProblem) bool { return p.Ordinal == o && p.Kind == planner.ProblemUnknownOrdinal }) {
 			staying = append(staying, o)
-			stayWhy = append(stayWhy, fmt.Sprintf("%d: runs where the template places it", o))
 		}
 	}
 	if len(staying) > 0 {
 		diags.Append(diagnostics.Warning("Ordinals Not Moved", diagnostics.Detail{
 			Checked: fmt.Sprintf("Where ordinal(s) %s of StatefulSet %s/%s run, against its template placement (%s).",
 				planner.JoinOrdinals(staying), ns, name, ev.plan.Target),
-			Found: "They need no move (" + strings.Join(stayWhy, "; ") + "). A StatefulSet has one template for every " +
-				"Pod: an ordinal moves only when its node or PVs no longer fit it.",
+			Found: "Their Pods and PVs are where the template places them, so they need no move. A StatefulSet " +
+				"has one template for every Pod: an ordinal moves only when its node or PVs no longer fit it.",
 			Do: "Nothing, if they are where they should be. To move them, change the template's placement to the " +
 				"target first (with updateStrategy OnDelete, so nothing else rolls), then invoke this action.",
 		}))
 	}
-	if unknown := slices.ContainsFunc(ev.plan.Problems, func(p planner.MigrationProblem) bool { return p.Kind == planner.ProblemUnknownOrdinal }); unknown || len(moving) > 0 {
-		// Plan again for the moving ordinals only: the problems (placement, capacity, PDBs,
-		// others ready) of exactly what runs.
-		m.Ordinals = ordinalList(append(moving, unknownOrdinals(ev.plan)...))
-		ev, d = res.evaluate(ctx, m, m.VolumeClaims, false)
-		diags.Append(d...)
-		if diags.HasError() {
-			return m, nil, diags
-		}
-		diags.Append(problemsOf(m, ev)...)
-		diags.Append(a.checkTarget(cfg, ev)...)
-	} else {
-		ev.plan.Moves = nil
-	}
+	diags.Append(problemsOf(m, ev)...)
+	diags.Append(a.checkTarget(cfg, ev)...)
 	return m, ev, diags
-}
-
-func unknownOrdinals(p *planner.MigrationPlan) []int32 {
-	var out []int32
-	for _, pr := range p.Problems {
-		if pr.Kind == planner.ProblemUnknownOrdinal {
-			out = append(out, pr.Ordinal)
-		}
-	}
-	return out
 }
 
 // checkTarget refuses when the template admits nodes outside the target: the scheduler, not
 // the action, picks among them.
 func (a *moveOrdinalsAction) checkTarget(cfg moveOrdinalsModel, ev *evaluation) diag.Diagnostics {
-	var diags diag.Diagnostics
-	want := map[string]string{}
+	want := selectorOf(cfg.TargetNodeSelector)
 	if !cfg.TargetNodePool.IsNull() {
 		want[stsutil.LabelNodePool] = cfg.TargetNodePool.ValueString()
 	}
-	for k, v := range cfg.TargetNodeSelector.Elements() {
+	return refuseOutsideTarget(ev, want, fmt.Sprintf("The nodes the template of StatefulSet %s/%s admits for new Pods (%s)",
+		cfg.Namespace.ValueString(), cfg.StatefulSet.ValueString(), ev.plan.Target))
+}
+
+// selectorOf decodes a map of node labels (empty when null).
+func selectorOf(m types.Map) map[string]string {
+	want := map[string]string{}
+	for k, v := range m.Elements() {
 		if s, ok := v.(types.String); ok {
 			want[k] = s.ValueString()
 		}
 	}
+	return want
+}
+
+// refuseOutsideTarget is the error when a node the plan's moves may land on (ev.plan.TargetNodes)
+// lacks a label of want; checked names those nodes.
+func refuseOutsideTarget(ev *evaluation, want map[string]string, checked string) diag.Diagnostics {
+	var diags diag.Diagnostics
 	if len(want) == 0 || len(ev.plan.Moves) == 0 {
 		return diags
 	}
@@ -219,8 +201,7 @@ func (a *moveOrdinalsAction) checkTarget(cfg moveOrdinalsModel, ev *evaluation) 
 		sel = append(sel, k+"="+want[k])
 	}
 	diags.Append(diagnostics.Error("Template Admits Nodes Outside The Target", diagnostics.Detail{
-		Checked: fmt.Sprintf("The nodes the template of StatefulSet %s/%s admits for new Pods (%s), against the target %s.",
-			cfg.Namespace.ValueString(), cfg.StatefulSet.ValueString(), ev.plan.Target, strings.Join(sel, ", ")),
+		Checked: checked + ", against the target " + strings.Join(sel, ", ") + ".",
 		Found: fmt.Sprintf("%d of them are outside the target: %s. The scheduler could put a moved ordinal there.",
 			len(outside), strings.Join(outside, ", ")),
 		Do: "Narrow the template's placement to the target (nodeSelector or required node affinity; with " +

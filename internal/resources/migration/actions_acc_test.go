@@ -11,12 +11,15 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/retry"
 
 	"github.com/olapgke/terraform-provider-olapgke/internal/acctest"
+	"github.com/olapgke/terraform-provider-olapgke/internal/gke"
+	"github.com/olapgke/terraform-provider-olapgke/internal/provider"
 	"github.com/olapgke/terraform-provider-olapgke/internal/stsutil"
 )
 
@@ -117,16 +120,21 @@ func TestAccActions_MoveOrdinals(t *testing.T) {
 func killAfterPVCDeleted(t *testing.T, tf *acctest.TF, f *setFixture, o int32, addr string) {
 	t.Helper()
 	_, c := f.get(t, o)
-	origUID := c.UID
+	killWhenDeleting(t, tf, f, "PVC of ordinal "+fmt.Sprint(o), c.UID, addr)
+}
+
+// killWhenDeleting starts `terraform apply -invoke=action.<addr>` and SIGKILLs terraform and the
+// provider together (as when a CI runner dies) once the Pod or PVC with uid in f's namespace
+// starts terminating.
+func killWhenDeleting(t *testing.T, tf *acctest.TF, f *setFixture, what string, uid types.UID, addr string) {
+	t.Helper()
 	cmd, out := tf.Cmd(t.Context(), "apply", "-auto-approve", "-invoke=action."+addr)
 	killed := make(chan struct{}, 1)
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	factory := informers.NewSharedInformerFactoryWithOptions(f.env.Kube, 0, informers.WithNamespace(f.ns))
-	inf := factory.Core().V1().PersistentVolumeClaims().Informer()
-	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{UpdateFunc: func(_, n any) {
-		pvc := n.(*corev1.PersistentVolumeClaim)
-		if pvc.UID == origUID && pvc.DeletionTimestamp != nil && cmd.Process != nil {
+	kill := func(obj any) {
+		m, ok := obj.(metav1.Object)
+		if ok && m.GetUID() == uid && m.GetDeletionTimestamp() != nil && cmd.Process != nil {
 			if syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) == nil {
 				select {
 				case killed <- struct{}{}:
@@ -134,7 +142,11 @@ func killAfterPVCDeleted(t *testing.T, tf *acctest.TF, f *setFixture, o int32, a
 				}
 			}
 		}
-	}})
+	}
+	factory := informers.NewSharedInformerFactoryWithOptions(f.env.Kube, 0, informers.WithNamespace(f.ns))
+	for _, inf := range []cache.SharedIndexInformer{factory.Core().V1().PersistentVolumeClaims().Informer(), factory.Core().V1().Pods().Informer()} {
+		_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{UpdateFunc: func(_, n any) { kill(n) }})
+	}
 	factory.Start(ctx.Done())
 	factory.WaitForCacheSync(ctx.Done())
 	must(t, cmd.Start())
@@ -143,7 +155,7 @@ func killAfterPVCDeleted(t *testing.T, tf *acctest.TF, f *setFixture, o int32, a
 	select {
 	case <-killed:
 		t.Logf("killed action ended: %v", <-done)
-		t.Logf("terraform and the provider killed (SIGKILL) after ordinal %d's PVC was deleted", o)
+		t.Logf("terraform and the provider killed (SIGKILL) once the %s was being deleted", what)
 	case err := <-done:
 		select {
 		case <-killed:
@@ -152,7 +164,7 @@ func killAfterPVCDeleted(t *testing.T, tf *acctest.TF, f *setFixture, o int32, a
 		}
 	case <-time.After(5 * time.Minute):
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		t.Fatalf("ordinal %d's PVC was not deleted within 5 minutes:\n%s", o, out)
+		t.Fatalf("the %s was not deleted within 5 minutes:\n%s", what, out)
 	}
 }
 
@@ -201,6 +213,46 @@ action "olapgke_restart_ordinals" "r" {
 	must(t, err)
 	if v, ok := set.Annotations[stsutil.AnnotationRestart]; ok {
 		t.Errorf("restart request left on the StatefulSet: %s", v)
+	}
+
+	// All three, killed once ordinal 2's Pod (the first) is being deleted, then invoked again:
+	// ordinal 2 is not restarted a second time, 1 and 0 are.
+	before := map[int32]string{}
+	for o := range f.n {
+		p, _ := f.get(t, o)
+		before[o] = string(p.UID)
+	}
+	tf.Write(fmt.Sprintf(`
+action "olapgke_restart_ordinals" "r" {
+  config {
+    namespace   = %q
+    statefulset = "hist"
+  }
+}
+`, f.ns))
+	p2, _ := f.get(t, 2)
+	killWhenDeleting(t, tf, f, "Pod of ordinal 2", p2.UID, "olapgke_restart_ordinals.r")
+	var second string
+	err = wait.PollUntilContextTimeout(t.Context(), 200*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		p, err := env.Kube.CoreV1().Pods(f.ns).Get(ctx, "hist-2", metav1.GetOptions{})
+		if err != nil {
+			return false, client(err)
+		}
+		second = string(p.UID)
+		return second != before[2] && stsutil.PodReady(p), nil
+	})
+	must(t, err)
+	out, err = invoke(tf, "olapgke_restart_ordinals.r")
+	if err != nil {
+		t.Fatalf("resumed restart: %v\n%s", err, out)
+	}
+	if p, _ := f.get(t, 2); string(p.UID) != second {
+		t.Errorf("ordinal 2 restarted again after the resume (Pod %s, was %s)", p.UID, second)
+	}
+	for _, o := range []int32{1, 0} {
+		if p, c := f.get(t, o); string(p.UID) == before[o] || c.Spec.VolumeName != f.pvs[o] {
+			t.Errorf("ordinal %d after the resume: Pod %s (was %s), PV %s (was %s)", o, p.UID, before[o], c.Spec.VolumeName, f.pvs[o])
+		}
 	}
 
 	// The template moved to pool-b: a restart would leave the Pod Pending; refused at plan.
@@ -273,22 +325,7 @@ resource "olapgke_local_ssd_node_pool" "e" {
 	f.checkUntouched(t, 0, 1)
 
 	// Admit pool-b too: destroy evacuates both ordinals first, then deletes the pool.
-	sets := env.Kube.AppsV1().StatefulSets(f.ns)
-	must(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		s, err := sets.Get(t.Context(), f.name, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		s.Spec.Template.Spec.NodeSelector = nil
-		s.Spec.Template.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
-			RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
-				MatchExpressions: []corev1.NodeSelectorRequirement{{Key: labelPool, Operator: corev1.NodeSelectorOpIn, Values: []string{"pool-e", "pool-b"}}},
-			}}},
-		}}
-		_, err = sets.Update(t.Context(), s, metav1.UpdateOptions{})
-		return err
-	}))
-
+	f.admitPools(t, "pool-e", "pool-b")
 	// A saved destroy plan applied after the target pool was cordoned: the evacuation refuses
 	// before changing anything (the same judgement as at plan). `terraform destroy` never halts
 	// on a before_destroy action's failure (Terraform 1.16.4, internal/terraform/
@@ -357,4 +394,103 @@ func poolNodes(t *testing.T, env *acctest.Env, pool string) []string {
 	})
 	must(t, err)
 	return names
+}
+
+// admitPools replaces the template's placement with required node affinity to pools (the
+// template changes; OnDelete: no Pod does).
+func (f *setFixture) admitPools(t *testing.T, pools ...string) {
+	t.Helper()
+	sets := f.env.Kube.AppsV1().StatefulSets(f.ns)
+	must(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		s, err := sets.Get(t.Context(), f.name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		s.Spec.Template.Spec.NodeSelector = nil
+		s.Spec.Template.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
+			RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
+				MatchExpressions: []corev1.NodeSelectorRequirement{{Key: labelPool, Operator: corev1.NodeSelectorOpIn, Values: pools}},
+			}}},
+		}}
+		_, err = sets.Update(t.Context(), s, metav1.UpdateOptions{})
+		return err
+	}))
+}
+
+// TestAccActions_EvacuateInvokedResumes: invoked directly, plan_only reports and changes nothing;
+// the evacuation, killed once the first ordinal's PVC is being deleted, finishes when invoked
+// again (the taint on the pool's nodes is how it knows), and the pool stays cordoned.
+func TestAccActions_EvacuateInvokedResumes(t *testing.T) {
+	env := acctest.Sandbox(t)
+	acctest.PreCheck(t)
+	acctest.RequireActions(t)
+	ensurePool(t, env, "pool-b", 3)
+	ensurePool(t, env, "pool-f", 2)
+	t.Cleanup(func() { deletePool(t, env, "pool-f") })
+	f := newSet(t, env, "act-evac-kill", 2, "pool-f", "1Gi")
+	f.admitPools(t, "pool-f", "pool-b")
+	deletions := watchDeletions(t, env, f.ns)
+	hcl := func(planOnly bool) string {
+		return fmt.Sprintf(`
+action "olapgke_evacuate_node_pool" "f" {
+  config {
+    node_pool = "pool-f"
+    plan_only = %v
+  }
+}
+`, planOnly)
+	}
+	tf := acctest.NewTF(t, hcl(true))
+	out, err := invoke(tf, "olapgke_evacuate_node_pool.f")
+	if err != nil {
+		t.Fatalf("plan_only: %v\n%s", err, out)
+	}
+	if !strings.Contains(out, "act-evac-kill/hist: would move ordinal(s) 1, 0 off node pool pool-f") || !strings.Contains(out, "nothing was changed") {
+		t.Errorf("plan_only does not report the two moves:\n%s", out)
+	}
+	if d := deletions(); len(d) != 0 {
+		t.Fatalf("plan_only deleted %v", d)
+	}
+	for _, n := range poolNodes(t, env, "pool-f") {
+		node, err := env.Kube.CoreV1().Nodes().Get(t.Context(), n, metav1.GetOptions{})
+		must(t, err)
+		if node.Spec.Unschedulable {
+			t.Errorf("plan_only cordoned %s", n)
+		}
+	}
+	f.checkUntouched(t, 0, 1)
+
+	tf.Write(hcl(false))
+	killAfterPVCDeleted(t, tf, f, 1, "olapgke_evacuate_node_pool.f")
+	out, err = invoke(tf, "olapgke_evacuate_node_pool.f")
+	if err != nil {
+		t.Fatalf("resumed evacuation: %v\n%s", err, out)
+	}
+	f.checkMoved(t, "pool-b", 0, 1)
+	for _, n := range poolNodes(t, env, "pool-f") {
+		node, err := env.Kube.CoreV1().Nodes().Get(t.Context(), n, metav1.GetOptions{})
+		must(t, err)
+		if !node.Spec.Unschedulable || !strings.Contains(fmt.Sprint(node.Spec.Taints), stsutil.TaintEvacuating) {
+			t.Errorf("node %s of the evacuated pool is not cordoned and tainted: %v", n, node.Spec.Taints)
+		}
+	}
+}
+
+// deletePool deletes node pool name through the GKE emulator (its nodes go with it), so the
+// suites after this one see the cluster without it.
+func deletePool(t *testing.T, env *acctest.Env, name string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	c, err := provider.ClientsFromEnvironment(ctx, "acctest")
+	if err == nil {
+		var api gke.API
+		if api, err = c.GKE(ctx); err == nil {
+			ref := gke.ClusterRef{Project: env.Vars["GOOGLE_PROJECT"], Location: env.Vars["OLAPGKE_LOCATION"], Cluster: env.Vars["OLAPGKE_CLUSTER"]}
+			err = api.DeleteNodePool(ctx, ref, name)
+		}
+	}
+	if err != nil {
+		t.Errorf("deleting node pool %s: %v", name, err)
+	}
+	poolOnce.Delete(name)
 }
