@@ -144,7 +144,9 @@ func (a *moveOrdinalsAction) judge(ctx context.Context, cfg moveOrdinalsModel) (
 	var staying []int32
 	for _, o := range ordinalsOf(cfg.Ordinals) {
 		if !slices.ContainsFunc(ev.plan.Moves, func(mv planner.Move) bool { return mv.Ordinal == o }) &&
-			!slices.ContainsFunc(ev.plan.Problems, func(p planner.MigrationProblem) bool { return p.Ordinal == o && p.Kind == planner.ProblemUnknownOrdinal }) {
+			!slices.ContainsFunc(ev.plan.Problems, func(p planner.MigrationProblem) bool {
+				return p.Ordinal == o && p.Kind == planner.ProblemUnknownOrdinal
+			}) {
 			staying = append(staying, o)
 		}
 	}
