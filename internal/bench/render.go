@@ -134,6 +134,26 @@ func (r *Results) Markdown() string {
 		}
 	}
 	w("")
+	w("## 2c. One ordinal moved by the action `olapgke_move_ordinals` against the migration resource")
+	w("")
+	if a := r.Action; a == nil {
+		w("Not run.")
+	} else if a.Err != "" && len(a.Rounds) == 0 {
+		w("Failed: %s", fence(a.Err))
+	} else {
+		w("Ordinal %d of the migration's StatefulSet moved between the pools four times in one session (ABBA): `olapgke_statefulset_migration` with `ordinals = [%d]` (`terraform apply`), the action `olapgke_move_ordinals` (`terraform apply -invoke`), the action again, the resource again. *Wall* is the whole command (CLI start-up, plan, the move); *move* is the cluster's latency from the Pod watch (old Pod terminating -> new Pod Ready). Action over resource, wall: x%.3f.", a.Ordinal, a.Ordinal, a.Ratio())
+		w("")
+		w("| round | tool | to | move s | wall s | CPU s |")
+		w("|---|---|---|---|---|---|")
+		for i, rd := range a.Rounds {
+			w("| %d | %s | %s | %s | %s | %s |", i+1, rd.Tool, rd.To, secs(rd.Stats.Sum), secs(rd.Wall), secs(rd.CPU))
+		}
+		if a.Err != "" {
+			w("")
+			w("Error: %s", fence(a.Err))
+		}
+	}
+	w("")
 	w("## 3. Sandbox start-up and memory")
 	w("")
 	w("`olapgke-sandbox up --config` with pool-a of N-5 and pool-b of 5 nodes (KWOK), on the TopoLVM simulator (`--topolvm sim`, which sections 1 and 2 run on too: they measure the provider, not TopoLVM) and on TopoLVM's own code (`--topolvm real`, the sandbox's default). Ready = DIR/ready exists (all nodes Ready, TopoLVM capacity published). Peak RSS is the process's VmHWM at ready and at the end of that sandbox's plan (and migration) runs. `internal/sandbox/bench/startup.sh` measures the same alone.")
@@ -262,6 +282,12 @@ func (r *Results) verdicts() [][3]string {
 			yes(rs.Ratio() <= 1.02 && rs.PVCsReplaced == 0)})
 	} else {
 		out = append(out, [3]string{"restart roll by the migration <= 1.02 x the controller's RollingUpdate", "not measured", yes(false)})
+	}
+	if a := r.Action; a != nil && a.Err == "" && a.Resource > 0 {
+		out = append(out, [3]string{"the action olapgke_move_ordinals within 5% of olapgke_statefulset_migration (one ordinal, whole `terraform apply`)",
+			fmt.Sprintf("%ss vs %ss (x%.3f)", secs(a.Action), secs(a.Resource), a.Ratio()), yes(a.Ratio() <= 1.05)})
+	} else {
+		out = append(out, [3]string{"the action olapgke_move_ordinals within 5% of olapgke_statefulset_migration", "not measured", yes(false)})
 	}
 	for _, s := range r.Sandboxes {
 		if s.Nodes != 500 {

@@ -146,5 +146,6 @@ type Results struct {
 	Plans             []PlanResult
 	Migration         *MigrationResult
 	Restart           *RestartResult
+	Action            *ActionResult
 	Notes             []string
 }

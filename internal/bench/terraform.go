@@ -16,6 +16,8 @@ import (
 // Terraform runs the terraform CLI in Dir with a CLI config whose dev_overrides point
 // registry.terraform.io/olapgke/olapgke at ProviderDir (no init, no registry).
 type Terraform struct {
+	// Bin is the CLI (default: terraform on PATH).
+	Bin         string
 	Dir         string
 	ProviderDir string
 	Env         map[string]string // added to the environment (the sandbox's DIR/env)
@@ -42,7 +44,11 @@ func (t *Terraform) Exec(ctx context.Context, logName string, args ...string) (R
 		"registry.terraform.io/"+ProviderSource, t.ProviderDir), 0o644); err != nil {
 		return Run{}, err
 	}
-	cmd := exec.CommandContext(ctx, "terraform", append([]string{"-chdir=" + t.Dir}, args...)...)
+	bin := t.Bin
+	if bin == "" {
+		bin = "terraform"
+	}
+	cmd := exec.CommandContext(ctx, bin, append([]string{"-chdir=" + t.Dir}, args...)...)
 	env := append(os.Environ(), "TF_CLI_CONFIG_FILE="+rc, "CHECKPOINT_DISABLE=1", "TF_IN_AUTOMATION=1")
 	for k, v := range t.Env {
 		env = append(env, k+"="+v)

@@ -37,6 +37,7 @@ func main() {
 		topolvmBin  = flag.String("topolvm-bin", filepath.Join(root, ".bin/olapgke-topolvm"), "olapgke-topolvm binary: each world also starts -real-starts times with `up --topolvm real` (empty: skip)")
 		realStarts  = flag.Int("real-starts", 3, "starts of each world with real TopoLVM; its row is the median start (bench.MedianStart)")
 		note        = flag.String("note", "", "a sentence to add to the report (e.g. which commit was measured)")
+		tfBin       = flag.String("terraform", "terraform", "Terraform CLI of every scenario; the action cell needs 1.14+ (make bench passes 1.16.4)")
 	)
 	flag.Parse()
 	for _, p := range []*string{sandboxBin, providerDir, kubectl, work, topolvmBin} {
@@ -122,6 +123,8 @@ func main() {
 			res.Migration = &m
 			rs := bench.RestartScenario(ctx, sb, proxy, *providerDir, filepath.Join(dir, "restart"), *migrate, logf)
 			res.Restart = &rs
+			as := bench.ActionScenario(ctx, sb, proxy, *tfBin, *providerDir, filepath.Join(dir, "action"), *migrate, logf)
+			res.Action = &as
 		}
 		sr.RSSEndMiB = sb.PeakRSSMiB()
 		res.Sandboxes = append(res.Sandboxes, sr)
