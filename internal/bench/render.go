@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/olapgke/terraform-provider-olapgke/internal/render"
 )
 
 func secs(d time.Duration) string { return fmt.Sprintf("%.2f", d.Seconds()) }
@@ -154,6 +156,23 @@ func (r *Results) Markdown() string {
 		}
 	}
 	w("")
+	w("## 2d. The renderer on a large plan")
+	w("")
+	if rr := r.Render; rr == nil {
+		w("Not run.")
+	} else if rr.Err != "" {
+		w("Failed: %s", fence(rr.Err))
+	} else {
+		ratio, _ := rr.Bounded()
+		w("`terraform-provider-olapgke render` (default `-max-rows %d`) on `terraform show -json` of an `olapgke_statefulset_migration` moving N ordinals (generated), median of the runs. Output at the largest plan over the smallest above the row bound: x%.3f.", render.DefaultMaxRows, ratio)
+		w("")
+		w("| ordinals | plan JSON KiB | render ms | Markdown KiB |")
+		w("|---|---|---|---|")
+		for _, c := range rr.Cells {
+			w("| %d | %.0f | %.1f | %.1f |", c.Ordinals, float64(c.InputBytes)/1024, float64(c.Median.Microseconds())/1000, float64(c.OutBytes)/1024)
+		}
+	}
+	w("")
 	w("## 3. Sandbox start-up and memory")
 	w("")
 	w("`olapgke-sandbox up --config` with pool-a of N-5 and pool-b of 5 nodes (KWOK), on the TopoLVM simulator (`--topolvm sim`, which sections 1 and 2 run on too: they measure the provider, not TopoLVM) and on TopoLVM's own code (`--topolvm real`, the sandbox's default). Ready = DIR/ready exists (all nodes Ready, TopoLVM capacity published). Peak RSS is the process's VmHWM at ready and at the end of that sandbox's plan (and migration) runs. `internal/sandbox/bench/startup.sh` measures the same alone.")
@@ -288,6 +307,14 @@ func (r *Results) verdicts() [][3]string {
 			fmt.Sprintf("%ss vs %ss (x%.3f)", secs(a.Action), secs(a.Resource), a.Ratio()), yes(a.Ratio() <= 1.05)})
 	} else {
 		out = append(out, [3]string{"the action olapgke_move_ordinals within 5% of olapgke_statefulset_migration", "not measured", yes(false)})
+	}
+	if rr := r.Render; rr != nil && rr.Err == "" && len(rr.Cells) > 0 {
+		ratio, ok := rr.Bounded()
+		top := rr.Cells[len(rr.Cells)-1]
+		out = append(out, [3]string{"the renderer's output is bounded: the largest plan's Markdown within 10% of the smallest above the row bound",
+			fmt.Sprintf("%d ordinals: %.1f KiB in %.1f ms (x%.3f)", top.Ordinals, float64(top.OutBytes)/1024, float64(top.Median.Microseconds())/1000, ratio), yes(ok)})
+	} else {
+		out = append(out, [3]string{"the renderer's output is bounded", "not measured", yes(false)})
 	}
 	for _, s := range r.Sandboxes {
 		if s.Nodes != 500 {

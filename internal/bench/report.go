@@ -147,5 +147,6 @@ type Results struct {
 	Migration         *MigrationResult
 	Restart           *RestartResult
 	Action            *ActionResult
+	Render            *RenderResult
 	Notes             []string
 }

@@ -96,6 +96,10 @@ func main() {
 		}
 	}
 
+	rr := bench.RenderScenario([]int{10, 100, 1000}, 5)
+	res.Render = &rr
+	logf("renderer: %+v", rr.Cells)
+
 	for i, n := range nodes {
 		dir := filepath.Join(*work, fmt.Sprintf("nodes-%d", n))
 		_ = os.RemoveAll(dir)
