@@ -173,6 +173,26 @@ func (r *Results) Markdown() string {
 		}
 	}
 	w("")
+	w("## 2e. `terraform query` over many StatefulSets")
+	w("")
+	if q := r.Query; q == nil {
+		w("Not run.")
+	} else if q.Err != "" && len(q.Cells) == 0 {
+		w("Failed: %s", fence(q.Err))
+	} else {
+		w("`terraform query -json` of `list \"olapgke_statefulset\"` with `include_resource = true` over a namespace of N StatefulSets on TopoLVM storage (0 replicas), through the request-counting proxy: each result is built as `terraform import` builds the resource (its Read, the snapshot's LISTs), so requests grow with the StatefulSets listed. Requests per StatefulSet at the largest N: %.1f.", q.PerSet())
+		w("")
+		w("| StatefulSets | listed | wall s | CPU s | requests |")
+		w("|---|---|---|---|---|")
+		for _, c := range q.Cells {
+			w("| %d | %d | %s | %s | %d |", c.Sets, c.Listed, secs(c.Wall), secs(c.CPU), c.Requests.Total())
+		}
+		if q.Err != "" {
+			w("")
+			w("Error: %s", fence(q.Err))
+		}
+	}
+	w("")
 	w("## 3. Sandbox start-up and memory")
 	w("")
 	w("`olapgke-sandbox up --config` with pool-a of N-5 and pool-b of 5 nodes (KWOK), on the TopoLVM simulator (`--topolvm sim`, which sections 1 and 2 run on too: they measure the provider, not TopoLVM) and on TopoLVM's own code (`--topolvm real`, the sandbox's default). Ready = DIR/ready exists (all nodes Ready, TopoLVM capacity published). Peak RSS is the process's VmHWM at ready and at the end of that sandbox's plan (and migration) runs. `internal/sandbox/bench/startup.sh` measures the same alone.")
@@ -315,6 +335,17 @@ func (r *Results) verdicts() [][3]string {
 			fmt.Sprintf("%d ordinals: %.1f KiB in %.1f ms (x%.3f)", top.Ordinals, float64(top.OutBytes)/1024, float64(top.Median.Microseconds())/1000, ratio), yes(ok)})
 	} else {
 		out = append(out, [3]string{"the renderer's output is bounded", "not measured", yes(false)})
+	}
+	if q := r.Query; q != nil && q.Err == "" && len(q.Cells) > 0 {
+		ok := true
+		for _, c := range q.Cells {
+			ok = ok && c.Listed == c.Sets
+		}
+		top := q.Cells[len(q.Cells)-1]
+		out = append(out, [3]string{"terraform query lists every StatefulSet on TopoLVM storage (include_resource)",
+			fmt.Sprintf("%d of %d in %ss, %.1f requests each", top.Listed, top.Sets, secs(top.Wall), q.PerSet()), yes(ok)})
+	} else {
+		out = append(out, [3]string{"terraform query lists every StatefulSet", "not measured", yes(false)})
 	}
 	for _, s := range r.Sandboxes {
 		if s.Nodes != 500 {

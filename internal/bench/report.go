@@ -148,5 +148,6 @@ type Results struct {
 	Restart           *RestartResult
 	Action            *ActionResult
 	Render            *RenderResult
+	Query             *QueryResult
 	Notes             []string
 }

@@ -129,6 +129,8 @@ func main() {
 			res.Restart = &rs
 			as := bench.ActionScenario(ctx, sb, proxy, *tfBin, *providerDir, filepath.Join(dir, "action"), *migrate, logf)
 			res.Action = &as
+			qs := bench.QueryScenario(ctx, sb, proxy, *tfBin, *providerDir, filepath.Join(dir, "query"), []int{20, 200}, logf)
+			res.Query = &qs
 		}
 		sr.RSSEndMiB = sb.PeakRSSMiB()
 		res.Sandboxes = append(res.Sandboxes, sr)
