@@ -45,10 +45,7 @@ func ActionScenario(ctx context.Context, sb *Sandbox, proxy *Proxy, tfBin, provi
 		return fail("%v", err)
 	}
 	defer tl.Stop()
-	token := sb.Rest.BearerToken
-	if token == "" {
-		token = sb.Env["GOOGLE_OAUTH_ACCESS_TOKEN"]
-	}
+	token := sb.Token()
 	header := fmt.Sprintf(tfHeader, ProviderSource, fmt.Sprintf("    host  = %q\n    token = %q", proxy.URL, token))
 	for i, round := range []struct{ tool, to string }{{"resource", "pool-b"}, {"action", "pool-a"}, {"action", "pool-b"}, {"resource", "pool-a"}} {
 		if err := switchPool(ctx, sb.Kube, round.to, n); err != nil {

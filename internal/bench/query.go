@@ -47,10 +47,7 @@ func QueryScenario(ctx context.Context, sb *Sandbox, proxy *Proxy, tfBin, provid
 		logf("query: %s", r.Err)
 		return r
 	}
-	token := sb.Rest.BearerToken
-	if token == "" {
-		token = sb.Env["GOOGLE_OAUTH_ACCESS_TOKEN"]
-	}
+	token := sb.Token()
 	for _, n := range sizes {
 		ns := fmt.Sprintf("query-%d", n)
 		if err := ensureNamespace(ctx, sb.Kube, ns); err != nil {

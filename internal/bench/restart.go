@@ -115,10 +115,7 @@ func RestartScenario(ctx context.Context, sb *Sandbox, proxy *Proxy, providerDir
 		return fail("%v", err)
 	}
 	defer tl.Stop()
-	token := sb.Rest.BearerToken
-	if token == "" {
-		token = sb.Env["GOOGLE_OAUTH_ACCESS_TOKEN"]
-	}
+	token := sb.Token()
 	for i, tool := range []string{"controller", "provider", "provider", "controller"} {
 		image := fmt.Sprintf("olap/historical:%d", i+2)
 		old := tl.Current()

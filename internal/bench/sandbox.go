@@ -237,3 +237,12 @@ func readEnv(path string) (map[string]string, error) {
 	}
 	return env, nil
 }
+
+// Token is the bearer token the generated provider blocks use: the REST config's, else the GKE
+// emulator's access token from the sandbox's env file.
+func (sb *Sandbox) Token() string {
+	if sb.Rest.BearerToken != "" {
+		return sb.Rest.BearerToken
+	}
+	return sb.Env["GOOGLE_OAUTH_ACCESS_TOKEN"]
+}

@@ -190,10 +190,7 @@ func PlanScenario(ctx context.Context, sb *Sandbox, proxy *Proxy, providerDir, d
 	if err := ensureNamespace(ctx, sb.Kube, PlanNS); err != nil {
 		return []PlanResult{{Nodes: nodes, Err: err.Error()}}
 	}
-	token := sb.Rest.BearerToken
-	if token == "" {
-		token = sb.Env["GOOGLE_OAUTH_ACCESS_TOKEN"]
-	}
+	token := sb.Token()
 	tf := &Terraform{Dir: dir, ProviderDir: providerDir, Env: sb.Env}
 	main := fmt.Sprintf(tfHeader, ProviderSource, fmt.Sprintf("    host  = %q\n    token = %q", proxy.URL, token)) + `
 resource "olapgke_statefulset" "olap" {
@@ -332,10 +329,7 @@ func MigrationScenario(ctx context.Context, sb *Sandbox, proxy *Proxy, providerD
 		return fail("%v", err)
 	}
 	defer tl.Stop()
-	token := sb.Rest.BearerToken
-	if token == "" {
-		token = sb.Env["GOOGLE_OAUTH_ACCESS_TOKEN"]
-	}
+	token := sb.Token()
 	var ords []string
 	for o := n - 1; o >= 0; o-- {
 		ords = append(ords, fmt.Sprint(o))

@@ -1,7 +1,6 @@
 package nodepool_test
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -32,21 +31,11 @@ list "olapgke_local_ssd_node_pool" "all" {
 		t.Fatalf("terraform query -json: %v\n%s", err, out)
 	}
 	found := ""
-	for line := range strings.Lines(out) {
-		var msg struct {
-			Type  string `json:"type"`
-			Found struct {
-				DisplayName string            `json:"display_name"`
-				Identity    map[string]string `json:"identity"`
-			} `json:"list_resource_found"`
-		}
-		if json.Unmarshal([]byte(line), &msg) != nil || msg.Type != "list_resource_found" {
-			continue
-		}
-		if msg.Found.Identity["name"] == "pool-a" {
-			found = msg.Found.DisplayName
-			if msg.Found.Identity["cluster"] == "" || msg.Found.Identity["project"] == "" {
-				t.Errorf("identity %v lacks the cluster or project", msg.Found.Identity)
+	for _, r := range acctest.QueryResults(out) {
+		if r.Identity["name"] == "pool-a" {
+			found = r.DisplayName
+			if r.Identity["cluster"] == "" || r.Identity["project"] == "" {
+				t.Errorf("identity %v lacks the cluster or project", r.Identity)
 			}
 		}
 	}

@@ -2,7 +2,6 @@ package statefulset_test
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -85,22 +84,10 @@ list "olapgke_statefulset" "olap" {
 	if err != nil {
 		t.Fatalf("terraform query -json: %v\n%s", err, out)
 	}
-	listed := map[string]string{} // display name -> first line of its JSON
+	listed := map[string]string{} // display name -> address
 	verdicts := 0
-	for line := range strings.Lines(out) {
-		var msg struct {
-			Type       string `json:"type"`
-			ListResult struct {
-				DisplayName string         `json:"display_name"`
-				Identity    map[string]any `json:"identity"`
-				Resource    map[string]any `json:"resource_object"`
-			} `json:"list_resource_found"`
-		}
-		if json.Unmarshal([]byte(line), &msg) != nil || msg.Type != "list_resource_found" {
-			continue
-		}
-		r := msg.ListResult
-		listed[r.DisplayName] = line
+	for _, r := range acctest.QueryResults(out) {
+		listed[r.DisplayName] = r.Address
 		if ords, ok := r.Resource["ordinals"].([]any); ok && len(ords) > 0 {
 			if o, ok := ords[0].(map[string]any); ok && o["action"] != nil && o["schedulable"] != nil {
 				verdicts++
