@@ -96,3 +96,12 @@ func KubeClientUnavailable(checked string, err error) diag.Diagnostic {
 		Err:     err,
 	})
 }
+
+// WithoutPath is d with no attribute path: the same severity, summary and (already laid out)
+// detail. An action reuses a resource's diagnostics whose paths name the resource's attributes.
+func WithoutPath(d diag.Diagnostic) diag.Diagnostic {
+	if d.Severity() == diag.SeverityWarning {
+		return diag.NewWarningDiagnostic(d.Summary(), d.Detail())
+	}
+	return diag.NewErrorDiagnostic(d.Summary(), d.Detail())
+}

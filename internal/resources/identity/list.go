@@ -3,11 +3,12 @@ package identity
 import (
 	"context"
 
-	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/list"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
+
+	"github.com/olapgke/terraform-provider-olapgke/internal/diagnostics"
 )
 
 // ListResult is one `terraform query` result for the object with import ID id, built exactly as
@@ -32,7 +33,11 @@ func (s Spec) ListResult(ctx context.Context, r resource.ResourceWithImportState
 	r.Read(ctx, resource.ReadRequest{State: imp.State}, &read)
 	out.Diagnostics.Append(read.Diagnostics...)
 	if read.State.Raw.IsNull() {
-		out.Diagnostics.Append(diag.NewWarningDiagnostic("Listed Object Gone", "Reading "+id+" found it gone: it was deleted while the list ran."))
+		out.Diagnostics.Append(diagnostics.Warning("Listed Object Gone", diagnostics.Detail{
+			Checked: "Reading " + id + " for the list's result.",
+			Found:   "It was gone: it was deleted while the list ran.",
+			Do:      "Nothing: run the query again to list what is there now.",
+		}))
 		return out
 	}
 	out.Resource = &tfsdk.Resource{Schema: read.State.Schema, Raw: read.State.Raw}

@@ -87,7 +87,7 @@ func (a *moveOrdinalsAction) ModifyPlan(ctx context.Context, req action.ModifyPl
 		return // judged at invoke
 	}
 	resp.Diagnostics.Append(validateGates(ctx, cfg.Gates)...)
-	_, _, diags := a.judge(ctx, cfg)
+	_, _, diags := a.judge(ctx, cfg, true)
 	resp.Diagnostics.Append(diags...)
 }
 
@@ -100,7 +100,7 @@ func (a *moveOrdinalsAction) Invoke(ctx context.Context, req action.InvokeReques
 	ctx, cancel := context.WithTimeout(ctx, cfg.timeout())
 	defer cancel()
 	p := &progress{ctx: ctx, send: resp.SendProgress}
-	m, ev, diags := a.judge(ctx, cfg)
+	m, ev, diags := a.judge(ctx, cfg, false)
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
 		return
@@ -121,15 +121,16 @@ func (a *moveOrdinalsAction) Invoke(ctx context.Context, req action.InvokeReques
 	resp.Diagnostics.Append(a.runMoves(ctx, kube, m, ev, gates, p, "invoke the action again")...)
 }
 
-// judge plans the move of the named ordinals: the migration's plan, restricted to the ordinals
-// that need a move (the others are where the template places them: a warning), and the target
-// check.
-func (a *moveOrdinalsAction) judge(ctx context.Context, cfg moveOrdinalsModel) (resourceModel, *evaluation, diag.Diagnostics) {
+// judge plans the move of the named ordinals: the migration's plan for them (those with no step
+// are where the template places them: a warning), and the target check. planning judges the
+// StatefulSet as olapgke_statefulset plans it in this run (an action_trigger on it), as the
+// migration resource does; the invocation judges the live one.
+func (a *moveOrdinalsAction) judge(ctx context.Context, cfg moveOrdinalsModel, planning bool) (resourceModel, *evaluation, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	ns, name := cfg.Namespace.ValueString(), cfg.StatefulSet.ValueString()
 	m := cfg.model(ns, name, cfg.Ordinals, cfg.VolumeClaims, cfg.Gates)
 	res := a.migration()
-	ev, d := res.evaluate(ctx, m, m.VolumeClaims, false)
+	ev, d := res.evaluate(ctx, m, m.VolumeClaims, planning)
 	diags.Append(d...)
 	if diags.HasError() {
 		return m, nil, diags

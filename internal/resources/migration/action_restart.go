@@ -74,7 +74,7 @@ func (a *restartOrdinalsAction) ModifyPlan(ctx context.Context, req action.Modif
 		return
 	}
 	resp.Diagnostics.Append(validateGates(ctx, cfg.Gates)...)
-	_, _, _, diags := a.judge(ctx, cfg)
+	_, _, _, diags := a.judge(ctx, cfg, true)
 	resp.Diagnostics.Append(diags...)
 }
 
@@ -87,7 +87,7 @@ func (a *restartOrdinalsAction) Invoke(ctx context.Context, req action.InvokeReq
 	ctx, cancel := context.WithTimeout(ctx, cfg.timeout())
 	defer cancel()
 	p := &progress{ctx: ctx, send: resp.SendProgress}
-	m, ev, request, diags := a.judge(ctx, cfg)
+	m, ev, request, diags := a.judge(ctx, cfg, false)
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() || ev == nil {
 		return
@@ -131,11 +131,11 @@ func (a *restartOrdinalsAction) Invoke(ctx context.Context, req action.InvokeReq
 // judge plans the restart as the engine will run it: the cluster seen with the request written
 // (planner.WithRestart), so every decision is the migration planner's. An ordinal that needs
 // a move is refused.
-func (a *restartOrdinalsAction) judge(ctx context.Context, cfg restartOrdinalsModel) (resourceModel, *evaluation, stsutil.RestartRequest, diag.Diagnostics) {
+func (a *restartOrdinalsAction) judge(ctx context.Context, cfg restartOrdinalsModel, planning bool) (resourceModel, *evaluation, stsutil.RestartRequest, diag.Diagnostics) {
 	ns, name := cfg.Namespace.ValueString(), cfg.StatefulSet.ValueString()
 	m := cfg.model(ns, name, cfg.Ordinals, types.ListNull(types.StringType), cfg.Gates)
 	var request stsutil.RestartRequest
-	ev, diags := a.migration().evaluateWith(ctx, m, m.VolumeClaims, false, func(s *planner.Snapshot) *planner.Snapshot {
+	ev, diags := a.migration().evaluateWith(ctx, m, m.VolumeClaims, planning, func(s *planner.Snapshot) *planner.Snapshot {
 		ordinals := ordinalsOf(cfg.Ordinals)
 		if ordinals == nil {
 			ordinals = stsutil.OrdinalRange(s.Live)

@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/olapgke/terraform-provider-olapgke/internal/clients"
+	"github.com/olapgke/terraform-provider-olapgke/internal/diagnostics"
 	"github.com/olapgke/terraform-provider-olapgke/internal/engine"
 	"github.com/olapgke/terraform-provider-olapgke/internal/planner"
 	"github.com/olapgke/terraform-provider-olapgke/internal/resources/durations"
@@ -234,7 +235,7 @@ func (v *verb) runMoves(ctx context.Context, kube kubernetes.Interface, m resour
 func problemsOf(m resourceModel, ev *evaluation) diag.Diagnostics {
 	var out diag.Diagnostics
 	for _, d := range problemDiagnostics(m, ev) {
-		out.AddError(d.Summary(), d.Detail())
+		out.Append(diagnostics.WithoutPath(d))
 	}
 	return out
 }

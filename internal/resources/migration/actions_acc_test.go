@@ -494,3 +494,63 @@ func deletePool(t *testing.T, env *acctest.Env, name string) {
 	}
 	poolOnce.Delete(name)
 }
+
+// TestAccActions_AfterUpdateOfTheStatefulSet: one apply switches olapgke_statefulset's template
+// to pool-b (OnDelete) and its after_update action_trigger moves the ordinals there; the action's
+// plan judges the template this run writes (no "Ordinals Not Moved"), as the migration resource
+// does.
+func TestAccActions_AfterUpdateOfTheStatefulSet(t *testing.T) {
+	env := acctest.Sandbox(t)
+	acctest.PreCheck(t)
+	acctest.RequireActions(t)
+	ensurePool(t, env, "pool-b", 3)
+	const ns = "act-trigger"
+	must(t, createNamespace(t, env, ns))
+	config := func(pool string) string {
+		set := strings.Replace(acctest.HistoricalStatefulSetHCL(ns, pool, "registry.k8s.io/pause:3.10"),
+			`resource "olapgke_statefulset" "hist" {`, `resource "olapgke_statefulset" "hist" {
+  lifecycle {
+    action_trigger {
+      events  = [after_update]
+      actions = [action.olapgke_move_ordinals.all]
+    }
+  }
+`, 1)
+		return set + fmt.Sprintf(`
+action "olapgke_move_ordinals" "all" {
+  config {
+    namespace        = %q
+    statefulset      = "hist"
+    ordinals         = [2, 1, 0]
+    target_node_pool = "pool-b"
+  }
+}
+`, ns)
+	}
+	tf := acctest.NewTF(t, config("pool-a"))
+	t.Cleanup(func() { _, _ = tf.Run("destroy", "-auto-approve") })
+	if out, err := tf.Apply(); err != nil {
+		t.Fatalf("create on pool-a: %v\n%s", err, out)
+	}
+	f := &setFixture{env: env, ns: ns, name: "hist", n: 3, podUIDs: map[int32]string{}, pvs: map[int32]string{}}
+	f.waitPlaced(t, "pool-a")
+	for o := range f.n {
+		p, c := f.get(t, o)
+		f.podUIDs[o], f.pvs[o] = string(p.UID), c.Spec.VolumeName
+	}
+	tf.Write(config("pool-b"))
+	out, err := tf.Apply()
+	if err != nil {
+		t.Fatalf("switch to pool-b with the move triggered after the update: %v\n%s", err, out)
+	}
+	if strings.Contains(out, "Ordinals Not Moved") || !strings.Contains(out, "Actions: 1 to invoke") {
+		t.Errorf("the action's plan did not judge the template this run writes:\n%s", out)
+	}
+	f.checkMoved(t, "pool-b", 0, 1, 2)
+}
+
+func createNamespace(t *testing.T, env *acctest.Env, ns string) error {
+	_, err := env.Kube.CoreV1().Namespaces().Create(t.Context(), nsObject(ns), createOpts)
+	t.Cleanup(func() { deleteNamespace(env, ns) })
+	return err
+}
