@@ -193,6 +193,26 @@ func (r *Results) Markdown() string {
 		}
 	}
 	w("")
+	w("## 2f. Batched migration (`max_unavailable = k`)")
+	w("")
+	if b := r.Batch; b == nil {
+		w("Not run.")
+	} else if b.Err != "" && len(b.Rounds) == 0 {
+		w("Failed: %s", fence(b.Err))
+	} else {
+		w("`olapgke_statefulset_migration` with `max_unavailable = k` moving all %d ordinals of one StatefulSet between the pools, one round per k. *Expected* is ceil(N/k) x the round's mean per-ordinal cluster latency (what the cluster allows k at a time); *most down* is the most ordinals between old Pod terminating and new Pod Ready at once, from the Pod watch (Ready never below replicas - k when it is at most k).", b.Ordinals)
+		w("")
+		w("| k | to | span s | expected s | span / expected | most down | wall s |")
+		w("|---|---|---|---|---|---|---|")
+		for _, rd := range b.Rounds {
+			w("| %d | %s | %s | %s | %.3f | %d | %s |", rd.K, rd.To, secs(rd.Stats.Span), secs(rd.Expected), rd.Ratio(), rd.MaxDown, secs(rd.Wall))
+		}
+		if b.Err != "" {
+			w("")
+			w("Error: %s", fence(b.Err))
+		}
+	}
+	w("")
 	w("## 3. Sandbox start-up and memory")
 	w("")
 	w("`olapgke-sandbox up --config` with pool-a of N-5 and pool-b of 5 nodes (KWOK), on the TopoLVM simulator (`--topolvm sim`, which sections 1 and 2 run on too: they measure the provider, not TopoLVM) and on TopoLVM's own code (`--topolvm real`, the sandbox's default). Ready = DIR/ready exists (all nodes Ready, TopoLVM capacity published). Peak RSS is the process's VmHWM at ready and at the end of that sandbox's plan (and migration) runs. `internal/sandbox/bench/startup.sh` measures the same alone.")
@@ -346,6 +366,14 @@ func (r *Results) verdicts() [][3]string {
 			fmt.Sprintf("%d of %d in %ss, %.1f requests each", top.Listed, top.Sets, secs(top.Wall), q.PerSet()), yes(ok)})
 	} else {
 		out = append(out, [3]string{"terraform query lists every StatefulSet", "not measured", yes(false)})
+	}
+	if b := r.Batch; b != nil && b.Err == "" && len(b.Rounds) > 0 {
+		for _, rd := range b.Rounds {
+			out = append(out, [3]string{fmt.Sprintf("batched migration, max_unavailable = %d: span <= 1.05 x ceil(N/k) x per-ordinal latency, at most %d down", rd.K, rd.K),
+				fmt.Sprintf("x%.3f, at most %d down", rd.Ratio(), rd.MaxDown), yes(rd.Ratio() <= 1.05 && rd.MaxDown <= rd.K)})
+		}
+	} else {
+		out = append(out, [3]string{"batched migration (max_unavailable = 1, 2, 4)", "not measured", yes(false)})
 	}
 	for _, s := range r.Sandboxes {
 		if s.Nodes != 500 {

@@ -1,6 +1,9 @@
 package bench
 
-import "testing"
+import (
+	"testing"
+	"time"
+)
 
 // The cell measures what it says: the 1,000-ordinal plan renders, its output stops growing past
 // the row bound, and a plan that did grow it would be reported as not bounded.
@@ -18,5 +21,18 @@ func TestRenderScenario(t *testing.T) {
 	grown := RenderResult{Cells: []RenderCell{{Ordinals: 100, OutBytes: 1000}, {Ordinals: 1000, OutBytes: 5000}}}
 	if _, ok := grown.Bounded(); ok {
 		t.Error("an output five times larger passes as bounded")
+	}
+}
+
+// maxConcurrent counts overlapping moves, a Ready and a delete at the same instant not as two.
+func TestMaxConcurrent(t *testing.T) {
+	t0 := time.Unix(0, 0)
+	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+	moves := []Move{{Deleting: at(0), Ready: at(10)}, {Deleting: at(0), Ready: at(12)}, {Deleting: at(10), Ready: at(20)}, {Deleting: at(12), Ready: at(22)}}
+	if got := maxConcurrent(moves); got != 2 {
+		t.Errorf("two at a time: %d", got)
+	}
+	if got := maxConcurrent(append(moves, Move{Deleting: at(5), Ready: at(6)})); got != 3 {
+		t.Errorf("a third inside: %d", got)
 	}
 }

@@ -149,5 +149,6 @@ type Results struct {
 	Action            *ActionResult
 	Render            *RenderResult
 	Query             *QueryResult
+	Batch             *BatchResult
 	Notes             []string
 }

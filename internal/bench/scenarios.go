@@ -286,20 +286,25 @@ func migSet(replicas int32) *appsv1.StatefulSet {
 // switchPool points the migration StatefulSet's template at pool and waits until the controller
 // has observed it (OnDelete: no Pod changes).
 func switchPool(ctx context.Context, kube kubernetes.Interface, pool string, replicas int) error {
+	return switchPoolIn(ctx, kube, MigNS, pool, replicas)
+}
+
+// switchPoolIn is switchPool for the StatefulSet MigSet of namespace ns.
+func switchPoolIn(ctx context.Context, kube kubernetes.Interface, ns, pool string, replicas int) error {
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		s, err := kube.AppsV1().StatefulSets(MigNS).Get(ctx, MigSet, metav1.GetOptions{})
+		s, err := kube.AppsV1().StatefulSets(ns).Get(ctx, MigSet, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
 		s = s.DeepCopy()
 		s.Spec.Template.Spec.NodeSelector = map[string]string{stsutil.LabelNodePool: pool}
-		_, err = kube.AppsV1().StatefulSets(MigNS).Update(ctx, s, metav1.UpdateOptions{})
+		_, err = kube.AppsV1().StatefulSets(ns).Update(ctx, s, metav1.UpdateOptions{})
 		return err
 	})
 	if err != nil {
 		return err
 	}
-	return waitSetReady(ctx, kube, MigNS, MigSet, replicas, 2*time.Minute, true)
+	return waitSetReady(ctx, kube, ns, MigSet, replicas, 2*time.Minute, true)
 }
 
 // MigrationScenario moves n ordinals between pool-a and pool-b four times: provider, kubectl loop

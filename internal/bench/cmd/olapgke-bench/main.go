@@ -129,6 +129,8 @@ func main() {
 			res.Restart = &rs
 			as := bench.ActionScenario(ctx, sb, proxy, *tfBin, *providerDir, filepath.Join(dir, "action"), *migrate, logf)
 			res.Action = &as
+			bs := bench.BatchScenario(ctx, sb, proxy, *tfBin, *providerDir, filepath.Join(dir, "batch"), 12, []int{1, 2, 4}, logf)
+			res.Batch = &bs
 			qs := bench.QueryScenario(ctx, sb, proxy, *tfBin, *providerDir, filepath.Join(dir, "query"), []int{20, 200}, logf)
 			res.Query = &qs
 		}
