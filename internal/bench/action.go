@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // ActionResult compares one ordinal's move by the action olapgke_move_ordinals
@@ -51,7 +53,8 @@ func ActionScenario(ctx context.Context, sb *Sandbox, proxy *Proxy, tfBin, provi
 		if err := switchPool(ctx, sb.Kube, round.to, n); err != nil {
 			return fail("%v", err)
 		}
-		old := tl.Current()
+		pod := fmt.Sprintf("%s-%d", MigSet, o)
+		old := map[string]types.UID{pod: tl.Current()[pod]}
 		rdir := filepath.Join(dir, fmt.Sprintf("%d-%s-to-%s", i+1, round.tool, round.to))
 		if err := os.MkdirAll(rdir, 0o755); err != nil {
 			return fail("%v", err)
