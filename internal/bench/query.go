@@ -65,7 +65,8 @@ func QueryScenario(ctx context.Context, sb *Sandbox, proxy *Proxy, tfBin, provid
 			return fail("%v", err)
 		}
 		main := fmt.Sprintf(tfHeader, ProviderSource, fmt.Sprintf("    host  = %q\n    token = %q", proxy.URL, token))
-		query := fmt.Sprintf("list \"olapgke_statefulset\" \"all\" {\n  provider         = olapgke\n  include_resource = true\n  config {\n    namespace = %q\n  }\n}\n", ns)
+		// limit: Terraform lists 100 results per list block unless told otherwise.
+		query := fmt.Sprintf("list \"olapgke_statefulset\" \"all\" {\n  provider         = olapgke\n  include_resource = true\n  limit            = %d\n  config {\n    namespace = %q\n  }\n}\n", 2*n, ns)
 		if err := writeFile(filepath.Join(qdir, "main.tf"), main); err != nil {
 			return fail("%v", err)
 		}
