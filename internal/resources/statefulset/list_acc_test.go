@@ -11,6 +11,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
@@ -32,7 +33,20 @@ func TestAccQuery_StatefulSets(t *testing.T) {
 	if _, err := env.Kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = env.Kube.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{}) })
+	// The sandbox is shared by the package's tests: wait until the namespace and its Pods are
+	// gone, so that no later test finds a namespace being deleted (the GKE emulator's VM
+	// recreation evicts Pods, which a terminating namespace refuses).
+	t.Cleanup(func() {
+		ctx := context.Background()
+		_ = env.Kube.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{})
+		err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
+			_, err := env.Kube.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+			return apierrors.IsNotFound(err), nil
+		})
+		if err != nil {
+			t.Errorf("namespace %s not gone: %v", ns, err)
+		}
+	})
 	plain := &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "query-plain"}, Provisioner: "kubernetes.io/no-provisioner",
 		VolumeBindingMode: ptr.To(storagev1.VolumeBindingWaitForFirstConsumer)}
 	if _, err := env.Kube.StorageV1().StorageClasses().Create(ctx, plain, metav1.CreateOptions{}); err != nil {
@@ -43,7 +57,7 @@ func TestAccQuery_StatefulSets(t *testing.T) {
 	})
 	for _, h := range []fixture.Historical{
 		{Namespace: ns, Name: "hist-a", Replicas: 2, Pool: "pool-a", Claim: "cache", StorageClass: "topolvm-provisioner", Size: "1Gi"},
-		{Namespace: ns, Name: "hist-b", Replicas: 1, Pool: "pool-b", Claim: "cache", StorageClass: "topolvm-provisioner", Size: "1Gi"},
+		{Namespace: ns, Name: "hist-b", Replicas: 1, Pool: "pool-a", Claim: "cache", StorageClass: "topolvm-provisioner", Size: "1Gi"},
 		{Namespace: ns, Name: "stray", Replicas: 0, Pool: "pool-a", Claim: "data", StorageClass: plain.Name, Size: "1Gi"},
 	} {
 		if _, err := env.Kube.AppsV1().StatefulSets(ns).Create(ctx, h.StatefulSet(), metav1.CreateOptions{}); err != nil {
