@@ -375,6 +375,30 @@ func (r *Results) verdicts() [][3]string {
 	} else {
 		out = append(out, [3]string{"batched migration (max_unavailable = 1, 2, 4)", "not measured", yes(false)})
 	}
+	// Start-up CPU per node (issue 47: CPU seconds, not wall seconds, on a shared machine): the
+	// largest world's CPU per node against the smallest's, per TopoLVM, in the same run.
+	for _, kind := range []string{"sim", "real"} {
+		var small, large *SandboxResult
+		for i := range r.Sandboxes {
+			s := &r.Sandboxes[i]
+			if s.TopoLVM != kind || s.Err != "" || s.Nodes == 0 {
+				continue
+			}
+			if small == nil || s.Nodes < small.Nodes {
+				small = s
+			}
+			if large == nil || s.Nodes > large.Nodes {
+				large = s
+			}
+		}
+		if small == nil || large == nil || small == large {
+			continue
+		}
+		per := func(s *SandboxResult) float64 { return s.CPU.Seconds() / float64(s.Nodes) }
+		marginal := (large.CPU - small.CPU).Seconds() / float64(large.Nodes-small.Nodes)
+		out = append(out, [3]string{fmt.Sprintf("sandbox (%s TopoLVM) start-up CPU per node does not grow with nodes (%d -> %d)", kind, small.Nodes, large.Nodes),
+			fmt.Sprintf("%.1f -> %.1f ms per node (marginal %.1f ms per node)", 1000*per(small), 1000*per(large), 1000*marginal), yes(per(large) <= per(small))})
+	}
 	for _, s := range r.Sandboxes {
 		if s.Nodes != 500 {
 			continue
