@@ -198,12 +198,12 @@ func (a *evacuateNodePoolAction) judge(ctx context.Context, kube kubernetes.Inte
 		if len(moving) == 0 {
 			continue
 		}
+		// Plan again for those ordinals only, on the same snapshot: the problems (placement,
+		// capacity, PDBs, others ready) of exactly what runs.
 		m.Ordinals = ordinalList(moving)
-		ev, d = res.evaluateWith(ctx, m, m.VolumeClaims, false, mark)
-		diags.Append(d...)
-		if d.HasError() || ev == nil || ev.plan == nil {
-			continue
-		}
+		ev.opts.Ordinals = moving
+		p := ev.view.Plan(ev.opts)
+		ev.plan = &p
 		diags.Append(problemsOf(m, ev)...)
 		diags.Append(checkSelector(cfg, ev, ref.Namespace+"/"+ref.Name)...)
 		out = append(out, evacuation{m: m, ev: ev})

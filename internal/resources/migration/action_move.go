@@ -102,7 +102,7 @@ func (a *moveOrdinalsAction) Invoke(ctx context.Context, req action.InvokeReques
 	p := &progress{ctx: ctx, send: resp.SendProgress}
 	m, ev, diags := a.judge(ctx, cfg, false)
 	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
+	if resp.Diagnostics.HasError() || ev == nil {
 		return
 	}
 	if len(ev.plan.Moves) == 0 {

@@ -3,6 +3,7 @@ package migration
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -109,7 +110,7 @@ func (a *restartOrdinalsAction) Invoke(ctx context.Context, req action.InvokeReq
 				Found: "It could not be written; nothing was restarted.", Do: "Fix the cause and invoke the action again.", Err: err}))
 			return
 		}
-		p.say("%s/%s: restart requested (requested at %s) for %s", ns, name, request.RequestedAt, strings.Join(podNames(request), ", "))
+		p.say("%s/%s: restart requested (requested at %s) for %s", ns, name, request.RequestedAt, strings.Join(slices.Sorted(maps.Keys(request.Pods)), ", "))
 		resp.Diagnostics.Append(a.runMoves(ctx, kube, m, ev, gates, p, "invoke the action again")...)
 		if resp.Diagnostics.HasError() {
 			return // the request stays: the next invocation resumes it
@@ -117,7 +118,9 @@ func (a *restartOrdinalsAction) Invoke(ctx context.Context, req action.InvokeReq
 	} else {
 		p.say("%s/%s: nothing to restart", ns, name)
 	}
-	if stsutil.ReadRestart(ev.snap.Live) != nil || len(ev.plan.Moves) > 0 {
+	// This run wrote a request, or the one it judged with names Pods (a killed run's, kept:
+	// ev.snap is the cluster seen with the request written, so reading it back says no more).
+	if len(ev.plan.Moves) > 0 || len(request.Pods) > 0 {
 		if err := engine.RequestRestart(ctx, kube, ns, name, nil); err != nil {
 			resp.Diagnostics.Append(diagnostics.Warning("Restart Request Not Removed", diagnostics.Detail{Checked: checked,
 				Found: "Every ordinal restarted, but the request could not be removed. It is harmless: the Pods it names " +
@@ -164,13 +167,4 @@ func (a *restartOrdinalsAction) judge(ctx context.Context, cfg restartOrdinalsMo
 	}
 	diags.Append(problemsOf(m, ev)...)
 	return m, ev, request, diags
-}
-
-func podNames(r stsutil.RestartRequest) []string {
-	out := make([]string, 0, len(r.Pods))
-	for p := range r.Pods {
-		out = append(out, p)
-	}
-	slices.Sort(out)
-	return out
 }

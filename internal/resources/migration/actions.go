@@ -223,7 +223,7 @@ func (v *verb) runMoves(ctx context.Context, kube kubernetes.Interface, m resour
 	if err := engine.Migrate(ctx, kube, run); err != nil {
 		kept := "No ordinal finished in this run."
 		if len(done) > 0 {
-			kept = "Ordinals finished in this run stay as they are: " + joinComma(done) + "."
+			kept = "Ordinals finished in this run stay as they are: " + strings.Join(done, ", ") + "."
 		}
 		diags.Append(stoppedDiagnostic(ns, name, ordinals, again, "action", kept, err))
 	}
@@ -236,17 +236,6 @@ func problemsOf(m resourceModel, ev *evaluation) diag.Diagnostics {
 	var out diag.Diagnostics
 	for _, d := range problemDiagnostics(m, ev) {
 		out.Append(diagnostics.WithoutPath(d))
-	}
-	return out
-}
-
-func joinComma(s []string) string {
-	out := ""
-	for i, x := range s {
-		if i > 0 {
-			out += ", "
-		}
-		out += x
 	}
 	return out
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/olapgke/terraform-provider-olapgke/internal/diagnostics"
 	"github.com/olapgke/terraform-provider-olapgke/internal/gkerules"
@@ -438,11 +439,7 @@ func (r *nodePoolResource) planDestroy(ctx context.Context, req resource.ModifyP
 	if state.AllowLocalDataLoss.ValueBool() || r.c == nil || r.c.Deferred() {
 		return
 	}
-	kc, err := r.c.Kube(ctx)
-	var cs *clusterState
-	if err == nil {
-		cs, err = readClusterState(ctx, kc, state.Name.ValueString(), true)
-	}
+	kc, cs, v, err := r.destroyVerdict(ctx, &state)
 	if err != nil {
 		resp.Diagnostics.Append(diagnostics.Error("Data-Loss Check Failed", diagnostics.Detail{
 			Checked: "Which PersistentVolumes live on the nodes of node pool " + state.Name.ValueString() + ", which destroy would delete.",
@@ -452,7 +449,6 @@ func (r *nodePoolResource) planDestroy(ctx context.Context, req resource.ModifyP
 		}))
 		return
 	}
-	v := gkerules.Guard(gkerules.GuardInput{Kind: gkerules.LossDestroy, Nodes: cs.Nodes, PVs: cs.PVs, PVCs: cs.PVCs, Pods: cs.Pods, StatefulSets: cs.StatefulSets})
 	if !v.Loses() {
 		return
 	}
@@ -474,6 +470,21 @@ func (r *nodePoolResource) planDestroy(ctx context.Context, req resource.ModifyP
 	resp.Diagnostics.Append(diagnostics.Error(d.Summary(), diagnostics.Detail{Found: d.Detail()}))
 }
 
+// destroyVerdict reads the pool's nodes and what is pinned to them, and judges what destroying
+// the pool loses: the one question planDestroy (at plan) and destroyGuard (in Delete) ask.
+func (r *nodePoolResource) destroyVerdict(ctx context.Context, state *model) (kubernetes.Interface, *clusterState, gkerules.Verdict, error) {
+	kc, err := r.c.Kube(ctx)
+	if err != nil {
+		return nil, nil, gkerules.Verdict{}, err
+	}
+	cs, err := readClusterState(ctx, kc, state.Name.ValueString(), true)
+	if err != nil {
+		return nil, nil, gkerules.Verdict{}, err
+	}
+	v := gkerules.Guard(gkerules.GuardInput{Kind: gkerules.LossDestroy, Nodes: cs.Nodes, PVs: cs.PVs, PVCs: cs.PVCs, Pods: cs.Pods, StatefulSets: cs.StatefulSets})
+	return kc, cs, v, nil
+}
+
 // destroyGuard is the data-loss check of Delete, at apply: the plan may have let the destroy
 // through because the data could be moved off first (Local Data Must Move Before Destroy).
 // It fails closed: a cluster that cannot be read deletes nothing.
@@ -482,11 +493,7 @@ func (r *nodePoolResource) destroyGuard(ctx context.Context, state *model) diag.
 	if state.AllowLocalDataLoss.ValueBool() || r.c == nil || r.c.Deferred() {
 		return diags
 	}
-	kc, err := r.c.Kube(ctx)
-	var cs *clusterState
-	if err == nil {
-		cs, err = readClusterState(ctx, kc, state.Name.ValueString(), true)
-	}
+	_, _, v, err := r.destroyVerdict(ctx, state)
 	if err != nil {
 		diags.Append(diagnostics.Error("Data-Loss Check Failed", diagnostics.Detail{
 			Checked: "Which PersistentVolumes live on the nodes of node pool " + state.Name.ValueString() + ", before deleting it.",
@@ -496,7 +503,6 @@ func (r *nodePoolResource) destroyGuard(ctx context.Context, state *model) diag.
 		}))
 		return diags
 	}
-	v := gkerules.Guard(gkerules.GuardInput{Kind: gkerules.LossDestroy, Nodes: cs.Nodes, PVs: cs.PVs, PVCs: cs.PVCs, Pods: cs.Pods, StatefulSets: cs.StatefulSets})
 	if v.Loses() {
 		d := dataLossDiag(state.Name.ValueString(), loss{kind: gkerules.LossDestroy, detail: "destroying the node pool deletes every node"}, v, false)
 		diags.Append(diagnostics.Error(d.Summary(), diagnostics.Detail{Found: d.Detail() + " The pool was not deleted."}))
