@@ -280,9 +280,9 @@ func ordinalOf(name, prefix string) (int32, bool) {
 }
 
 // deleting records that a Pod or PVC of ordinal o is being deleted; call with mu held.
-func (m *monitor) deleting(kind, name, uid string, o int32, original bool) {
+func (m *monitor) deleting(kind, name, uid string, o int32, original bool, detail string) {
 	now := time.Now()
-	m.deletions = append(m.deletions, fmt.Sprintf("%s %s %s UID %s (ordinal %d, original %v)", now.Format("15:04:05.000"), kind, name, uid, o, original))
+	m.deletions = append(m.deletions, fmt.Sprintf("%s %s %s UID %s (ordinal %d, original %v) %s", now.Format("15:04:05.000"), kind, name, uid, o, original, detail))
 	switch {
 	case !m.planned[o]:
 		m.violations = append(m.violations, fmt.Sprintf("%s %s (UID %s) of ordinal %d deleted, but ordinal %d was not planned to move", kind, name, uid, o, o))
@@ -321,13 +321,14 @@ func (m *monitor) pod(obj any, gone bool) {
 	m.mu.Lock()
 	if deleting && !m.deleted[uid] {
 		m.deleted[uid] = true
-		m.deleting("Pod", p.Name, uid, o, original)
+		m.deleting("Pod", p.Name, uid, o, original, podDetail(p))
 		hooks = append(hooks, "pod-deleted")
 	}
 	inMove := !m.started[o].IsZero() && m.finished[o].IsZero()
 	switch {
 	case ready && !original && inMove:
 		m.finished[o] = time.Now()
+		m.deletions = append(m.deletions, fmt.Sprintf("%s Pod %s UID %s (ordinal %d) Ready: %s", m.finished[o].Format("15:04:05.000"), p.Name, uid, o, podDetail(p)))
 		hooks = append(hooks, "ready")
 	case !ready && !deleting && !original && inMove && !m.created[uid]:
 		m.created[uid] = true
@@ -341,6 +342,17 @@ func (m *monitor) pod(obj any, gone bool) {
 			m.onEvent(h, o)
 		}
 	}
+}
+
+// podDetail is what the deletion timeline says of p: its node, phase, and claims.
+func podDetail(p *corev1.Pod) string {
+	var claims []string
+	for _, v := range p.Spec.Volumes {
+		if v.PersistentVolumeClaim != nil {
+			claims = append(claims, v.PersistentVolumeClaim.ClaimName)
+		}
+	}
+	return fmt.Sprintf("node %q phase %s reason %q ready %v claims %v", p.Spec.NodeName, p.Status.Phase, p.Status.Reason, stsutil.PodReady(p), claims)
 }
 
 func (m *monitor) pvc(obj any, gone bool) {
@@ -357,7 +369,7 @@ func (m *monitor) pvc(obj any, gone bool) {
 	fire := !m.deleted[uid]
 	if fire {
 		m.deleted[uid] = true
-		m.deleting("PVC", c.Name, uid, o, uid == m.s.pvcs[o])
+		m.deleting("PVC", c.Name, uid, o, uid == m.s.pvcs[o], "volume "+c.Spec.VolumeName)
 	}
 	m.mu.Unlock()
 	if fire && m.onEvent != nil {
