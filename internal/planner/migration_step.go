@@ -113,7 +113,7 @@ func (v *Migration) NextStep(o int32, claims []string, pr MoveProgress, minReady
 
 	// 1. PVCs to replace that are still there and not being deleted.
 	var del []ObjectRef
-	var terminating []string
+	var terminating, held []string
 	for _, c := range claims {
 		name := stsutil.ClaimPVCName(c, set.Name, o)
 		pvc := v.pvc(name)
@@ -122,6 +122,9 @@ func (v *Migration) NextStep(o int32, claims []string, pr MoveProgress, minReady
 		}
 		if pvc.DeletionTimestamp != nil {
 			terminating = append(terminating, name)
+			if pod != nil && v.mayHold(pod, pvc) {
+				held = append(held, name)
+			}
 			continue
 		}
 		if why := v.pvcNeedsReplace(pvc, pr); why != "" {
@@ -141,8 +144,8 @@ func (v *Migration) NextStep(o int32, claims []string, pr MoveProgress, minReady
 	}
 	if pod != nil {
 		why := v.podNeedsReplace(pod, pr)
-		if why == "" && len(terminating) > 0 {
-			why = "holds PVC " + strings.Join(terminating, ", ") + ", which is being deleted"
+		if why == "" && len(held) > 0 {
+			why = "holds PVC " + strings.Join(held, ", ") + ", which is being deleted"
 		}
 		if why != "" {
 			// A Pod created by the controller after the step began that is
@@ -218,6 +221,28 @@ func readySince(p *corev1.Pod) time.Time {
 		}
 	}
 	return time.Time{}
+}
+
+// mayHold reports whether pod can be using pvc: it is not scheduled yet, or it is on a node
+// pvc's PV admits (or pvc has no PV). A Pod the scheduler placed on a node the PV is not pinned
+// to cannot be: the PVC informer has not caught up with the PVC's removal while the Pod informer
+// already shows the Pod recreated with its successor (the two watches are apart; a dropped or
+// expired one is relisted later). Deleting that Pod would restart an ordinal that has finished.
+func (v *Migration) mayHold(pod *corev1.Pod, pvc *corev1.PersistentVolumeClaim) bool {
+	pv := v.boundPV(pvc)
+	if pod.Spec.NodeName == "" || pv == nil {
+		return true
+	}
+	p := v.ix.pin(pv)
+	if p.unconstrained {
+		return true
+	}
+	for _, i := range p.nodes {
+		if v.ix.nodes[i].Name == pod.Spec.NodeName {
+			return true
+		}
+	}
+	return false
 }
 
 // Batch returns the next ordinals to replace together: the first

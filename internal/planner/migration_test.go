@@ -494,6 +494,28 @@ func TestNextStep(t *testing.T) {
 			},
 			want: Step{Kind: StepDeletePod, Pod: ObjectRef{Name: "hist-2", UID: "pod-uid-race"}},
 		},
+		"controller raced: new Pod scheduled on the old node with the old terminating PVC is deleted": {
+			setup: func(w *migWorld) {
+				w.terminate(&w.pvc(2).ObjectMeta)
+				w.addPod(2, "gke-olap-pool-a-2", migRevB, "race", false)
+			},
+			want: Step{Kind: StepDeletePod, Pod: ObjectRef{Name: "hist-2", UID: "pod-uid-race"}, Node: "gke-olap-pool-a-2"},
+		},
+		"PVC cache behind: the new Pod Ready on pool-b cannot hold the old PVC, wait": {
+			setup: func(w *migWorld) {
+				// The Pod watch shows the new Pod Ready on its new PV's node; the PVC watch
+				// (dropped and not relisted yet) still shows the old PVC terminating.
+				w.terminate(&w.pvc(2).ObjectMeta)
+				w.s.PVs = append(w.s.PVs, func() corev1.PersistentVolume {
+					pv := *w.s.PVs[2].DeepCopy()
+					pv.Name = "pvc-b2-2"
+					pv.Spec.NodeAffinity.Required.NodeSelectorTerms[0].MatchExpressions[0].Values = []string{"gke-olap-pool-b-0"}
+					return pv
+				}())
+				w.addPod(2, "gke-olap-pool-b-0", migRevB, "b2", true)
+			},
+			want: Step{Kind: StepWait, Pod: ObjectRef{Name: "hist-2", UID: "pod-uid-b2"}, Node: "gke-olap-pool-b-0"},
+		},
 		"controller raced: new Pod bound the old PVC (pod-first order)": {
 			setup: func(w *migWorld) { w.addPod(2, "", migRevB, "race", false) },
 			want: Step{Kind: StepDeletePVCs, PVCs: []ObjectRef{{Name: "cache-hist-2", UID: "pvc-uid-a2"}},
