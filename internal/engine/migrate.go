@@ -49,7 +49,8 @@ type MigrationRun struct {
 	RequireOthersReady bool
 	// MinReady is the soak after each new Pod is Ready.
 	MinReady time.Duration
-	// OrdinalTimeout bounds each batch of ordinals (0: only ctx bounds it).
+	// OrdinalTimeout bounds each ordinal from its first step, and each wait for the next
+	// ordinal(s) to be allowed to start (0: only ctx bounds them).
 	OrdinalTimeout time.Duration
 	// UnschedulableGrace is how long a new Pod may stay Unschedulable, or
 	// fail in a way a retry may clear (provisioning, mount, image pull,
@@ -73,7 +74,8 @@ type MigrationRun struct {
 	// Done is called when an ordinal is finished, so the caller can save state; with gates,
 	// once when its step ends and again, with Gates, when its gates passed.
 	Done func(MigratedOrdinal)
-	// Gates are waited for after each batch's steps, before the next batch starts
+	// Gates are waited for after each batch's steps, before the next batch starts (with
+	// gates the window of Parallelism ordinals moves as a batch, see slide)
 	// (gates.go). Ordinals whose action is planner.MigrationGate only wait for them.
 	Gates []planner.Gate
 	// HTTPClient sends the HTTP gates' requests (default http.DefaultClient).
@@ -218,36 +220,7 @@ func Migrate(ctx context.Context, kube kubernetes.Interface, run MigrationRun) (
 			return err
 		}
 	}
-	var last *planner.Migration // the look that saw the previous batch done
-	for len(remaining) > 0 {
-		v, batch, err := m.readyToStart(ctx, remaining, last)
-		if err != nil {
-			return err
-		}
-		if err := m.markGatesPending(ctx, batch, true); err != nil {
-			return &PreconditionError{Msg: err.Error()}
-		}
-		rest := without(remaining, batch)
-		if last, err = m.moveBatch(ctx, v, batch); err != nil {
-			return err
-		}
-		if len(run.Gates) > 0 {
-			for _, o := range batch {
-				rec := m.finished[o]
-				if rec.Gates, err = m.awaitGates(ctx, o, rec.idx); err != nil {
-					return err
-				}
-				m.gatesPassed(rec.MigratedOrdinal, rec.Gates)
-				m.run.Done(rec.MigratedOrdinal)
-			}
-			if err := m.markGatesPending(ctx, batch, false); err != nil {
-				return err
-			}
-			last = nil // the gates took time: look again
-		}
-		remaining = rest
-	}
-	return nil
+	return m.slide(ctx, remaining)
 }
 
 // gateOnly waits for the gates of ordinal o, whose step an earlier run finished, and reports it.
@@ -299,64 +272,10 @@ func (m *migrator) logf(o int32, idx int, format string, args ...any) {
 	m.run.Log(fmt.Sprintf("ordinal %d (%d/%d): ", o, idx, m.total) + fmt.Sprintf(format, args...))
 }
 
-// readyToStart waits until the controller has observed the latest
-// generation (so status.updateRevision is current) and the
-// PodDisruptionBudgets selecting the Pods allow the next batch, checks the
-// live set, and returns the snapshot and the batch.
-func (m *migrator) readyToStart(ctx context.Context, remaining []int32, last *planner.Migration) (*planner.Migration, []int32, error) {
-	var deadline <-chan time.Time
-	if m.run.OrdinalTimeout > 0 {
-		t := m.run.Clock.NewTimer(m.run.OrdinalTimeout)
-		defer t.Stop()
-		deadline = t.C()
-	}
-	waitingFor, logged := "", ""
-	for {
-		// The first look reuses the view that saw the previous batch done: nothing this
-		// function checks can have been acted on in between.
-		v := last
-		last = nil
-		if v == nil {
-			s, _, err := m.w.snapshot()
-			if err != nil {
-				return nil, nil, err
-			}
-			v = planner.NewMigration(s)
-		}
-		set := v.Snapshot().Live
-		if set == nil || set.UID != m.setUID {
-			return nil, nil, &PreconditionError{Msg: fmt.Sprintf("StatefulSet %s/%s was deleted or replaced during the migration", m.run.Namespace, m.run.Name)}
-		}
-		waitingFor = fmt.Sprintf("the StatefulSet controller to observe generation %d of %s/%s", set.Generation, m.run.Namespace, m.run.Name)
-		if set.Status.ObservedGeneration >= set.Generation {
-			batch, why, err := m.judgeBatch(v, set, remaining)
-			if err != nil {
-				return nil, nil, err
-			}
-			if why == "" {
-				return v, batch, nil
-			}
-			if logged != why {
-				logged = why
-				m.run.Log(fmt.Sprintf("ordinal(s) %s: waiting: %s", planner.JoinOrdinals(batch), why))
-			}
-			waitingFor = why
-		}
-		select {
-		case <-ctx.Done():
-			return nil, nil, &PreconditionError{Msg: fmt.Sprintf("before moving the next ordinal(s), still waiting for %s: %v", waitingFor, context.Cause(ctx)), Err: context.Cause(ctx)}
-		case <-deadline:
-			return nil, nil, &PreconditionError{Msg: fmt.Sprintf("before moving the next ordinal(s), still waiting after %s for %s", m.run.OrdinalTimeout, waitingFor)}
-		case <-m.w.changed:
-		case <-m.w.stopped: // the next snapshot says why
-		case <-m.run.Clock.After(m.run.Resync):
-		}
-	}
-}
-
-// judgeBatch checks the live set against the plan and picks the next batch: an error when it
-// cannot start (nothing is deleted), else what it waits for ("" when it can start now).
-func (m *migrator) judgeBatch(v *planner.Migration, set *appsv1.StatefulSet, remaining []int32) ([]int32, string, error) {
+// judgeBatch checks the live set against the plan and picks the next ordinals, at most free of
+// them, while the ordinals in moving are on their way: an error when they cannot start
+// (nothing is deleted), else what they wait for ("" when they can start now).
+func (m *migrator) judgeBatch(v *planner.Migration, set *appsv1.StatefulSet, remaining []int32, free int, moving []int32) ([]int32, string, error) {
 	if p := m.run.Placement; p != nil && !planner.PlacementEqual(p, &set.Spec.Template) {
 		return nil, "", &PreconditionError{Msg: fmt.Sprintf(
 			"the live template of StatefulSet %s/%s asks for placement %q, the plan was made for %q: the StatefulSet was not updated as planned",
@@ -367,7 +286,7 @@ func (m *migrator) judgeBatch(v *planner.Migration, set *appsv1.StatefulSet, rem
 			"the update revision of StatefulSet %s/%s is %s, the plan was made for %s: the StatefulSet was not updated as planned (plan again)",
 			m.run.Namespace, m.run.Name, set.Status.UpdateRevision, r)}
 	}
-	batch := v.Batch(remaining, m.run.Parallelism)
+	batch := v.Batch(remaining, free)
 	// A Pod on a node that does not answer would stay Terminating: stop before deleting
 	// anything of its ordinal, unless the user accepted to force-delete it.
 	if !m.run.ForceDeleteOnUnreachableNodes {
@@ -398,7 +317,7 @@ func (m *migrator) judgeBatch(v *planner.Migration, set *appsv1.StatefulSet, rem
 	// template places it (an earlier apply's step, stopped before its Pod was Ready) is waited
 	// for, up to the ordinal timeout: the planner decides which is which.
 	if m.run.RequireOthersReady {
-		down, up := v.OthersDown(m.run.Claims, batch, without(remaining, batch))
+		down, up := v.OthersDown(m.run.Claims, batch, without(remaining, batch), moving)
 		if len(down) > 0 {
 			return nil, "", &PreconditionError{Msg: fmt.Sprintf("before moving ordinal(s) %s, ordinals that are not moved must be Running and Ready: %s",
 				planner.JoinOrdinals(batch), strings.Join(down, "; "))}
@@ -446,19 +365,159 @@ type ordinalRun struct {
 	deleted []string
 }
 
-// moveBatch acts on batch until every ordinal of it is done. v is the view readyToStart judged
-// the batch on: the first look acts on it directly (no second snapshot between the previous
-// ordinal's Ready and this one's first delete), later looks take a fresh snapshot.
-func (m *migrator) moveBatch(ctx context.Context, v *planner.Migration, batch []int32) (*planner.Migration, error) {
-	s := v.Snapshot()
-	var deadline <-chan time.Time
-	if m.run.OrdinalTimeout > 0 {
-		t := m.run.Clock.NewTimer(m.run.OrdinalTimeout)
-		defer t.Stop()
-		deadline = t.C()
+// slide moves remaining through a window of run.Parallelism ordinals, as the StatefulSet
+// controller does with maxUnavailable (kubernetes pkg/controller/statefulset/
+// stateful_set_control.go, updateStatefulSetAfterInvariantEstablished): a slot is taken by
+// the next ordinal as soon as the ordinal in it is done, not when a whole wave is. An ordinal
+// starts only after judgeBatch allows it on the latest look (placement, the others' readiness,
+// the PodDisruptionBudgets), and the window never holds more than run.Parallelism ordinals.
+//
+// With gates the window is a batch: a gate is a cluster-wide check (a Druid load status) that
+// means something only while no ordinal is down, so the next ordinals start once every
+// ordinal of the batch is done and its gates passed.
+//
+// Timeouts: each ordinal has run.OrdinalTimeout from its first step; waiting for the next
+// ordinal(s) to be allowed to start has run.OrdinalTimeout too (from when the wait began).
+func (m *migrator) slide(ctx context.Context, remaining []int32) error {
+	var (
+		active    []*ordinalRun
+		batch     []int32 // with gates: the ordinals of the window, in start order
+		v         *planner.Migration
+		waitSince time.Time // when the next ordinal(s) began to wait for a slot's judgement
+		waiting   string    // what they wait for
+		logged    string
+	)
+	for {
+		if v == nil {
+			s, _, err := m.w.snapshot()
+			if err != nil {
+				return err
+			}
+			v = planner.NewMigration(s)
+		}
+		set := v.Snapshot().Live
+		if set == nil || set.UID != m.setUID {
+			msg := "StatefulSet " + m.run.Namespace + "/" + m.run.Name + " was deleted or replaced during the migration"
+			if len(active) > 0 {
+				return &MigrationError{Ordinal: active[0].o, Pod: stsutil.PodName(m.run.Name, active[0].o), Reason: msg}
+			}
+			return &PreconditionError{Msg: msg}
+		}
+		now := m.run.Clock.Now()
+		wake := m.run.Resync
+
+		// 1. One look for every ordinal in the window.
+		still := active[:0]
+		for _, r := range active {
+			var d time.Duration
+			var err error
+			if v, d, err = m.look(ctx, v, r, now); err != nil {
+				return err
+			}
+			if r.done {
+				continue
+			}
+			still = append(still, r)
+			if d > 0 && d < wake {
+				wake = d
+			}
+		}
+		active = still
+
+		// 2. With gates, a finished batch waits for them before anything else starts.
+		if len(active) == 0 && len(batch) > 0 {
+			for _, o := range batch {
+				rec := m.finished[o]
+				gates, err := m.awaitGates(ctx, o, rec.idx)
+				if err != nil {
+					return err
+				}
+				rec.Gates = gates
+				m.gatesPassed(rec.MigratedOrdinal, rec.Gates)
+				m.run.Done(rec.MigratedOrdinal)
+			}
+			if err := m.markGatesPending(ctx, batch, false); err != nil {
+				return err
+			}
+			batch, v = nil, nil // the gates took time: look again
+			continue
+		}
+		if len(active) == 0 && len(remaining) == 0 {
+			return nil
+		}
+
+		// 3. Fill the window's free slots (with gates, only an empty window).
+		free := m.run.Parallelism - len(active)
+		if len(m.run.Gates) > 0 && len(active) > 0 {
+			free = 0
+		}
+		if free > 0 && len(remaining) > 0 {
+			waiting = fmt.Sprintf("the StatefulSet controller to observe generation %d of %s/%s", set.Generation, m.run.Namespace, m.run.Name)
+			if set.Status.ObservedGeneration >= set.Generation {
+				next, why, err := m.judgeBatch(v, set, remaining, free, ordinalsOf(active))
+				if err != nil {
+					return err
+				}
+				if why == "" {
+					if err := m.markGatesPending(ctx, next, true); err != nil {
+						return &PreconditionError{Msg: err.Error()}
+					}
+					if len(m.run.Gates) > 0 {
+						batch = next
+					}
+					remaining = without(remaining, next)
+					active = append(active, m.start(v, next)...)
+					waitSince, logged = time.Time{}, ""
+					continue // their first look on the same view, without waiting for an event
+				}
+				if logged != why {
+					logged = why
+					m.run.Log(fmt.Sprintf("ordinal(s) %s: waiting: %s", planner.JoinOrdinals(next), why))
+				}
+				waiting = why
+			}
+			if waitSince.IsZero() {
+				waitSince = now
+			}
+			if m.run.OrdinalTimeout > 0 {
+				left := waitSince.Add(m.run.OrdinalTimeout).Sub(now)
+				if left <= 0 {
+					return &PreconditionError{Msg: fmt.Sprintf("before moving the next ordinal(s), still waiting after %s for %s", m.run.OrdinalTimeout, waiting)}
+				}
+				wake = min(wake, left)
+			}
+		}
+
+		// 4. Each ordinal in the window has its own timeout.
+		if m.run.OrdinalTimeout > 0 {
+			for _, r := range active {
+				left := r.start.Add(m.run.OrdinalTimeout).Sub(now)
+				if left <= 0 {
+					return m.timeout([]*ordinalRun{r}, fmt.Errorf("per-ordinal timeout %s reached", m.run.OrdinalTimeout))
+				}
+				wake = min(wake, left)
+			}
+		}
+
+		select {
+		case <-ctx.Done():
+			if len(active) > 0 {
+				return m.timeout(active, context.Cause(ctx))
+			}
+			return &PreconditionError{Msg: fmt.Sprintf("before moving the next ordinal(s), still waiting for %s: %v", waiting, context.Cause(ctx)), Err: context.Cause(ctx)}
+		case <-m.w.changed:
+		case <-m.w.stopped: // the next snapshot says why
+		case <-m.run.Clock.After(wake):
+		}
+		v = nil
 	}
-	runs := make([]*ordinalRun, 0, len(batch))
-	for _, o := range batch {
+}
+
+// start opens a run for each ordinal of next, judged on v, and records its first step.
+func (m *migrator) start(v *planner.Migration, next []int32) []*ordinalRun {
+	s := v.Snapshot()
+	runs := make([]*ordinalRun, 0, len(next))
+	for _, o := range next {
 		m.started++
 		r := &ordinalRun{o: o, idx: m.started, action: m.action(v, o), progress: v.StartProgress(o, m.run.Claims),
 			start: m.run.Clock.Now(), logged: map[string]bool{}}
@@ -475,89 +534,64 @@ func (m *migrator) moveBatch(ctx context.Context, v *planner.Migration, batch []
 			m.step(o, r.idx, ReasonOrdinalMoving, "Move", related, "moving to %s", planner.DescribePlacement(&s.Live.Spec.Template))
 		}
 	}
-	for first := true; ; first = false {
-		set := s.Live
-		if !first {
-			var err error
-			if s, set, err = m.w.snapshot(); err != nil {
-				return nil, err
+	return runs
+}
+
+// look takes ordinal r's next steps on v's snapshot: at most maxStepsPerLook, since a delete
+// that went through is applied to the snapshot at once and the next step decided again (the
+// PVC deletes, then the Pod delete, without waiting a watch round trip between them), as the
+// upstream controllers do with their expectations; the informer event that follows confirms
+// what the snapshot already shows. It returns the view after its acts and how soon to look
+// again without an event (0: the default resync).
+func (m *migrator) look(ctx context.Context, v *planner.Migration, r *ordinalRun, now time.Time) (*planner.Migration, time.Duration, error) {
+	s := v.Snapshot()
+	var d time.Duration
+	for range maxStepsPerLook {
+		st := v.NextStep(r.o, m.run.Claims, r.progress, m.run.MinReady, now)
+		r.last = st
+		if u := m.oldPodUnreachable(v, s, r.o, st, now); u != nil {
+			if !m.run.ForceDeleteOnUnreachableNodes {
+				return v, 0, unreachableError(*u, string(st.Kind), len(m.deletedOf(s, r.o)) > 0)
 			}
-			v = planner.NewMigration(s)
-		}
-		if set == nil || set.UID != m.setUID {
-			return nil, &MigrationError{Ordinal: runs[0].o, Pod: stsutil.PodName(m.run.Name, runs[0].o),
-				Reason: "StatefulSet " + m.run.Namespace + "/" + m.run.Name + " was deleted or replaced during the migration"}
-		}
-		now := m.run.Clock.Now()
-		wake := m.run.Resync
-		pending := 0
-		for _, r := range runs {
-			if r.done {
-				continue
-			}
-			// A delete that went through is applied to s at once and the
-			// next step decided again (the PVC deletes, then the Pod delete,
-			// without waiting a watch round trip between them), as the
-			// upstream controllers do with their expectations. The informer
-			// event that follows confirms what s already shows.
-			var d time.Duration
-			var err error
-			for range maxStepsPerLook {
-				st := v.NextStep(r.o, m.run.Claims, r.progress, m.run.MinReady, now)
-				r.last = st
-				if u := m.oldPodUnreachable(v, s, r.o, st, now); u != nil {
-					if !m.run.ForceDeleteOnUnreachableNodes {
-						return nil, unreachableError(*u, string(st.Kind), len(m.deletedOf(s, r.o)) > 0)
-					}
-					if u.Terminating && st.Kind == planner.StepWait {
-						// Already deleted (by this run, an earlier one or taint eviction) and its
-						// PVCs too (NextStep deletes them first, so that the controller cannot
-						// give the new Pod an old claim): finish it.
-						var acted bool
-						if acted, err = m.forceDelete(ctx, s, r, *u, now); err != nil {
-							return nil, err
-						}
-						if acted {
-							v = planner.NewMigration(s)
-							continue
-						}
-					}
-				}
-				if st.Kind == planner.StepDeletePVCs && r.action == planner.MigrationRestart {
-					return nil, &MigrationError{Ordinal: r.o, Pod: stsutil.PodName(m.run.Name, r.o), Phase: string(st.Kind),
-						Reason: "the plan restarts this ordinal in place, keeping its PVCs, but the live state now needs them recreated (" +
-							st.Reason + "); stopped before deleting any PVC. Plan again to see the ordinal as a move"}
-				}
-				var acted bool
-				d, acted, err = m.act(ctx, s, r, st, now)
+			if u.Terminating && st.Kind == planner.StepWait {
+				// Already deleted (by this run, an earlier one or taint eviction) and its
+				// PVCs too (NextStep deletes them first, so that the controller cannot
+				// give the new Pod an old claim): finish it.
+				acted, err := m.forceDelete(ctx, s, r, *u, now)
 				if err != nil {
-					return nil, err
+					return v, 0, err
 				}
-				if !acted {
-					break
-				}
-				v = planner.NewMigration(s) // s changed under the view
-			}
-			if !r.done {
-				pending++
-				if d > 0 && d < wake {
-					wake = d
+				if acted {
+					v = planner.NewMigration(s)
+					continue
 				}
 			}
 		}
-		if pending == 0 {
-			return v, nil
+		if st.Kind == planner.StepDeletePVCs && r.action == planner.MigrationRestart {
+			return v, 0, &MigrationError{Ordinal: r.o, Pod: stsutil.PodName(m.run.Name, r.o), Phase: string(st.Kind),
+				Reason: "the plan restarts this ordinal in place, keeping its PVCs, but the live state now needs them recreated (" +
+					st.Reason + "); stopped before deleting any PVC. Plan again to see the ordinal as a move"}
 		}
-		select {
-		case <-ctx.Done():
-			return nil, m.timeout(runs, context.Cause(ctx))
-		case <-deadline:
-			return nil, m.timeout(runs, fmt.Errorf("per-ordinal timeout %s reached", m.run.OrdinalTimeout))
-		case <-m.w.changed:
-		case <-m.w.stopped: // the next snapshot says why
-		case <-m.run.Clock.After(wake):
+		var acted bool
+		var err error
+		d, acted, err = m.act(ctx, s, r, st, now)
+		if err != nil {
+			return v, 0, err
 		}
+		if !acted {
+			break
+		}
+		v = planner.NewMigration(s) // s changed under the view
 	}
+	return v, d, nil
+}
+
+func ordinalsOf(runs []*ordinalRun) []int32 {
+	out := make([]int32, len(runs))
+	for i, r := range runs {
+		out[i] = r.o
+	}
+	return out
 }
 
 func (m *migrator) timeout(runs []*ordinalRun, cause error) error {
@@ -845,7 +879,7 @@ type migrationWatcher struct {
 	setInf, podInf, pvcInf, pdbInf, evInf, pvInf, nodeInf cache.SharedIndexInformer
 	// mountEvInf holds the namespace's FailedMount events (evInf its ProvisioningFailed ones).
 	mountEvInf cache.SharedIndexInformer
-	// What the scheduling simulation reads besides (placement re-checked before each batch):
+	// What the scheduling simulation reads besides (placement re-checked before each ordinal starts):
 	// every Pod of the cluster, StorageClasses, CSIStorageCapacities, CSIDrivers, CSINodes.
 	allPodInf, scInf, capInf, driverInf, csiNodeInf cache.SharedIndexInformer
 	// podCache carries unchanged Pods' scheduling data from one look's simulation to the next.

@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -314,7 +316,7 @@ func TestMigrateWaitsForPodDisruptionBudget(t *testing.T) {
 		}
 		mu.Unlock()
 		allowed := pdb.DeepCopy()
-		allowed.Status.DisruptionsAllowed = 1
+		allowed.Status.DisruptionsAllowed, allowed.Status.DesiredHealthy = 1, 0 // the budget was lowered
 		if _, err := kube.PolicyV1().PodDisruptionBudgets("olap").UpdateStatus(ctx, allowed, metav1.UpdateOptions{}); err != nil {
 			t.Fatal(err)
 		}
@@ -547,5 +549,130 @@ func TestMigratePlannedRestartNeverDeletesPVC(t *testing.T) {
 				t.Fatalf("deletes (-want +got):\n%s", d)
 			}
 		})
+	}
+}
+
+// restartSet is oneOrdinalOnPoolA grown to n ordinals on node a1 whose template stays on pool a
+// at a new revision (hist-2): every ordinal is restarted in place, keeping its PVC.
+func restartSet(n int32) []runtime.Object {
+	objs := oneOrdinalOnPoolA()
+	set := objs[0].(*appsv1.StatefulSet)
+	set.Spec.Replicas = new(n)
+	set.Spec.Template.Spec.NodeSelector = map[string]string{"pool": "a"}
+	set.Status.Replicas, set.Status.ReadyReplicas, set.Status.UpdateRevision = n, n, "hist-2"
+	pod, pvc, pv := objs[1].(*corev1.Pod), objs[2].(*corev1.PersistentVolumeClaim), objs[3].(*corev1.PersistentVolume)
+	for o := int32(1); o < n; o++ {
+		p, c, v := pod.DeepCopy(), pvc.DeepCopy(), pv.DeepCopy()
+		p.Name, p.UID = fmt.Sprintf("hist-%d", o), types.UID(fmt.Sprintf("pod-%d-uid", o))
+		c.Name, c.UID, c.Spec.VolumeName = fmt.Sprintf("cache-hist-%d", o), types.UID(fmt.Sprintf("pvc-%d-uid", o)), fmt.Sprintf("pv-%d", o)
+		p.Spec.Volumes[0].PersistentVolumeClaim.ClaimName = c.Name
+		v.Name, v.Spec.ClaimRef.Name, v.Spec.ClaimRef.UID = c.Spec.VolumeName, c.Name, c.UID
+		objs = append(objs, p, c, v)
+	}
+	for _, o := range objs {
+		if n, ok := o.(*corev1.Node); ok {
+			n.Labels["topology.topolvm.io/node"] = n.Name
+		}
+	}
+	return objs
+}
+
+// With max_unavailable = 2 the window slides: once ordinal 1 is Ready again, ordinal 2 takes
+// its slot while ordinal 0 is still coming up, as the StatefulSet controller's maxUnavailable
+// does. Whole batches would hold ordinal 2 until ordinal 0 is Ready.
+func TestMigrateSlidesItsWindow(t *testing.T) {
+	t.Parallel()
+	kube := fake.NewClientset(restartSet(3)...)
+	var mu sync.Mutex
+	var deletes []string
+	held := make(chan struct{}) // closed: the recreated hist-0 becomes Ready
+	// The StatefulSet controller and the kubelet, played: a deleted Pod is recreated at the
+	// update revision on its node, Ready at once (hist-0 only once held is closed).
+	kube.PrependReactor("delete", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		name := a.(k8stesting.DeleteAction).GetName()
+		mu.Lock()
+		deletes = append(deletes, name)
+		mu.Unlock()
+		old, err := kube.Tracker().Get(corev1.SchemeGroupVersion.WithResource("pods"), "olap", name)
+		if err != nil {
+			return true, nil, err
+		}
+		p := old.(*corev1.Pod).DeepCopy()
+		go func() {
+			gvr := corev1.SchemeGroupVersion.WithResource("pods")
+			_ = kube.Tracker().Delete(gvr, "olap", name)
+			p.UID, p.ResourceVersion = types.UID(string(p.UID)+"-new"), ""
+			p.Labels[appsv1.ControllerRevisionHashLabelKey] = "hist-2"
+			ready := p.Status.Conditions
+			if name == "hist-0" {
+				p.Status.Conditions = nil
+			}
+			_ = kube.Tracker().Create(gvr, p, "olap")
+			if name == "hist-0" {
+				<-held
+				p.Status.Conditions = ready
+				_ = kube.Tracker().Update(gvr, p, "olap")
+			}
+		}()
+		return true, nil, nil
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		done <- Migrate(ctx, kube, MigrationRun{
+			Namespace: "olap", Name: "hist", Ordinals: []int32{0, 1, 2}, Claims: []string{"cache"}, Parallelism: 2,
+			Actions: map[int32]planner.MigrationAction{0: planner.MigrationRestart, 1: planner.MigrationRestart, 2: planner.MigrationRestart},
+			Resync:  50 * time.Millisecond, OrdinalTimeout: 20 * time.Second,
+			Log: func(l string) { t.Log(l) },
+		})
+	}()
+	deleted := func(name string) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Contains(deletes, name)
+	}
+	if err := wait.PollUntilContextCancel(ctx, 10*time.Millisecond, true, func(context.Context) (bool, error) {
+		select {
+		case err := <-done:
+			return false, fmt.Errorf("Migrate returned while hist-0 was not Ready: %v", err)
+		default:
+		}
+		return deleted("hist-2"), nil
+	}); err != nil {
+		t.Fatalf("hist-2 was not deleted while hist-0 was still coming up (deletes %v): %v", deletes, err)
+	}
+	close(held)
+	if err := <-done; err != nil {
+		t.Fatalf("Migrate: %v", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if d := cmp.Diff([]string{"hist-0", "hist-1", "hist-2"}, deletes); d != "" {
+		t.Errorf("Pod deletes (-want +got):\n%s", d)
+	}
+}
+
+// The window never holds more ordinals than a PodDisruptionBudget allows by the live Pods,
+// even while the budget's status still counts a Pod the executor has just deleted.
+func TestPDBBlocksCountsLivePods(t *testing.T) {
+	t.Parallel()
+	objs := restartSet(3)
+	pdb := &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Namespace: "olap", Name: "hist", Generation: 1},
+		Spec: policyv1.PodDisruptionBudgetSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "hist"}}},
+		// The controller's last count: 3 healthy, 2 desired, 1 allowed.
+		Status: policyv1.PodDisruptionBudgetStatus{ObservedGeneration: 1, CurrentHealthy: 3, DesiredHealthy: 2, DisruptionsAllowed: 1, ExpectedPods: 3}}
+	s := &planner.Snapshot{Live: objs[0].(*appsv1.StatefulSet), PDBs: []policyv1.PodDisruptionBudget{*pdb}}
+	for _, o := range objs {
+		if p, ok := o.(*corev1.Pod); ok {
+			s.Pods = append(s.Pods, *p)
+		}
+	}
+	if why := planner.NewMigration(s).PDBBlocks([]int32{1}); why != "" {
+		t.Fatalf("all three Ready, one allowed: %s", why)
+	}
+	s.Pods[0].DeletionTimestamp = &metav1.Time{Time: time.Now()} // hist-0 deleted; the status has not caught up
+	if why := planner.NewMigration(s).PDBBlocks([]int32{1}); !strings.Contains(why, "allows 0 disruption(s)") {
+		t.Fatalf("hist-0 deleted, status stale: %q, want a block at 0 allowed", why)
 	}
 }

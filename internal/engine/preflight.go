@@ -42,7 +42,7 @@ var migrationAccess = []access{
 	{"", "persistentvolumes", "watch", false},
 	{"", "nodes", "list", false},
 	{"", "nodes", "watch", false},
-	// The scheduling simulation's inputs, watched (placement checked again before each batch).
+	// The scheduling simulation's inputs, watched (placement checked again before each ordinal starts).
 	{"", "pods", "list", false},
 	{"", "pods", "watch", false},
 	{"storage.k8s.io", "storageclasses", "list", false},

@@ -9,6 +9,7 @@ import (
 
 	"github.com/olapgke/terraform-provider-olapgke/internal/stsutil"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -276,7 +277,7 @@ func (v *Migration) Batch(remaining []int32, parallelism int) []int32 {
 // selects the set's Pods, "" when it fits. Each Ready Pod in batch costs one
 // disruption out of the budget's status.disruptionsAllowed (the disruption
 // controller's latest count; a Pod already not Ready costs nothing). The
-// executor checks it before every batch: a budget that was fine at plan time
+// executor checks it before each ordinal starts: a budget that was fine at plan time
 // can be used up by then (another Pod went down, the budget changed), and
 // right after a move the controller needs a moment to count the new Pod.
 func (v *Migration) PDBBlocks(batch []int32) string {
@@ -302,12 +303,30 @@ func (v *Migration) PDBBlocks(batch []int32) string {
 		if pdb.Status.ObservedGeneration < pdb.Generation {
 			return fmt.Sprintf("PodDisruptionBudget %s/%s changed and the disruption controller has not counted it yet", pdb.Namespace, pdb.Name)
 		}
-		if allowed := int(pdb.Status.DisruptionsAllowed); cost > allowed {
+		if allowed := v.disruptionsAllowedNow(pdb); cost > allowed {
 			return fmt.Sprintf("PodDisruptionBudget %s/%s allows %d disruption(s) now (%d of %d desired healthy) and moving ordinal(s) %s takes %d",
 				pdb.Namespace, pdb.Name, allowed, pdb.Status.CurrentHealthy, pdb.Status.DesiredHealthy, JoinOrdinals(batch), cost)
 		}
 	}
 	return ""
+}
+
+// disruptionsAllowedNow is pdb's status.disruptionsAllowed, lowered to what the snapshot's own
+// Pods allow: the disruption controller counts healthy Pods as Ready and not being deleted
+// (kubernetes pkg/controller/disruption/disruption.go, countHealthyPods) and allows
+// currentHealthy - desiredHealthy. Its status lags a deletion the executor has just made;
+// with a window of ordinals moving (engine.Migrate), the next ordinal must not start on a
+// count that still has the previous one healthy.
+func (v *Migration) disruptionsAllowedNow(pdb *policyv1.PodDisruptionBudget) int {
+	allowed := int(pdb.Status.DisruptionsAllowed)
+	healthy := 0
+	for i := range v.s.Pods {
+		p := &v.s.Pods[i]
+		if p.Namespace == pdb.Namespace && p.DeletionTimestamp == nil && pdbSelects(pdb, labels.Set(p.Labels)) && stsutil.PodReady(p) {
+			healthy++
+		}
+	}
+	return min(allowed, max(0, healthy-int(pdb.Status.DesiredHealthy)))
 }
 
 // JoinOrdinals writes ordinals as "2, 1, 0" for messages.
@@ -320,7 +339,7 @@ func JoinOrdinals(os []int32) string {
 }
 
 // OthersDown judges the ordinals of the set that the migration leaves alone (outside skip) and
-// that are not Running and Ready, as require_others_ready does at plan and before every batch.
+// that are not Running and Ready, as require_others_ready does at plan and before each ordinal starts.
 // Those in down stop the migration. Those in comingUp are not Ready yet but run where and as the
 // template says (see comingUp): the apply waits for them (up to ordinal_timeout) instead of
 // refusing. Ordinals the live set does not have yet (a scale-up in the same apply) are not

@@ -737,10 +737,17 @@ func TestPDBBlocks(t *testing.T) {
 	if !strings.Contains(got, "PodDisruptionBudget olap/hist allows 1 disruption(s) now") || !strings.Contains(got, "ordinal(s) 2, 1 takes 2") {
 		t.Errorf("two Ready Pods against 1 allowed: %q", got)
 	}
-	// A Pod that is already down costs nothing.
+	// A Pod that is already down costs nothing (a budget of minAvailable 1, counted after it
+	// went down: 2 healthy, 1 desired, 1 allowed).
 	w.addPod(1, "gke-olap-pool-a-1", migRevA, "down", false)
+	w.s.PDBs[0].Status.CurrentHealthy, w.s.PDBs[0].Status.DesiredHealthy = 2, 1
 	if got := NewMigration(w.final()).PDBBlocks([]int32{2, 1}); got != "" {
 		t.Errorf("one Ready + one down Pod against 1 allowed: %q", got)
+	}
+	// The status lags the Pods: 1 allowed by it, 0 by the live Pods (2 healthy, 2 desired).
+	w.s.PDBs[0].Status.DesiredHealthy = 2
+	if got := NewMigration(w.final()).PDBBlocks([]int32{2}); !strings.Contains(got, "allows 0 disruption(s)") {
+		t.Errorf("a Ready Pod against 1 allowed by a status that still counts a down Pod: %q", got)
 	}
 	w.s.PDBs[0].Status.DisruptionsAllowed = 0
 	if got := NewMigration(w.final()).PDBBlocks([]int32{1}); got != "" {

@@ -3,6 +3,7 @@ package planner
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -207,7 +208,7 @@ func MigrationSummary(moves []Move, target string, in MigrationSummaryInput) str
 	if len(in.Gates) > 0 {
 		fmt.Fprintf(&b, ", %s %s", map[bool]string{true: "gate", false: "gates"}[len(in.Gates) == 1], strings.Join(in.Gates, ","))
 	}
-	if total, ok := migrationEstimate(moves, par, in.Estimate); ok {
+	if total, ok := migrationEstimate(moves, par, len(in.Gates) > 0, in.Estimate); ok {
 		b.WriteString(", about " + roughDuration(total))
 	}
 	if in.OthersReady && in.Replicas > 0 {
@@ -217,26 +218,29 @@ func MigrationSummary(moves []Move, target string, in MigrationSummaryInput) str
 	return b.String()
 }
 
-// migrationEstimate is the expected time of all moves: batches of par run one
-// after the other, each as long as its longest step. ok is false when a step
-// has no estimate.
-func migrationEstimate(moves []Move, par int, est func(MigrationAction) (float64, bool)) (float64, bool) {
+// migrationEstimate is the expected time of all moves through the executor's window of par
+// ordinals: each move takes the slot that frees first; with gates, batches of par run one after
+// the other, each as long as its longest step. ok is false when a step has no estimate.
+func migrationEstimate(moves []Move, par int, gated bool, est func(MigrationAction) (float64, bool)) (float64, bool) {
 	if est == nil {
 		return 0, false
 	}
-	total := 0.0
-	for i := 0; i < len(moves); i += par {
-		longest := 0.0
-		for _, m := range moves[i:min(i+par, len(moves))] {
-			s, ok := est(m.Action)
-			if !ok {
-				return 0, false
-			}
-			longest = math.Max(longest, s)
+	slots := make([]float64, par)
+	for i, m := range moves {
+		s, ok := est(m.Action)
+		if !ok {
+			return 0, false
 		}
-		total += longest
+		if gated && i%par == 0 {
+			end := slices.Max(slots)
+			for j := range slots {
+				slots[j] = end
+			}
+		}
+		j := slices.Index(slots, slices.Min(slots))
+		slots[j] += s
 	}
-	return total, true
+	return slices.Max(slots), true
 }
 
 // roughDuration is "45s", "6m" or "1h20m": the precision an estimate has.

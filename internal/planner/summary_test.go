@@ -86,7 +86,7 @@ func TestMigrationSummary(t *testing.T) {
 			in:   MigrationSummaryInput{Replicas: 3, PoolOf: poolOf, Parallelism: 1, OthersReady: true},
 			want: "move 3 of 3 ordinals (2,1,0) historical-a -> historical-b, 1 at a time; Ready never below 2",
 		},
-		"batches of 2 take the longest step each": {
+		"a window of 2: each step takes the slot that frees first": {
 			moves:  []Move{move(2, MigrationMove, "n-a-1"), move(1, MigrationRestart, "n-b-1"), move(0, MigrationMove, "n-a-2")},
 			target: "historical-b",
 			in: MigrationSummaryInput{Replicas: 4, PoolOf: poolOf, Parallelism: 2, OthersReady: true,
@@ -96,7 +96,19 @@ func TestMigrationSummary(t *testing.T) {
 					}
 					return 60, true
 				}},
-			want: "move 2 and restart 1 of 4 ordinals (2,1,0) historical-a -> historical-b, 2 at a time, about 20m; Ready never below 2",
+			want: "move 2 and restart 1 of 4 ordinals (2,1,0) historical-a -> historical-b, 2 at a time, about 11m; Ready never below 2",
+		},
+		"with gates, batches of 2 take the longest step each": {
+			moves:  []Move{move(2, MigrationMove, "n-a-1"), move(1, MigrationRestart, "n-b-1"), move(0, MigrationMove, "n-a-2")},
+			target: "historical-b",
+			in: MigrationSummaryInput{Replicas: 4, PoolOf: poolOf, Parallelism: 2, OthersReady: true, Gates: []string{"loaded"},
+				Estimate: func(a MigrationAction) (float64, bool) {
+					if a == MigrationMove {
+						return 600, true
+					}
+					return 60, true
+				}},
+			want: "move 2 and restart 1 of 4 ordinals (2,1,0) historical-a -> historical-b, 2 at a time, gate loaded, about 20m; Ready never below 2",
 		},
 		"restarts only, others not required Ready": {
 			moves: []Move{move(1, MigrationRestart, "n-a-1"), move(0, MigrationRestart, "n-a-2")}, target: "historical-a",

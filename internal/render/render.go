@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -257,9 +258,10 @@ func writeSet(b *strings.Builder, s *set, pools map[string]string, opts Options)
 	}
 }
 
-// writeGantt draws the moves in batches of the migration's parallelism, each batch after the
-// previous one, each ordinal as long as its estimate (1 minute when unknown), and the floor of
-// Ready Pods the migration keeps while it runs.
+// writeGantt draws the moves in a window of the migration's parallelism (each ordinal starts
+// when a slot frees; with gates, in batches, each after the previous one), each ordinal as long
+// as its estimate (1 minute when unknown), and the floor of Ready Pods the migration keeps while
+// it runs.
 func writeGantt(b *strings.Builder, s *set, rows []ordinal, opts Options) {
 	b.WriteString("```mermaid\ngantt\n  dateFormat HH:mm:ss\n  axisFormat %H:%M\n")
 	title := fmt.Sprintf("%s: %d ordinal(s), %d at a time", mermaidText(s.key), len(rows), s.parallel)
@@ -276,16 +278,26 @@ func writeGantt(b *strings.Builder, s *set, rows []ordinal, opts Options) {
 	if len(rows) > opts.MaxRows {
 		shown = rows[:opts.MaxRows]
 	}
-	for i := 0; i < len(shown); i += int(s.parallel) {
-		batch := shown[i:min(i+int(s.parallel), len(shown))]
-		longest := 0.0
-		for _, o := range batch {
-			d := minutes(o)
-			longest = math.Max(longest, d)
-			fmt.Fprintf(b, "  section ordinal %d\n  %s %s :o%d, %s, %dm\n", o.n, mermaidText(o.action), mermaidText(podName(o)), o.n, clock(start), int(d))
-		}
-		start += longest
+	// Without gates the window slides (engine.Migrate): each ordinal takes the slot that frees
+	// first. With gates the ordinals move as batches, each after the previous one's gates.
+	gated := false
+	for _, o := range shown {
+		gated = gated || len(o.gates) > 0
 	}
+	slots := make([]float64, int(s.parallel))
+	for i, o := range shown {
+		if gated && i%len(slots) == 0 {
+			end := slices.Max(slots)
+			for j := range slots {
+				slots[j] = end
+			}
+		}
+		j := slices.Index(slots, slices.Min(slots))
+		d := minutes(o)
+		fmt.Fprintf(b, "  section ordinal %d\n  %s %s :o%d, %s, %dm\n", o.n, mermaidText(o.action), mermaidText(podName(o)), o.n, clock(slots[j]), int(d))
+		slots[j] += d
+	}
+	start = slices.Max(slots)
 	if rest := rows[len(shown):]; len(rest) > 0 {
 		d := 0.0
 		for _, o := range rest {

@@ -114,3 +114,38 @@ func TestMarkdownRefusesOtherInput(t *testing.T) {
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
+
+// The gantt follows the executor: without gates the window slides (an ordinal starts when a
+// slot frees), with gates the ordinals move in batches.
+func TestMarkdownGanttWindow(t *testing.T) {
+	t.Parallel()
+	plan := func(gates string) string {
+		var moves []string
+		for i, m := range []int{10, 2, 2, 2} { // ordinal 3 takes 10 minutes, the others 2
+			o := 3 - i
+			moves = append(moves, `{"ordinal":`+itoa(o)+`,"pod":"h-`+itoa(o)+`","action":"move","from_node":"n","to_pool_or_selector":"b","volumes":[],"gates":[`+gates+`],"estimated_seconds":`+itoa(m*60)+`}`)
+		}
+		return `{"format_version":"1.2","resource_changes":[{"address":"olapgke_statefulset_migration.m","type":"olapgke_statefulset_migration","mode":"managed",
+	  "change":{"actions":["update"],"before":{},"after":{"namespace":"olap","statefulset":"h","max_unavailable":2,"moves":[` + strings.Join(moves, ",") + `]}}}]}`
+	}
+	for name, want := range map[string][]string{
+		// 3 runs 0-10; 2 runs 0-2, then 1 at 2-4 and 0 at 4-6 in the slot 2 freed.
+		"sliding": {"h-3 :o3, 00:00:00, 10m", "h-2 :o2, 00:00:00, 2m", "h-1 :o1, 00:02:00, 2m", "h-0 :o0, 00:04:00, 2m"},
+		// The second batch (1 and 0) starts when the first (3 and 2) is done.
+		"gated": {"h-3 :o3, 00:00:00, 10m", "h-2 :o2, 00:00:00, 2m", "h-1 :o1, 00:10:00, 2m", "h-0 :o0, 00:10:00, 2m"},
+	} {
+		gates := ""
+		if name == "gated" {
+			gates = `"segments-loaded"`
+		}
+		var b bytes.Buffer
+		if err := Markdown(strings.NewReader(plan(gates)), &b, Options{}); err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range want {
+			if !strings.Contains(b.String(), w) {
+				t.Errorf("%s: gantt lacks %q:\n%s", name, w, b.String())
+			}
+		}
+	}
+}

@@ -364,6 +364,17 @@ func (f *setFixture) monitor(t *testing.T, expected []int32, onDeleted func(int3
 				return
 			}
 		}
+		// The window: never more than `batch` ordinals down at once. The informer delivers
+		// events in the API server's order, so a Ready the executor waited for is seen first.
+		down := 0
+		for d := range m.deletedAt {
+			if _, up := m.readyAt[d]; !up {
+				down++
+			}
+		}
+		if down >= max(m.batch, 1) {
+			m.violations = append(m.violations, fmt.Sprintf("original Pod of ordinal %d deleted while %d ordinal(s) were still down (max_unavailable %d)", o, down, max(m.batch, 1)))
+		}
 		m.seen = append(m.seen, o)
 		m.deletedAt[o] = time.Now()
 		i := len(m.seen) - 1

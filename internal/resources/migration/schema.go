@@ -104,7 +104,7 @@ func (r *migrationResource) Schema(ctx context.Context, _ resource.SchemaRequest
 			},
 			"max_unavailable": schema.Int64Attribute{
 				Optional: true, Computed: true, Default: int64default.StaticInt64(1),
-				MarkdownDescription: "How many ordinals move at once (default 1); never more than a PodDisruptionBudget selecting the Pods allows.",
+				MarkdownDescription: "How many ordinals move at once (default 1); never more than a PodDisruptionBudget selecting the Pods allows. The next ordinal starts as soon as one of them is done, as the StatefulSet controller's `maxUnavailable` does; with `gate` blocks they move as a batch whose gates pass before the next batch starts.",
 				Validators:          []validator.Int64{int64validator.AtLeast(1)},
 			},
 			"min_ready_seconds": schema.Int64Attribute{
@@ -132,7 +132,7 @@ func (r *migrationResource) Schema(ctx context.Context, _ resource.SchemaRequest
 			},
 			"ordinal_timeout": schema.StringAttribute{
 				Optional: true, Computed: true, Default: stringdefault.StaticString(DefaultOrdinalTimeout),
-				MarkdownDescription: "How long one ordinal (or batch) may take from its first deletion to the end of its soak, e.g. `10m` (default).",
+				MarkdownDescription: "How long one ordinal may take from its first deletion to the end of its soak, and how long the next ordinal may wait to be allowed to start, e.g. `10m` (default).",
 				Validators:          []validator.String{durations.Positive()},
 			},
 			"unschedulable_timeout": schema.StringAttribute{
