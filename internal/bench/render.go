@@ -48,14 +48,14 @@ func (r *Results) Markdown() string {
 	w("")
 	w("## 1. Plan of `olapgke_statefulset` (template change that recreates every ordinal)")
 	w("")
-	w("Real `terraform plan` with the built provider through `dev_overrides`. The StatefulSet (Parallel, RollingUpdate, one 1 GiB TopoLVM claim per ordinal, on pool-a) is applied and all Pods are Running with bound PVCs first (Ready in brackets: at 500 nodes on a loaded machine heartbeats lag and the node lifecycle controller marks some Pods not Ready, which KWOK does not undo); the plan changes a template annotation, so ModifyPlan runs the server-side dry run, the snapshot LISTs and the planner, and lists every ordinal as a recreate with its placement verdict.")
+	w("Real `terraform plan` with the built provider through `dev_overrides`. The StatefulSet (Parallel, RollingUpdate, one 1 GiB TopoLVM claim per ordinal, on pool-a) is applied and all Pods are Running with bound PVCs first (Ready in brackets: at 500 nodes on a loaded machine heartbeats lag and the node lifecycle controller marks some Pods not Ready, which KWOK does not undo); the plan changes a template annotation, so ModifyPlan runs the server-side dry run, the snapshot LISTs and the planner, and lists every ordinal as a recreate with its placement verdict. The last row (`-large`, default 5,000 nodes x 1,000 ordinals) runs on its own world with the TopoLVM simulator. *Provider peak RSS* is the highest VmHWM of the provider process over the `plan -refresh=false` runs, read from /proc while it runs.")
 	w("*Provider ms* is the provider's own `olapgke plan timing` log line (ModifyPlan, TF_LOG_PROVIDER=DEBUG), median of the `plan -refresh=false` runs (all runs in brackets). *Requests* are counted at a loopback proxy between the provider and the API server: `plan -refresh=false` isolates the per-ordinal plan; *full plan* adds the refresh (the resource's Read).")
 	w("")
-	w("| nodes | ordinals (Ready) | provider ms, median [runs] | `terraform plan -refresh=false` wall s (median) | requests (plan only) | by verb | requests (full plan) | full plan wall s |")
-	w("|---|---|---|---|---|---|---|---|")
+	w("| nodes | ordinals (Ready) | provider ms, median [runs] | `terraform plan -refresh=false` wall s (median) | requests (plan only) | by verb | requests (full plan) | full plan wall s | provider peak RSS MiB |")
+	w("|---|---|---|---|---|---|---|---|---|")
 	for _, p := range r.Plans {
 		if p.Err != "" {
-			w("| %d | %d | failed: %s | | | | | |", p.Nodes, p.Ordinals, oneLine(p.Err))
+			w("| %d | %d | failed: %s | | | | | | |", p.Nodes, p.Ordinals, oneLine(p.Err))
 			continue
 		}
 		var runs []string
@@ -66,8 +66,8 @@ func (r *Results) Markdown() string {
 		for _, q := range p.Requests {
 			totals = append(totals, strconv.Itoa(q.Total()))
 		}
-		w("| %d | %d (%d) | %.0f [%s] | %s | %s | %s | %d | %s |", p.Nodes, p.Ordinals, p.ReadyAtPlan, median(p.ProviderMS), strings.Join(runs, ", "),
-			secs(median(p.Wall)), strings.Join(totals, ", "), p.Requests[0].ByVerb(), p.RefreshRequests.Total(), secs(p.RefreshWall))
+		w("| %d | %d (%d) | %.0f [%s] | %s | %s | %s | %d | %s | %d |", p.Nodes, p.Ordinals, p.ReadyAtPlan, median(p.ProviderMS), strings.Join(runs, ", "),
+			secs(median(p.Wall)), strings.Join(totals, ", "), p.Requests[0].ByVerb(), p.RefreshRequests.Total(), secs(p.RefreshWall), p.ProviderRSSMiB)
 	}
 	if last := r.lastPlan(); last != nil {
 		w("")
@@ -265,6 +265,42 @@ func (r *Results) migOrdinals() int {
 	return 0
 }
 
+// largeVerdicts judge the plan of the large tier (the cell with the most nodes, when it is the
+// only one at that size) against the smallest cell: provider time under 1 s, the same requests.
+func (r *Results) largeVerdicts() [][3]string {
+	var small, large *PlanResult
+	count := map[int]int{}
+	for i := range r.Plans {
+		count[r.Plans[i].Nodes]++
+	}
+	for i := range r.Plans {
+		p := &r.Plans[i]
+		if small == nil || p.Nodes < small.Nodes || p.Nodes == small.Nodes && p.Ordinals < small.Ordinals {
+			small = p
+		}
+		if count[p.Nodes] == 1 && (large == nil || p.Nodes > large.Nodes) {
+			large = p
+		}
+	}
+	if large == nil || small == nil || large == small {
+		return nil
+	}
+	at := fmt.Sprintf("%d ordinals x %d nodes", large.Ordinals, large.Nodes)
+	if large.Err != "" {
+		return [][3]string{{"provider time of the plan at " + at + " < 1 s", "failed: " + oneLine(large.Err), yes(false)}}
+	}
+	m := median(large.ProviderMS)
+	out := [][3]string{{"provider time of the plan at " + at + " < 1 s",
+		fmt.Sprintf("%.0f ms (median); provider peak RSS %d MiB (%d MiB at %d x %d)", m, large.ProviderRSSMiB, small.ProviderRSSMiB, small.Ordinals, small.Nodes), yes(m < 1000)}}
+	if small.Err == "" && len(small.Requests) > 0 && len(large.Requests) > 0 {
+		s, l := small.Requests[0], large.Requests[0]
+		out = append(out, [3]string{fmt.Sprintf("plan requests at %s the same as at %d x %d", at, small.Ordinals, small.Nodes),
+			fmt.Sprintf("%d (%s) vs %d (%s); full plan %d vs %d", l.Total(), l.ByVerb(), s.Total(), s.ByVerb(), large.RefreshRequests.Total(), small.RefreshRequests.Total()),
+			yes(l.Total() == s.Total() && l.ByVerb() == s.ByVerb() && large.RefreshRequests.Total() == small.RefreshRequests.Total())})
+	}
+	return out
+}
+
 func (r *Results) lastPlan() *PlanResult {
 	for i := len(r.Plans) - 1; i >= 0; i-- {
 		if r.Plans[i].Err == "" {
@@ -294,6 +330,9 @@ func (r *Results) verdicts() [][3]string {
 		byNodes[p.Nodes] = append(byNodes[p.Nodes], p)
 	}
 	for _, n := range nodeOrder {
+		if len(byNodes[n]) < 2 {
+			continue // one cell (the large tier): compared with the smallest cell below
+		}
 		var parts []string
 		set, setFull := map[int]bool{}, map[int]bool{}
 		failed := false
@@ -321,6 +360,7 @@ func (r *Results) verdicts() [][3]string {
 			}
 		}
 	}
+	out = append(out, r.largeVerdicts()...)
 	if m := r.Migration; m != nil && m.Provider.N > 0 {
 		out = append(out, [3]string{"migration overhead <= 5% over the cluster's own latency",
 			fmt.Sprintf("%.1f%% (span %ss, sum %ss)", 100*m.Provider.Overhead(), secs(m.Provider.Span), secs(m.Provider.Sum)), yes(m.Provider.Overhead() <= 0.05)})

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -34,5 +35,38 @@ func TestMedianStart(t *testing.T) {
 	// Even count: the lower middle, never a time no start had.
 	if even := MedianStart(runs[1:]); even.Ready != 11*s {
 		t.Errorf("two starts (11 s, 12 s): ready %v, want 11s", even.Ready)
+	}
+}
+
+// The large tier's cell is judged against the smallest one: provider time under 1 s and the
+// same requests; it is left out of the per-size "requests do not grow" check (one cell only).
+func TestLargeVerdicts(t *testing.T) {
+	reqs := func(lists int) []Requests { return []Requests{{"LIST pods": lists, "GET statefulsets": 1}} }
+	cell := func(nodes, ords int, ms float64, lists int) PlanResult {
+		return PlanResult{Nodes: nodes, Ordinals: ords, ProviderMS: []float64{ms}, Requests: reqs(lists),
+			RefreshRequests: Requests{"GET statefulsets": 2}, ProviderRSSMiB: nodes / 10}
+	}
+	for name, tc := range map[string]struct {
+		large PlanResult
+		want  []string
+	}{
+		"holds":          {cell(5000, 1000, 640, 1), []string{"yes", "yes"}},
+		"slow":           {cell(5000, 1000, 1400, 1), []string{"**NO**", "yes"}},
+		"more requests":  {cell(5000, 1000, 640, 3), []string{"yes", "**NO**"}},
+		"failed to plan": {PlanResult{Nodes: 5000, Ordinals: 1000, Err: "sandbox did not start"}, []string{"**NO**"}},
+	} {
+		r := &Results{Plans: []PlanResult{cell(50, 10, 90, 1), cell(50, 200, 150, 1), tc.large}}
+		var got []string
+		for _, v := range r.verdicts() {
+			if strings.Contains(v[0], "5000 nodes") {
+				got = append(got, v[2])
+			}
+			if strings.Contains(v[0], "(5000 nodes)") {
+				t.Errorf("%s: the large cell is in the per-size check: %v", name, v)
+			}
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%s: verdicts %v, want %v", name, got, tc.want)
+		}
 	}
 }

@@ -46,6 +46,8 @@ type PlanResult struct {
 	RefreshWall     time.Duration
 	// ReadyAtPlan is how many of the Pods were Ready when the plans ran (all were Running).
 	ReadyAtPlan int
+	// ProviderRSSMiB is the provider process's highest peak RSS over the plan runs.
+	ProviderRSSMiB int
 	Err         string
 }
 
@@ -236,6 +238,7 @@ resource "olapgke_statefulset" "olap" {
 				return fail("plan did not show the per-ordinal recreate warning:\n%s", tail(pr.Output, 40))
 			}
 			r.ProviderMS = append(r.ProviderMS, pr.ProviderMS[len(pr.ProviderMS)-1])
+			r.ProviderRSSMiB = max(r.ProviderRSSMiB, pr.ProviderRSSMiB)
 			r.Wall = append(r.Wall, pr.Wall)
 			r.Requests = append(r.Requests, reqs)
 		}

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -32,6 +33,9 @@ type Run struct {
 	Output   string
 	// ProviderMS are the `olapgke plan timing` ms values the provider logged, in order.
 	ProviderMS []float64
+	// ProviderRSSMiB is the highest peak RSS (VmHWM) of a provider process of the run, read from
+	// /proc while it runs (0: none seen).
+	ProviderRSSMiB int
 }
 
 // ProviderSource is the address the generated configurations use.
@@ -63,8 +67,12 @@ func (t *Terraform) Exec(ctx context.Context, logName string, args ...string) (R
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	start := time.Now()
-	err := cmd.Run()
-	r := Run{Wall: time.Since(start), Output: out.String(), CPU: processCPU(cmd.ProcessState)}
+	if err := cmd.Start(); err != nil {
+		return Run{}, err
+	}
+	peak := watchPeakRSS(filepath.Join(t.ProviderDir, "terraform-provider-olapgke"))
+	err := cmd.Wait()
+	r := Run{Wall: time.Since(start), Output: out.String(), CPU: processCPU(cmd.ProcessState), ProviderRSSMiB: peak() / 1024}
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
 		r.ExitCode, err = ee.ExitCode(), nil
@@ -99,4 +107,61 @@ func processCPU(ps *os.ProcessState) time.Duration {
 		return 0
 	}
 	return ps.UserTime() + ps.SystemTime()
+}
+
+// watchPeakRSS polls /proc every 50 ms for processes running exe and keeps the highest VmHWM
+// (the kernel's peak RSS of a process) it reads. VmHWM only grows, so the last read before a
+// process exits is its peak up to the last 50 ms. The returned func stops the poll and returns
+// the peak in KiB. (wait4's rusage would give the larger of terraform's and the provider's peak,
+// not the provider's.)
+func watchPeakRSS(exe string) func() int {
+	stop := make(chan struct{})
+	done := make(chan int)
+	go func() {
+		peak := 0
+		t := time.NewTicker(50 * time.Millisecond)
+		defer t.Stop()
+		for {
+			peak = max(peak, peakRSSOf(exe))
+			select {
+			case <-stop:
+				done <- peak
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() int {
+		close(stop)
+		return <-done
+	}
+}
+
+// peakRSSOf is the highest VmHWM in KiB of the running processes whose executable is exe.
+func peakRSSOf(exe string) int {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0
+	}
+	peak := 0
+	for _, e := range entries {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		if target, err := os.Readlink(filepath.Join("/proc", e.Name(), "exe")); err != nil || target != exe {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "status"))
+		if err != nil {
+			continue
+		}
+		for line := range strings.Lines(string(b)) {
+			if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmHWM:" {
+				if kb, err := strconv.Atoi(f[1]); err == nil {
+					peak = max(peak, kb)
+				}
+			}
+		}
+	}
+	return peak
 }

@@ -1,7 +1,8 @@
 // Command olapgke-bench runs the performance scenarios of `make bench` on the local sandbox and
 // writes BENCHMARKS.md: planner Go benchmarks, then per world size (50 / 500 nodes) sandbox
 // start-up and memory, plan cost at 10 / 50 / 200 ordinals, and (on the first world) a
-// migration of 10 ordinals by olapgke_statefulset_migration against a kubectl loop.
+// migration of 10 ordinals by olapgke_statefulset_migration against a kubectl loop; then the plan
+// of a large tier (-large, 1,000 ordinals on 5,000 nodes) on its own world.
 package main
 
 import (
@@ -38,6 +39,7 @@ func main() {
 		realStarts  = flag.Int("real-starts", 3, "starts of each world with real TopoLVM; its row is the median start (bench.MedianStart)")
 		note        = flag.String("note", "", "a sentence to add to the report (e.g. which commit was measured)")
 		tfBin       = flag.String("terraform", "terraform", "Terraform CLI of every scenario; the action cell needs 1.14+ (make bench passes 1.16.4)")
+		large       = flag.String("large", "5000x1000", "NODESxORDINALS: the plan of a large tier on its own world, sim TopoLVM (empty: skip)")
 	)
 	flag.Parse()
 	for _, p := range []*string{sandboxBin, providerDir, kubectl, work, topolvmBin} {
@@ -156,6 +158,13 @@ func main() {
 			}
 		}
 	}
+	if *large != "" && ctx.Err() == nil {
+		var n, o int
+		if _, err := fmt.Sscanf(*large, "%dx%d", &n, &o); err != nil || n < 10 || o < 1 {
+			log.Fatalf("-large %q: want NODESxORDINALS, e.g. 5000x1000", *large)
+		}
+		res.Plans = append(res.Plans, largePlan(ctx, *sandboxBin, *providerDir, filepath.Join(*work, fmt.Sprintf("large-%d", n)), n, o, *runs, logf)...)
+	}
 	res.Finished = time.Now()
 	md := res.Markdown()
 	fmt.Print(md)
@@ -165,6 +174,26 @@ func main() {
 		}
 		logf("wrote %s", *out)
 	}
+}
+
+// largePlan is the plan cell of a large tier (o ordinals on n nodes) on its own world with the
+// TopoLVM simulator: provider time, requests and the provider's peak RSS, as on the small worlds.
+func largePlan(ctx context.Context, sandboxBin, providerDir, dir string, n, o, runs int, logf func(string, ...any)) []bench.PlanResult {
+	_ = os.RemoveAll(dir)
+	logf("sandbox with %d nodes for the plan of %d ordinals", n, o)
+	sb, err := bench.StartSandbox(ctx, sandboxBin, dir, bench.World(n-5, 5), 30*time.Minute, "--topolvm", "sim")
+	if err != nil {
+		logf("  %v", err)
+		return []bench.PlanResult{{Nodes: n, Ordinals: o, Err: err.Error()}}
+	}
+	defer sb.Stop()
+	logf("  ready in %s (CPU %s), %d Ready nodes", sb.StartToReady.Round(time.Millisecond), sb.CPUToReady, sb.ReadyNodes)
+	proxy, err := bench.NewProxy(sb.Rest)
+	if err != nil {
+		return []bench.PlanResult{{Nodes: n, Ordinals: o, Err: err.Error()}}
+	}
+	defer func() { _ = proxy.Close() }()
+	return bench.PlanScenario(ctx, sb, proxy, providerDir, filepath.Join(dir, "plan"), n, []int{o}, runs, logf)
 }
 
 // realTopoLVMStartup starts the world of n nodes with `up --topolvm real` (TopoLVM's own code,
