@@ -48,7 +48,7 @@ type PlanResult struct {
 	ReadyAtPlan int
 	// ProviderRSSMiB is the provider process's highest peak RSS over the plan runs.
 	ProviderRSSMiB int
-	Err         string
+	Err            string
 }
 
 // planManifest is the StatefulSet the plan scenario applies: Parallel (so N Pods start together),
