@@ -62,6 +62,29 @@ type Options struct {
 	// VolumesMountedAnnotation (gatePodReadyOnVolumes). Set when real TopoLVM's kubelet volume
 	// manager runs (up --topolvm real); the simulator mounts nothing.
 	WaitForVolumes bool
+	// Nodes is how many nodes the world seeds: KWOK's lease and node-stage workers and the
+	// Lease duration follow it (workersFor, leaseSecondsFor).
+	Nodes int
+}
+
+// workersFor is how many KWOK workers renew leases and play node stages for a world of nodes,
+// and leaseSecondsFor how long its node Leases last (KWOK renews them at a quarter of that, as
+// the kubelet does): 4 workers and 40 s (the kubelet's default: a renewal every 10 s) up to
+// 1,000 nodes, every suite's worlds. Above, one more worker per 250 nodes and 120 s Leases (a
+// renewal every 30 s, still well inside the node lifecycle controller's 50 s grace): at 5,000
+// nodes, 500 renewals a second, each waiting for the API server's answer, did not keep up on a
+// loaded 2-core machine, and the leases aged past that grace, so nodes went Unknown while
+// others started and the world never was all Ready (make bench's large-tier world). Only the
+// scale worlds diverge from the kubelet's interval; no test judges lease timing there.
+func workersFor(nodes int) uint {
+	return uint(max(4, nodes/250))
+}
+
+func leaseSecondsFor(nodes int) uint {
+	if nodes > 1000 {
+		return 120
+	}
+	return 40
 }
 
 // Start starts KWOK and the Pod terminator; both run until ctx is done.
@@ -146,9 +169,9 @@ func Start(ctx context.Context, o Options) error {
 		CIDR:                              o.PodCIDR,
 		NodeIP:                            "10.128.0.1",
 		PodPlayStageParallelism:           4,
-		NodePlayStageParallelism:          4,
-		NodeLeaseDurationSeconds:          40,
-		NodeLeaseParallelism:              4,
+		NodePlayStageParallelism:          workersFor(o.Nodes),
+		NodeLeaseDurationSeconds:          leaseSecondsFor(o.Nodes),
+		NodeLeaseParallelism:              workersFor(o.Nodes),
 		PodsOnNodeSyncParallelism:         2,
 		EnablePodsOnNodeSyncListPager:     true,
 		LocalStages:                       stages,

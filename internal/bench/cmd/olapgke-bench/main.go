@@ -181,7 +181,8 @@ func main() {
 func largePlan(ctx context.Context, sandboxBin, providerDir, dir string, n, o, runs int, logf func(string, ...any)) []bench.PlanResult {
 	_ = os.RemoveAll(dir)
 	logf("sandbox with %d nodes for the plan of %d ordinals", n, o)
-	sb, err := bench.StartSandbox(ctx, sandboxBin, dir, bench.World(n-5, 5), 30*time.Minute, "--topolvm", "sim")
+	// 5,000 KWOK nodes take minutes to start on 2 cores: past `up`'s default ready timeout.
+	sb, err := bench.StartSandbox(ctx, sandboxBin, dir, bench.World(n-5, 5), 30*time.Minute, "--topolvm", "sim", "--ready-timeout", "30m")
 	if err != nil {
 		logf("  %v", err)
 		return []bench.PlanResult{{Nodes: n, Ordinals: o, Err: err.Error()}}

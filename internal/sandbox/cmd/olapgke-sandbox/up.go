@@ -28,6 +28,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -239,7 +240,7 @@ func startSandbox(sigCtx context.Context, dir string, w *world.World, logFile *o
 	phase = time.Now()
 
 	if err := kwoknodes.Start(runCtx, kwoknodes.Options{Kubeconfig: cp.Kubeconfig, Server: cp.InternalServer, Log: logFile, Verbosity: f.verbosity,
-		ReadyAfter: w.Pods.ReadyAfter.Duration,
+		ReadyAfter: w.Pods.ReadyAfter.Duration, Nodes: w.NodeCount(),
 		// Real TopoLVM's kubelet volume manager mounts the Pods' volumes (NodePublishVolume).
 		WaitForVolumes: f.topolvm == "real"}); err != nil {
 		return sb, fmt.Errorf("start KWOK: %w", err)
@@ -447,6 +448,7 @@ func waitWorldReady(ctx context.Context, kube kubernetes.Interface, topolvmNames
 
 	var last string
 	logged := time.Now()
+	stalled := stalledNodes{}
 	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
 		if time.Since(logged) > 2*time.Second {
 			klog.InfoS("waiting for the world", "state", last)
@@ -467,6 +469,7 @@ func waitWorldReady(ctx context.Context, kube kubernetes.Interface, topolvmNames
 				last = reason
 			}
 		}
+		stalled.nudge(ctx, kube, all, time.Now())
 		if notReady > 0 {
 			last = fmt.Sprintf("%d of %d nodes not ready (e.g. %s)", notReady, len(all), last)
 			return false, nil
@@ -496,6 +499,56 @@ func waitWorldReady(ctx context.Context, kube kubernetes.Interface, topolvmNames
 		return fmt.Errorf("world not ready within %s: %s", timeout, last)
 	}
 	return nil
+}
+
+// stalledNodes are KWOK nodes seen without Ready=True, since when, and when they were last
+// nudged. KWOK v0.8.0 plays a node's stages when the Node changes; a play whose status update
+// the API server times out (under load: 5,000 nodes starting on 2 cores, make bench's large
+// tier) is not retried, and the node waits for its next heartbeat stage (10 minutes) with no
+// Ready condition. An annotation patch is a Node change: KWOK plays the stages again.
+type stalledNodes map[string]*[2]time.Time
+
+// stallGrace is how long a node may start before it is nudged: a node of a small world is
+// Ready within seconds, so only a dropped stage play waits this long.
+const stallGrace = time.Minute
+
+// nudge patches AnnotationStageReplay on each KWOK node without Ready=True for stallGrace since
+// it was first seen so, or since it was last nudged.
+func (s stalledNodes) nudge(ctx context.Context, kube kubernetes.Interface, nodes []*corev1.Node, now time.Time) {
+	for _, n := range nodes {
+		if n.Annotations[kwoknodes.Annotation] != kwoknodes.AnnotationValue || nodeReadyTrue(n) {
+			delete(s, n.Name)
+			continue
+		}
+		at := s[n.Name]
+		if at == nil {
+			s[n.Name] = &[2]time.Time{now, now}
+			continue
+		}
+		if now.Sub(at[1]) < stallGrace {
+			continue
+		}
+		at[1] = now
+		patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, AnnotationStageReplay, now.UTC().Format(time.RFC3339))
+		if _, err := kube.CoreV1().Nodes().Patch(ctx, n.Name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+			klog.InfoS("nudging a stalled node", "node", n.Name, "err", err)
+			continue
+		}
+		klog.InfoS("nudged a node KWOK left without a Ready condition", "node", n.Name, "since", now.Sub(at[0]).Round(time.Second).String())
+	}
+}
+
+// AnnotationStageReplay is what waitWorldReady writes on a node KWOK left without a Ready
+// condition (stalledNodes).
+const AnnotationStageReplay = "sandbox.olapgke.io/stage-replay"
+
+func nodeReadyTrue(n *corev1.Node) bool {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
 }
 
 // missingCapacities names a (node, StorageClass) pair of a TopoLVM node (topology label) and a
