@@ -85,6 +85,7 @@ func nodeBack(n *corev1.Node) bool {
 // Pod's deletion finishes, the agent starts again over the same disks (its volumes still
 // counted in the capacity annotation).
 func TestRealTopoLVM_KubeletNotReadyThenDead(t *testing.T) {
+	t.Parallel() // own sandbox, waits on its controllers: beside the others that do (CI time, issue 44)
 	topolvmBin := topolvmBinOrSkip(t)
 	p := startRealProcess(t, `
 clusters:

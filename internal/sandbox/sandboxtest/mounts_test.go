@@ -79,6 +79,7 @@ func failedMounts(ctx context.Context, k kubernetes.Interface, pod *corev1.Pod) 
 // LV", and the Pod gets the kubelet's FailedMount Warning Events, retried, and stays Pending
 // with its container waiting in ContainerCreating, not Ready; the other ordinals stay Ready.
 func TestRealTopoLVM_PodsReadyOnlyOnPublishedVolumes(t *testing.T) {
+	t.Parallel() // own sandbox, waits on its controllers: beside the others that do (CI time, issue 44)
 	topolvmBin := topolvmBinOrSkip(t)
 	p := startRealProcess(t, `
 clusters:

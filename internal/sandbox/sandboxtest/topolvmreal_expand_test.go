@@ -135,6 +135,7 @@ func hasResizeState(c *corev1.PersistentVolumeClaim) string {
 // capacity annotation, at external-provisioner's next capacity poll (1 min) in its
 // CSIStorageCapacity.
 func TestRealTopoLVM_ExpandsClaimThroughResizer(t *testing.T) {
+	t.Parallel() // own sandbox, waits on its controllers: beside the others that do (CI time, issue 44)
 	bin := topolvmBinOrSkip(t)
 	k, d := startRealTopoLVMSandbox(t, bin)
 	g := runOneOrdinal(t, k, "grow")
@@ -239,6 +240,7 @@ func TestRealTopoLVM_ExpandsClaimThroughResizer(t *testing.T) {
 // as a VolumeResizeFailed event on the claim (the event the provider's engine quotes,
 // internal/engine/recreate.go resizeFailure) and the claim, PV and LogicalVolume keep 10Gi.
 func TestRealTopoLVM_ExpansionBeyondVolumeGroupFails(t *testing.T) {
+	t.Parallel() // own sandbox, waits on its controllers: beside the others that do (CI time, issue 44)
 	bin := topolvmBinOrSkip(t)
 	k, d := startRealTopoLVMSandbox(t, bin)
 	g := runOneOrdinal(t, k, "toobig")

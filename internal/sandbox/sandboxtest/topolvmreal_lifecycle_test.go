@@ -113,6 +113,7 @@ func hasStartupTaint(n *corev1.Node) bool {
 // removed the taint (one JSON patch writing olapgke.io/volume-group), lvmd's next restart finds
 // it and capacity is published for the node.
 func TestRealTopoLVM_StartupTaintGatesTheNodeAgent(t *testing.T) {
+	t.Parallel() // own sandbox, waits on its controllers: beside the others that do (CI time, issue 44)
 	sb := startRealSandboxWorld(t, `
 clusters:
 - name: olap
@@ -218,6 +219,7 @@ clusters:
 // back to full, while the PV and the LogicalVolume of the lost volume stay (TopoLVM does not
 // notice the loss).
 func TestRealTopoLVM_SameNameRecreationEmptiesTheDisks(t *testing.T) {
+	t.Parallel() // own sandbox, waits on its controllers: beside the others that do (CI time, issue 44)
 	sb := startRealSandboxWorld(t, `
 clusters:
 - name: olap
@@ -326,6 +328,7 @@ topolvm:
 // volume group the nodes lack makes the first replaced lvmd crash-loop (Events BackOff on the
 // Node naming the group) and stalls the rollout there; the next template change rolls on.
 func TestRealTopoLVM_RestartLVMDRollsTheNodes(t *testing.T) {
+	t.Parallel() // own sandbox, waits on its controllers: beside the others that do (CI time, issue 44)
 	// The new class "fast" is thin: lvmd v0.41 allows one thick class per volume group, and a
 	// thin class needs its pool on the node (the node's set-up makes fastpool and fast2pool, 100
 	// GiB each; "fast2" below is thin for the same reason).

@@ -283,6 +283,7 @@ func runOrdinals(t *testing.T, k kubernetes.Interface) (string, *appsv1.Stateful
 // LogicalVolume per PV on the PV's node, capacity published per node), and the Pods run. The
 // same StatefulSet on the simulator's sandbox must give the same binding and node pinning.
 func TestRealTopoLVM_ProvisionsAndAgreesWithSimulator(t *testing.T) {
+	t.Parallel() // own sandbox, waits on its controllers: beside the others that do (CI time, issue 44)
 	bin := topolvmBinOrSkip(t)
 	realKube, realDyn := startRealTopoLVMSandbox(t, bin)
 
