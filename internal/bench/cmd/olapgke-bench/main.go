@@ -1,8 +1,8 @@
 // Command olapgke-bench runs the performance scenarios of `make bench` on the local sandbox and
 // writes BENCHMARKS.md: planner Go benchmarks, then per world size (50 / 500 nodes) sandbox
 // start-up and memory, plan cost at 10 / 50 / 200 ordinals, and (on the first world) a
-// migration of 10 ordinals by olapgke_statefulset_migration against a kubectl loop; then the plan
-// of a large tier (-large, 1,000 ordinals on 5,000 nodes) on its own world.
+// migration of 10 ordinals by olapgke_statefulset_migration against a kubectl loop; then, with
+// -large, the plan of a large tier (e.g. 1,000 ordinals on 5,000 nodes) on its own world.
 package main
 
 import (
@@ -39,7 +39,7 @@ func main() {
 		realStarts  = flag.Int("real-starts", 3, "starts of each world with real TopoLVM; its row is the median start (bench.MedianStart)")
 		note        = flag.String("note", "", "a sentence to add to the report (e.g. which commit was measured)")
 		tfBin       = flag.String("terraform", "terraform", "Terraform CLI of every scenario; the action cell needs 1.14+ (make bench passes 1.16.4)")
-		large       = flag.String("large", "5000x1000", "NODESxORDINALS: the plan of a large tier on its own world, sim TopoLVM (empty: skip)")
+		large       = flag.String("large", "", "NODESxORDINALS, e.g. 5000x1000: the plan of a large tier on its own world, sim TopoLVM (empty: skip; make bench BENCH_LARGE=5000x1000)")
 	)
 	flag.Parse()
 	for _, p := range []*string{sandboxBin, providerDir, kubectl, work, topolvmBin} {
