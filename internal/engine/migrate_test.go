@@ -675,4 +675,10 @@ func TestPDBBlocksCountsLivePods(t *testing.T) {
 	if why := planner.NewMigration(s).PDBBlocks([]int32{1}); !strings.Contains(why, "allows 0 disruption(s)") {
 		t.Fatalf("hist-0 deleted, status stale: %q, want a block at 0 allowed", why)
 	}
+	// A budget over more Pods than the set has (5 expected, 3 replicas): the snapshot cannot
+	// count the others, so the status stands.
+	s.PDBs[0].Status.ExpectedPods, s.PDBs[0].Status.CurrentHealthy, s.PDBs[0].Status.DesiredHealthy = 5, 5, 4
+	if why := planner.NewMigration(s).PDBBlocks([]int32{1}); why != "" {
+		t.Fatalf("a budget over other workloads too, 1 allowed by its status: %q", why)
+	}
 }

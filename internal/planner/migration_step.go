@@ -316,9 +316,15 @@ func (v *Migration) PDBBlocks(batch []int32) string {
 // (kubernetes pkg/controller/disruption/disruption.go, countHealthyPods) and allows
 // currentHealthy - desiredHealthy. Its status lags a deletion the executor has just made;
 // with a window of ordinals moving (engine.Migrate), the next ordinal must not start on a
-// count that still has the previous one healthy.
+// count that still has the previous one healthy. The snapshot holds only the StatefulSet's
+// Pods: a budget that expects more Pods than the set has replicas also selects others (a
+// budget over several workloads), which the snapshot cannot count, so its status is used as
+// it is.
 func (v *Migration) disruptionsAllowedNow(pdb *policyv1.PodDisruptionBudget) int {
 	allowed := int(pdb.Status.DisruptionsAllowed)
+	if v.live == nil || pdb.Status.ExpectedPods > stsutil.Replicas(v.live) {
+		return allowed
+	}
 	healthy := 0
 	for i := range v.s.Pods {
 		p := &v.s.Pods[i]
