@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -680,5 +683,110 @@ func TestPDBBlocksCountsLivePods(t *testing.T) {
 	s.PDBs[0].Status.ExpectedPods, s.PDBs[0].Status.CurrentHealthy, s.PDBs[0].Status.DesiredHealthy = 5, 5, 4
 	if why := planner.NewMigration(s).PDBBlocks([]int32{1}); why != "" {
 		t.Fatalf("a budget over other workloads too, 1 allowed by its status: %q", why)
+	}
+}
+
+// With gates the window is a batch: ordinals 0 and 1 restart together, and ordinal 2 starts only
+// after both are done and passed their gates: not when ordinal 0 is done while 1 is still coming
+// up (as without gates), and not before the gates pass.
+func TestMigrateWithGatesMovesInBatches(t *testing.T) {
+	t.Parallel()
+	kube := fake.NewClientset(restartSet(3)...)
+	var mu sync.Mutex
+	var deletes []string
+	held := make(chan struct{}) // closed: the recreated hist-1 becomes Ready
+	kube.PrependReactor("delete", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		name := a.(k8stesting.DeleteAction).GetName()
+		mu.Lock()
+		deletes = append(deletes, name)
+		mu.Unlock()
+		old, err := kube.Tracker().Get(corev1.SchemeGroupVersion.WithResource("pods"), "olap", name)
+		if err != nil {
+			return true, nil, err
+		}
+		p := old.(*corev1.Pod).DeepCopy()
+		go func() { // the controller recreates it at the update revision, Ready at once (hist-1 later)
+			gvr := corev1.SchemeGroupVersion.WithResource("pods")
+			_ = kube.Tracker().Delete(gvr, "olap", name)
+			p.UID, p.ResourceVersion = types.UID(string(p.UID)+"-new"), ""
+			p.Labels[appsv1.ControllerRevisionHashLabelKey] = "hist-2"
+			ready := p.Status.Conditions
+			if name == "hist-1" {
+				p.Status.Conditions = nil
+			}
+			_ = kube.Tracker().Create(gvr, p, "olap")
+			if name == "hist-1" {
+				<-held
+				p.Status.Conditions = ready
+				_ = kube.Tracker().Update(gvr, p, "olap")
+			}
+		}()
+		return true, nil, nil
+	})
+	var open atomic.Bool
+	var polled atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		polled.Add(1)
+		if !open.Load() {
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+	}))
+	defer srv.Close()
+	deleted := func(name string) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Contains(deletes, name)
+	}
+	zeroDone := make(chan struct{})
+	var once sync.Once
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		done <- Migrate(ctx, kube, MigrationRun{
+			Namespace: "olap", Name: "hist", Ordinals: []int32{0, 1, 2}, Claims: []string{"cache"}, Parallelism: 2,
+			Actions: map[int32]planner.MigrationAction{0: planner.MigrationRestart, 1: planner.MigrationRestart, 2: planner.MigrationRestart},
+			Resync:  20 * time.Millisecond, OrdinalTimeout: 20 * time.Second,
+			Gates: []planner.Gate{{Name: "loaded", Timeout: 20 * time.Second, Interval: 20 * time.Millisecond,
+				HTTP: &planner.HTTPGate{URL: srv.URL, Method: http.MethodGet, ExpectStatus: http.StatusOK}}},
+			Log: func(l string) {
+				t.Log(l)
+				if strings.Contains(l, "Pod hist-0") && strings.Contains(l, "Ready on node") {
+					once.Do(func() { close(zeroDone) })
+				}
+			},
+		})
+	}()
+	select {
+	case <-zeroDone:
+	case err := <-done:
+		t.Fatalf("Migrate returned before ordinal 0 was done: %v", err)
+	case <-ctx.Done():
+		t.Fatal("ordinal 0 never done")
+	}
+	// Ordinal 0 is done, 1 still coming up: without gates 2 would take 0's slot now.
+	if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 500*time.Millisecond, true, func(context.Context) (bool, error) {
+		return deleted("hist-2"), nil
+	}); err == nil {
+		t.Fatal("hist-2 deleted while ordinal 1 of its batch was still coming up")
+	}
+	close(held)
+	// The batch is done: its gate is polled while closed, and 2 still waits.
+	if err := wait.PollUntilContextCancel(ctx, 10*time.Millisecond, true, func(context.Context) (bool, error) {
+		return polled.Load() >= 5, nil
+	}); err != nil {
+		t.Fatal("the batch's gate was never polled")
+	}
+	if deleted("hist-2") {
+		t.Fatal("hist-2 deleted before the batch's gates passed")
+	}
+	open.Store(true)
+	if err := <-done; err != nil {
+		t.Fatalf("Migrate: %v", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if d := cmp.Diff([]string{"hist-0", "hist-1", "hist-2"}, deletes); d != "" {
+		t.Errorf("Pod deletes (-want +got):\n%s", d)
 	}
 }
