@@ -580,21 +580,16 @@ func restartSet(n int32) []runtime.Object {
 	return objs
 }
 
-// With max_unavailable = 2 the window slides: once ordinal 1 is Ready again, ordinal 2 takes
-// its slot while ordinal 0 is still coming up, as the StatefulSet controller's maxUnavailable
-// does. Whole batches would hold ordinal 2 until ordinal 0 is Ready.
-func TestMigrateSlidesItsWindow(t *testing.T) {
-	t.Parallel()
-	kube := fake.NewClientset(restartSet(3)...)
+// playedController plays the StatefulSet controller and the kubelet on a fake API server: a
+// deleted Pod is recreated at the update revision (hist-2) on its node, Ready at once, except
+// slow, Ready only once held is closed. It returns the Pod deletes so far.
+func playedController(kube *fake.Clientset, slow string, held <-chan struct{}) (deletes func() []string) {
 	var mu sync.Mutex
-	var deletes []string
-	held := make(chan struct{}) // closed: the recreated hist-0 becomes Ready
-	// The StatefulSet controller and the kubelet, played: a deleted Pod is recreated at the
-	// update revision on its node, Ready at once (hist-0 only once held is closed).
+	var names []string
 	kube.PrependReactor("delete", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
 		name := a.(k8stesting.DeleteAction).GetName()
 		mu.Lock()
-		deletes = append(deletes, name)
+		names = append(names, name)
 		mu.Unlock()
 		old, err := kube.Tracker().Get(corev1.SchemeGroupVersion.WithResource("pods"), "olap", name)
 		if err != nil {
@@ -607,11 +602,11 @@ func TestMigrateSlidesItsWindow(t *testing.T) {
 			p.UID, p.ResourceVersion = types.UID(string(p.UID)+"-new"), ""
 			p.Labels[appsv1.ControllerRevisionHashLabelKey] = "hist-2"
 			ready := p.Status.Conditions
-			if name == "hist-0" {
+			if name == slow {
 				p.Status.Conditions = nil
 			}
 			_ = kube.Tracker().Create(gvr, p, "olap")
-			if name == "hist-0" {
+			if name == slow {
 				<-held
 				p.Status.Conditions = ready
 				_ = kube.Tracker().Update(gvr, p, "olap")
@@ -619,6 +614,21 @@ func TestMigrateSlidesItsWindow(t *testing.T) {
 		}()
 		return true, nil, nil
 	})
+	return func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(names)
+	}
+}
+
+// With max_unavailable = 2 the window slides: once ordinal 1 is Ready again, ordinal 2 takes
+// its slot while ordinal 0 is still coming up, as the StatefulSet controller's maxUnavailable
+// does. Whole batches would hold ordinal 2 until ordinal 0 is Ready.
+func TestMigrateSlidesItsWindow(t *testing.T) {
+	t.Parallel()
+	kube := fake.NewClientset(restartSet(3)...)
+	held := make(chan struct{}) // closed: the recreated hist-0 becomes Ready
+	deletes := playedController(kube, "hist-0", held)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	done := make(chan error, 1)
@@ -630,11 +640,7 @@ func TestMigrateSlidesItsWindow(t *testing.T) {
 			Log: func(l string) { t.Log(l) },
 		})
 	}()
-	deleted := func(name string) bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return slices.Contains(deletes, name)
-	}
+	deleted := func(name string) bool { return slices.Contains(deletes(), name) }
 	if err := wait.PollUntilContextCancel(ctx, 10*time.Millisecond, true, func(context.Context) (bool, error) {
 		select {
 		case err := <-done:
@@ -643,15 +649,13 @@ func TestMigrateSlidesItsWindow(t *testing.T) {
 		}
 		return deleted("hist-2"), nil
 	}); err != nil {
-		t.Fatalf("hist-2 was not deleted while hist-0 was still coming up (deletes %v): %v", deletes, err)
+		t.Fatalf("hist-2 was not deleted while hist-0 was still coming up (deletes %v): %v", deletes(), err)
 	}
 	close(held)
 	if err := <-done; err != nil {
 		t.Fatalf("Migrate: %v", err)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if d := cmp.Diff([]string{"hist-0", "hist-1", "hist-2"}, deletes); d != "" {
+	if d := cmp.Diff([]string{"hist-0", "hist-1", "hist-2"}, deletes()); d != "" {
 		t.Errorf("Pod deletes (-want +got):\n%s", d)
 	}
 }
@@ -692,37 +696,8 @@ func TestPDBBlocksCountsLivePods(t *testing.T) {
 func TestMigrateWithGatesMovesInBatches(t *testing.T) {
 	t.Parallel()
 	kube := fake.NewClientset(restartSet(3)...)
-	var mu sync.Mutex
-	var deletes []string
 	held := make(chan struct{}) // closed: the recreated hist-1 becomes Ready
-	kube.PrependReactor("delete", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
-		name := a.(k8stesting.DeleteAction).GetName()
-		mu.Lock()
-		deletes = append(deletes, name)
-		mu.Unlock()
-		old, err := kube.Tracker().Get(corev1.SchemeGroupVersion.WithResource("pods"), "olap", name)
-		if err != nil {
-			return true, nil, err
-		}
-		p := old.(*corev1.Pod).DeepCopy()
-		go func() { // the controller recreates it at the update revision, Ready at once (hist-1 later)
-			gvr := corev1.SchemeGroupVersion.WithResource("pods")
-			_ = kube.Tracker().Delete(gvr, "olap", name)
-			p.UID, p.ResourceVersion = types.UID(string(p.UID)+"-new"), ""
-			p.Labels[appsv1.ControllerRevisionHashLabelKey] = "hist-2"
-			ready := p.Status.Conditions
-			if name == "hist-1" {
-				p.Status.Conditions = nil
-			}
-			_ = kube.Tracker().Create(gvr, p, "olap")
-			if name == "hist-1" {
-				<-held
-				p.Status.Conditions = ready
-				_ = kube.Tracker().Update(gvr, p, "olap")
-			}
-		}()
-		return true, nil, nil
-	})
+	deletes := playedController(kube, "hist-1", held)
 	var open atomic.Bool
 	var polled atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
@@ -732,11 +707,7 @@ func TestMigrateWithGatesMovesInBatches(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	deleted := func(name string) bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return slices.Contains(deletes, name)
-	}
+	deleted := func(name string) bool { return slices.Contains(deletes(), name) }
 	zeroDone := make(chan struct{})
 	var once sync.Once
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -784,9 +755,7 @@ func TestMigrateWithGatesMovesInBatches(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatalf("Migrate: %v", err)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if d := cmp.Diff([]string{"hist-0", "hist-1", "hist-2"}, deletes); d != "" {
+	if d := cmp.Diff([]string{"hist-0", "hist-1", "hist-2"}, deletes()); d != "" {
 		t.Errorf("Pod deletes (-want +got):\n%s", d)
 	}
 }
