@@ -49,8 +49,8 @@ type MigrationRun struct {
 	RequireOthersReady bool
 	// MinReady is the soak after each new Pod is Ready.
 	MinReady time.Duration
-	// OrdinalTimeout bounds each ordinal from its first step, and each wait for the next
-	// ordinal(s) to be allowed to start (0: only ctx bounds them).
+	// OrdinalTimeout bounds each ordinal from its first step, and each wait, while none is
+	// moving, for the next ordinal(s) to be allowed to start (0: only ctx bounds them).
 	OrdinalTimeout time.Duration
 	// UnschedulableGrace is how long a new Pod may stay Unschedulable, or
 	// fail in a way a retry may clear (provisioning, mount, image pull,
@@ -377,7 +377,8 @@ type ordinalRun struct {
 // ordinal of the batch is done and its gates passed.
 //
 // Timeouts: each ordinal has run.OrdinalTimeout from its first step; waiting for the next
-// ordinal(s) to be allowed to start has run.OrdinalTimeout too (from when the wait began).
+// ordinal(s) to be allowed to start has run.OrdinalTimeout too, counted while the window is
+// empty (as the batches' wait was).
 func (m *migrator) slide(ctx context.Context, remaining []int32) error {
 	var (
 		active    []*ordinalRun
@@ -476,10 +477,14 @@ func (m *migrator) slide(ctx context.Context, remaining []int32) error {
 				}
 				waiting = why
 			}
-			if waitSince.IsZero() {
+			// The wait is timed only while the window is empty: an ordinal in it has its own
+			// timeout, and what the next one waits for may be that ordinal (a budget it holds).
+			if len(active) > 0 {
+				waitSince = time.Time{}
+			} else if waitSince.IsZero() {
 				waitSince = now
 			}
-			if m.run.OrdinalTimeout > 0 {
+			if m.run.OrdinalTimeout > 0 && !waitSince.IsZero() {
 				left := waitSince.Add(m.run.OrdinalTimeout).Sub(now)
 				if left <= 0 {
 					return &PreconditionError{Msg: fmt.Sprintf("before moving the next ordinal(s), still waiting after %s for %s", m.run.OrdinalTimeout, waiting)}

@@ -132,7 +132,7 @@ func (r *migrationResource) Schema(ctx context.Context, _ resource.SchemaRequest
 			},
 			"ordinal_timeout": schema.StringAttribute{
 				Optional: true, Computed: true, Default: stringdefault.StaticString(DefaultOrdinalTimeout),
-				MarkdownDescription: "How long one ordinal may take from its first deletion to the end of its soak, and how long the next ordinal may wait to be allowed to start, e.g. `10m` (default).",
+				MarkdownDescription: "How long one ordinal may take from its first deletion to the end of its soak, and how long the next ordinal may wait, while none is moving, to be allowed to start, e.g. `10m` (default).",
 				Validators:          []validator.String{durations.Positive()},
 			},
 			"unschedulable_timeout": schema.StringAttribute{
