@@ -5,9 +5,9 @@
 # PROVIDER_BIN_DIR (default .bin) holds terraform-provider-olapgke; EXAMPLES_CHECK_WORK (default
 # .cache/examples-check) is its scratch directory.
 # Docs show configurations from examples/ with tfplugindocs' tffile (examples/guides/<guide>/ for
-# the guides), so what a page shows is what is validated here. HCL written inline in a page
-# (fragments, CLI configuration) is extracted and must at least parse and be `terraform fmt`
-# clean.
+# the guides), so what a page shows is what is validated here. HCL written inline in a page is
+# extracted, fmt-checked and validated too (alone, or with the files a comment before it names;
+# only blocks that need a provider this offline check cannot install are fmt-checked alone).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -31,27 +31,6 @@ if ! "$TERRAFORM" fmt -check -recursive -diff "$ROOT/examples" "$ROOT/modules"; 
 	failed=1
 fi
 
-# Inline ```terraform blocks of the hand-written pages: each on its own, fmt -check (```hcl marks
-# CLI configuration, whose HCL 1 syntax terraform fmt does not read).
-echo "==> $TERRAFORM fmt -check of the HCL written inline in templates/, README.md and the module's README"
-mkdir -p "$WORK/inline"
-inline=0
-while IFS= read -r page; do
-	n=0
-	while IFS= read -r -d '' block; do
-		n=$((n + 1))
-		f="$WORK/inline/$(echo "$page" | tr / _)-$n.tf"
-		printf '%s' "$block" >"$f"
-		inline=$((inline + 1))
-		if ! out=$("$TERRAFORM" fmt -check -diff "$f" 2>&1); then
-			echo "FAIL  $page: inline HCL block $n does not parse or is not terraform fmt clean:" >&2
-			echo "$out" | sed 's/^/      /' >&2
-			failed=1
-		fi
-	done < <(awk 'inb && /^ *```/ { printf "%c", 0; inb = 0; next } inb { sub("^" ind, ""); print } /^ *```terraform$/ { inb = 1; match($0, /^ */); ind = substr($0, 1, RLENGTH) }' "$ROOT/$page")
-done < <(cd "$ROOT" && { find templates -name '*.tmpl'; echo README.md; find modules -name README.md; find examples -name README.md; } | sort)
-echo "      $inline inline blocks checked"
-
 # validate NAME DIR: terraform get + validate in DIR with its own data dir.
 validate() {
 	local name=$1 dir=$2 out
@@ -65,13 +44,77 @@ validate() {
 	fi
 	count=$((count + 1))
 }
+count=0
+
+# Inline ```terraform blocks of the hand-written pages (```hcl marks CLI configuration, whose
+# HCL 1 syntax terraform fmt does not read): each must be `terraform fmt` clean, and each is
+# validated like the examples below (issue 43: every docs example validates in a test). An HTML
+# comment on the line before the fence (invisible where the page renders) says how:
+#   (none)                              the block validates on its own;
+#   <!-- check: with FILE... -->        together with these repository files (and the non-.tf
+#                                       files beside them, e.g. a manifest the block reads);
+#   <!-- check: beside modules/ -->     in a directory where ./modules/ is the repository's;
+#   <!-- check: fmt only: REASON -->    not validated, and the reason is printed (a provider
+#                                       this offline check cannot install, such as hashicorp/helm).
+echo "==> $TERRAFORM fmt -check and validate of the HCL written inline in templates/, README.md and the modules' and examples' READMEs"
+mkdir -p "$WORK/inline"
+inline=0 inline_validated=0
+# inline_blocks PAGE: each block as "DIRECTIVE<US>HCL<NUL>" (US = \037).
+inline_blocks() {
+	awk 'inb && /^ *```/ { printf "%c", 0; inb = 0; next }
+		inb { sub("^" ind, ""); print; next }
+		/^ *```terraform$/ { inb = 1; match($0, /^ */); ind = substr($0, 1, RLENGTH); printf "%s%c", dir, 31; dir = ""; next }
+		{ dir = "" }
+		/^ *<!-- check: .* -->$/ { dir = $0; sub(/^ *<!-- check: /, "", dir); sub(/ -->$/, "", dir) }' "$1"
+}
+while IFS= read -r page; do
+	n=0
+	while IFS= read -r -d '' entry; do
+		n=$((n + 1))
+		directive=${entry%%$'\037'*} block=${entry#*$'\037'}
+		name="$page inline block $n"
+		dir="$WORK/inline/$(echo "$page" | tr / _)-$n"
+		mkdir -p "$dir"
+		printf '%s' "$block" >"$dir/inline.tf"
+		inline=$((inline + 1))
+		if ! out=$("$TERRAFORM" fmt -check -diff "$dir/inline.tf" 2>&1); then
+			echo "FAIL  $name does not parse or is not terraform fmt clean:" >&2
+			echo "$out" | sed 's/^/      /' >&2
+			failed=1
+			continue
+		fi
+		case "$directive" in
+		"") ;;
+		"fmt only: "*)
+			echo "fmt   $name (${directive#fmt only: })"
+			continue
+			;;
+		"beside modules/") ln -s "$ROOT/modules" "$dir/modules" ;;
+		"with "*)
+			for f in ${directive#with }; do
+				[[ -f "$ROOT/$f" ]] || { echo "FAIL  $name: its check names $f, which does not exist" >&2; failed=1; continue 2; }
+				find "$(dirname "$ROOT/$f")" -maxdepth 1 -type f ! -name '*.tf' -exec cp {} "$dir/" \;
+				cp "$ROOT/$f" "$dir/with-$(echo "$f" | tr / _)"
+			done
+			;;
+		*)
+			echo "FAIL  $name: unknown check directive \"$directive\" (see check-examples.sh)" >&2
+			failed=1
+			continue
+			;;
+		esac
+		validate "$name" "$dir"
+		inline_validated=$((inline_validated + 1))
+	done < <(inline_blocks "$ROOT/$page")
+done < <(cd "$ROOT" && { find templates -name '*.tmpl'; echo README.md; find modules -name README.md; find examples -name README.md; } | sort)
+echo "      $inline inline blocks: all fmt-checked, $inline_validated validated"
+
 
 cli_version=$("$TERRAFORM" version 2>/dev/null | sed -n '1s/^[^v]*v//p')
 identity_cli() { [[ "$(printf '%s\n' 1.12.0 "$cli_version" | sort -V | head -n 1)" == 1.12.0 ]]; }
 # Actions (and `terraform query`) came with Terraform 1.14; OpenTofu has neither.
 actions_cli() { "$TERRAFORM" version 2>/dev/null | grep -q '^Terraform' && [[ "$(printf '%s\n' 1.14.0 "$cli_version" | sort -V | head -n 1)" == 1.14.0 ]]; }
 
-count=0
 mapfile -t dirs < <(cd "$ROOT" && find examples modules -name '*.tf' -not -path '*/.terraform/*' -printf '%h\n' | sort -u)
 for d in "${dirs[@]}"; do
 	case "$d" in
