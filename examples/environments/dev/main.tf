@@ -60,6 +60,10 @@ module "historical" {
   }
   env = {
     DRUID_XMX = "4g"
+    # The segment cache on the Local SSD volume (mounted at cache_mount_path, /var/cache/olap by
+    # default); without it Druid keeps its cache on the boot disk.
+    druid_segmentCache_locations = jsonencode([{ path = "/var/cache/olap", maxSize = "280g" }])
+    druid_server_maxSize         = "280g"
   }
 }
 

@@ -3,7 +3,7 @@
 # generated holds the fields this team relies on.
 resource "olapgke_statefulset_expectation" "historical" {
   namespace = "olap"
-  name      = "druid-historical"
+  name      = "historical"
 
   expect = {
     spec = {

@@ -61,17 +61,17 @@ func (d *ordinalsDataSource) Schema(_ context.Context, _ datasource.SchemaReques
 		Description: "The current ordinal -> Pod -> node -> PVC -> PV -> pinned node map of a StatefulSet.",
 		Attributes: map[string]schema.Attribute{
 			"id":        schema.StringAttribute{Computed: true, Description: "`<namespace>/<name>`."},
-			"namespace": schema.StringAttribute{Required: true},
-			"name":      schema.StringAttribute{Required: true},
+			"namespace": schema.StringAttribute{Required: true, Description: "Namespace of the StatefulSet."},
+			"name":      schema.StringAttribute{Required: true, Description: "Name of the StatefulSet."},
 			"ordinals": schema.ListNestedAttribute{
 				Computed: true, Description: "One entry per ordinal in the StatefulSet's range and per existing Pod, ascending.",
 				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
 					"name":     schema.StringAttribute{Computed: true, MarkdownDescription: "Pod name of the ordinal (`<set>-<ordinal>`)."},
-					"ordinal":  schema.Int64Attribute{Computed: true},
-					"pod":      schema.StringAttribute{Computed: true},
+					"ordinal":  schema.Int64Attribute{Computed: true, Description: "The ordinal."},
+					"pod":      schema.StringAttribute{Computed: true, Description: "Pod name of the ordinal (the same as name)."},
 					"node":     schema.StringAttribute{Computed: true, Description: "Node the Pod runs on, empty when none."},
 					"phase":    schema.StringAttribute{Computed: true, Description: "Pod phase, empty when the Pod does not exist."},
-					"ready":    schema.BoolAttribute{Computed: true},
+					"ready":    schema.BoolAttribute{Computed: true, Description: "Whether the Pod is Ready."},
 					"revision": schema.StringAttribute{Computed: true, Description: "controller-revision-hash of the Pod."},
 					"volumes": schema.ListNestedAttribute{Computed: true,
 						NestedObject: schema.NestedAttributeObject{Attributes: vol}},

@@ -10,6 +10,12 @@ module "historical" {
   active_pool = "b" # step 2 (was "a")
 
   image      = "apache/druid:31.0.0"
+  args       = ["historical"]
   replicas   = 3
   cache_size = "500Gi"
+  env = {
+    # Druid's segment cache on the Local SSD volume the module mounts at cache_mount_path.
+    druid_segmentCache_locations = jsonencode([{ path = "/var/cache/olap", maxSize = "460g" }])
+    druid_server_maxSize         = "460g"
+  }
 }
