@@ -6,7 +6,8 @@ terraform {
 
   required_providers {
     olapgke = {
-      source = "olapgke/olapgke"
+      source  = "olapgke/olapgke"
+      version = "~> 0.1"
     }
   }
 }

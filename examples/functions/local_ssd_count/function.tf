@@ -3,7 +3,7 @@
 # Provider functions need the provider in required_providers (Terraform 1.8+).
 terraform {
   required_providers {
-    olapgke = { source = "olapgke/olapgke" }
+    olapgke = { source = "olapgke/olapgke", version = "~> 0.1" }
   }
 }
 
