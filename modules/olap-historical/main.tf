@@ -87,6 +87,7 @@ resource "olapgke_local_ssd_node_pool" "this" {
   local_nvme_ssd_count   = coalesce(each.value.local_nvme_ssd_count, endswith(each.value.machine_type, "-lssd") ? 0 : 2)
   node_locations         = each.value.node_locations
   spot                   = each.value.spot
+  image_type             = each.value.image_type
   expected_ephemeral_gib = each.value.expected_ephemeral_gib
   labels                 = length(each.value.labels) > 0 ? each.value.labels : null
   taints                 = length(each.value.taints) > 0 ? each.value.taints : null

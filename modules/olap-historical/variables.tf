@@ -33,7 +33,10 @@ variable "pools" {
     node_count   = optional(number, 3)
     # Raw-block Local SSDs per node for TopoLVM. Unset: 0 for Gen3 -lssd machine types (the
     # type's fixed count), else 2.
-    local_nvme_ssd_count   = optional(number)
+    local_nvme_ssd_count = optional(number)
+    # Node image (e.g. "UBUNTU_CONTAINERD", whose /sbin/lvm lvmd runs); unset: GKE's default.
+    # Changing it recreates every VM of the pool: the data-loss guard applies.
+    image_type             = optional(string)
     boot_disk_type         = optional(string, "pd-balanced")
     boot_disk_size_gb      = optional(number, 100)
     expected_ephemeral_gib = optional(number)

@@ -22,7 +22,7 @@ variables {
     a = {}
     # Pool b also carries the startup taint the volume-group bootstrap removes
     # (examples/topolvm-gke): the historicals must not tolerate it.
-    b = { machine_type = "c3-standard-8-lssd", taints = [
+    b = { machine_type = "c3-standard-8-lssd", image_type = "UBUNTU_CONTAINERD", taints = [
       { key = "dedicated", value = "olap", effect = "NO_SCHEDULE" },
       { key = "olapgke.io/storage-not-ready", value = "true", effect = "NO_SCHEDULE" },
     ] }
@@ -52,6 +52,10 @@ run "defaults_on_pool_a" {
   assert {
     condition     = olapgke_local_ssd_node_pool.this["a"].local_nvme_ssd_count == 2 && olapgke_local_ssd_node_pool.this["b"].local_nvme_ssd_count == 0
     error_message = "Local SSD count defaults to 2, or 0 (the type's fixed count) for -lssd machine types"
+  }
+  assert {
+    condition     = olapgke_local_ssd_node_pool.this["b"].image_type == "UBUNTU_CONTAINERD"
+    error_message = "a pool's image_type reaches its node pool"
   }
   assert {
     condition     = !olapgke_local_ssd_node_pool.this["a"].allow_local_data_loss && !olapgke_local_ssd_node_pool.this["b"].allow_local_data_loss
