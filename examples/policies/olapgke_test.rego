@@ -81,3 +81,51 @@ test_hcp_terraform_wrapper_reads_input_plan if {
 	count(denied) == 1
 	count(data.terraform.policies.olapgke.deny) == 0 with input as {"plan": data.testdata.safe}
 }
+
+# data.olapgke_statefulset_plan (a StatefulSet an operator writes), read at plan time: its
+# ordinals sit in prior_state (here in a child module), judged like olapgke_statefulset's.
+incident_as_data_source := {"prior_state": {"values": {"root_module": {"child_modules": [{
+	"address": "module.druid",
+	"resources": [{
+		"address": "module.druid.data.olapgke_statefulset_plan.historical",
+		"mode": "data",
+		"type": "olapgke_statefulset_plan",
+		"name": "historical",
+		"values": after,
+	}],
+}]}}}} if {
+	some rc in data.testdata.incident.resource_changes
+	rc.address == "olapgke_statefulset.inc"
+	after := rc.change.after
+}
+
+test_data_source_incident_refused_per_ordinal if {
+	denied := plan.deny with input as incident_as_data_source
+	count(denied) == 3
+	every ordinal in [0, 1, 2] {
+		some msg in denied
+		contains(msg, sprintf("module.druid.data.olapgke_statefulset_plan.historical: ordinal %d (Pod inc-%d) would be recreated into a Pod that cannot schedule", [ordinal, ordinal]))
+	}
+}
+
+# The near miss: the same data source with every ordinal able to schedule passes.
+test_data_source_schedulable_allowed if {
+	schedulable := json.patch(incident_as_data_source, [{
+		"op": "replace",
+		"path": "/prior_state/values/root_module/child_modules/0/resources/0/values/ordinals",
+		"value": [json.patch(o, [{"op": "replace", "path": "/schedulable", "value": true}]) |
+			some o in incident_as_data_source.prior_state.values.root_module.child_modules[0].resources[0].values.ordinals
+		],
+	}])
+	count(plan.deny) == 0 with input as schedulable
+}
+
+# A managed resource of the same type name is not the data source: only mode "data" counts.
+test_managed_resource_in_prior_state_ignored if {
+	managed := json.patch(incident_as_data_source, [{
+		"op": "replace",
+		"path": "/prior_state/values/root_module/child_modules/0/resources/0/mode",
+		"value": "managed",
+	}])
+	count(plan.deny) == 0 with input as managed
+}
