@@ -84,38 +84,6 @@ func startOf(set *appsv1.StatefulSet) int { return int(stsutil.Start(set)) }
 
 func replicasOf(set *appsv1.StatefulSet) int { return int(stsutil.Replicas(set)) }
 
-// ownedPods returns the Pods that belong to set by controller reference (or,
-// without UIDs, by selector and name), keyed by ordinal.
-func ownedPods(set *appsv1.StatefulSet, pods []corev1.Pod) map[int]*corev1.Pod {
-	out := map[int]*corev1.Pod{}
-	if set == nil {
-		return out
-	}
-	sel, _ := metav1.LabelSelectorAsSelector(set.Spec.Selector)
-	for i := range pods {
-		p := &pods[i]
-		if set.Namespace != "" && p.Namespace != "" && p.Namespace != set.Namespace {
-			continue
-		}
-		if ref := metav1.GetControllerOf(p); ref != nil {
-			if ref.Kind != "StatefulSet" || ref.Name != set.Name || (set.UID != "" && ref.UID != set.UID) {
-				continue
-			}
-		} else if sel == nil || !sel.Matches(labels.Set(p.Labels)) {
-			continue
-		}
-		if !strings.HasPrefix(p.Name, set.Name+"-") {
-			continue
-		}
-		o := stsutil.OrdinalOf(p.Name)
-		if o < 0 || p.Name != set.Name+"-"+strconv.Itoa(int(o)) {
-			continue
-		}
-		out[int(o)] = p
-	}
-	return out
-}
-
 func (b *builder) build() (*Plan, error) {
 	s, set := b.s, b.set
 	plan := &Plan{}
@@ -168,9 +136,9 @@ func (b *builder) build() (*Plan, error) {
 		}
 	}
 
-	b.podsByOrdinal = ownedPods(live, s.Pods)
+	b.podsByOrdinal = stsutil.OwnedPods(live, s.Pods)
 	if live == nil {
-		b.podsByOrdinal = ownedPods(set, s.Pods)
+		b.podsByOrdinal = stsutil.OwnedPods(set, s.Pods)
 	}
 
 	cfg := simConfig{
@@ -765,7 +733,7 @@ func ordinalsWithClaims(b *builder, live *appsv1.StatefulSet) map[int]bool {
 func buildDestroy(s *Snapshot, ix *Index) *Plan {
 	live := s.Live
 	b := &builder{s: s, ix: ix, set: live}
-	pods := ownedPods(live, s.Pods)
+	pods := stsutil.OwnedPods(live, s.Pods)
 	ords := map[int]bool{}
 	for o := startOf(live); o < startOf(live)+replicasOf(live); o++ {
 		ords[o] = true

@@ -71,7 +71,7 @@ func Rollout(live *appsv1.StatefulSet, pods []corev1.Pod) RolloutStatus {
 		CurrentReplicas: live.Status.CurrentReplicas,
 		Observed:        live.Status.ObservedGeneration >= live.Generation,
 	}
-	owned := ownedPods(live, pods)
+	owned := stsutil.OwnedPods(live, pods)
 	start, n := startOf(live), replicasOf(live)
 	complete := st.Observed
 	for o := start; o < start+n; o++ {

@@ -66,7 +66,7 @@ func (ix *Index) TopoLVMNotReady(n *corev1.Node, scs []string) string {
 	}
 	var topo []string
 	for _, name := range scs {
-		if sc := ix.scs[name]; sc != nil && isTopoLVMDriver(sc.Provisioner) && !slices.Contains(topo, name) {
+		if sc := ix.scs[name]; sc != nil && stsutil.IsTopoLVM(sc.Provisioner) && !slices.Contains(topo, name) {
 			topo = append(topo, name)
 		}
 	}
@@ -118,10 +118,6 @@ func (ix *Index) capacityPublishedStale(n *corev1.Node, sc, key string) bool {
 	return len(cs) > 0
 }
 
-func isTopoLVMDriver(name string) bool {
-	return name == stsutil.ProvisionerTopoLVM || name == stsutil.ProvisionerTopoLVMLegacy
-}
-
 // deviceClassKey is the capacity annotation suffix of the StorageClass's device class.
 func deviceClassKey(sc *storagev1.StorageClass) string {
 	if dc := sc.Parameters[stsutil.ParamDeviceClass]; dc != "" {
@@ -137,7 +133,7 @@ func (ix *Index) csiNotRegistered(n *corev1.Node) string {
 			continue
 		}
 		for _, d := range cn.Spec.Drivers {
-			if isTopoLVMDriver(d.Name) {
+			if stsutil.IsTopoLVM(d.Name) {
 				return ""
 			}
 		}
@@ -153,7 +149,7 @@ func (ix *Index) csiNotRegistered(n *corev1.Node) string {
 // reads CSIStorageCapacity).
 func (ix *Index) driverTracksCapacity() bool {
 	for _, d := range ix.snap.CSIDrivers {
-		if isTopoLVMDriver(d.Name) && d.Spec.StorageCapacity != nil && *d.Spec.StorageCapacity {
+		if stsutil.IsTopoLVM(d.Name) && d.Spec.StorageCapacity != nil && *d.Spec.StorageCapacity {
 			return true
 		}
 	}
@@ -276,7 +272,7 @@ func assumeTopoLVMReady(s *Snapshot, pending []NodeWait, scs []string) *Snapshot
 		if !wait[cn.Name] {
 			continue
 		}
-		if !slices.ContainsFunc(cn.Spec.Drivers, func(d storagev1.CSINodeDriver) bool { return isTopoLVMDriver(d.Name) }) {
+		if !slices.ContainsFunc(cn.Spec.Drivers, func(d storagev1.CSINodeDriver) bool { return stsutil.IsTopoLVM(d.Name) }) {
 			cp := cn.DeepCopy()
 			cp.Spec.Drivers = append(cp.Spec.Drivers, storagev1.CSINodeDriver{Name: stsutil.ProvisionerTopoLVM, NodeID: cn.Name,
 				TopologyKeys: []string{stsutil.LabelTopoLVMNode}})
@@ -292,7 +288,7 @@ func assumeTopoLVMReady(s *Snapshot, pending []NodeWait, scs []string) *Snapshot
 		}
 		for _, sc := range scs {
 			cls := ix.scs[sc]
-			if cls == nil || !isTopoLVMDriver(cls.Provisioner) {
+			if cls == nil || !stsutil.IsTopoLVM(cls.Provisioner) {
 				continue
 			}
 			key := stsutil.AnnotationCapacityPrefix + deviceClassKey(cls)
