@@ -14,10 +14,10 @@ import (
 // the StatefulSet controller's own roll is this, plus the informer round trip.
 func BenchmarkMigrationLook(b *testing.B) {
 	for _, size := range []struct{ nodes, ordinals, others int }{{50, 10, 0}, {50, 10, 200}, {500, 200, 0}} {
-		nodes := append(mkPool("pool-a", size.nodes/2, 1000), mkPool("pool-b", size.nodes/2, 1000)...)
-		live := mkSet(int32(size.ordinals))
-		onDelete(live)
-		snap := withTopoLVM(newWorld(b, live, nodes).desire(newImage).snap)
+		nodes := append(MkPool("pool-a", size.nodes/2, 1000), MkPool("pool-b", size.nodes/2, 1000)...)
+		live := MkSet(int32(size.ordinals))
+		OnDelete(live)
+		snap := WithTopoLVM(NewWorld(b, live, nodes).Desire(NewImage).Snap)
 		snap.Live.Spec.Template = snap.Desired.Spec.Template
 		// Pods of other workloads (another namespace), which the scheduler's plugins see too.
 		for i := range size.others {

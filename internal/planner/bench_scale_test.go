@@ -10,10 +10,10 @@ import (
 // grow between 125 x 625 and 1,000 x 5,000.
 func BenchmarkBuildScale(b *testing.B) {
 	for _, ords := range []int{125, 250, 500, 1000} {
-		nodes := append(mkPool("pool-a", ords*5/2, 1000), mkPool("pool-b", ords*5-ords*5/2, 1000)...)
-		live := mkSet(int32(ords))
-		onDelete(live)
-		snap := newWorld(b, live, nodes).desire(toPoolB).snap
+		nodes := append(MkPool("pool-a", ords*5/2, 1000), MkPool("pool-b", ords*5-ords*5/2, 1000)...)
+		live := MkSet(int32(ords))
+		OnDelete(live)
+		snap := NewWorld(b, live, nodes).Desire(ToPoolB).Snap
 		b.Run(fmt.Sprintf("ordinals=%d/nodes=%d", ords, len(nodes)), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {

@@ -98,7 +98,7 @@ func (b *builder) build() (*Plan, error) {
 	var owned []*appsv1.ControllerRevision
 	var collision int32
 	if live != nil && !b.replace {
-		owned = ownedRevisions(live, s.Revisions)
+		owned = OwnedRevisions(live, s.Revisions)
 		if live.Status.CollisionCount != nil {
 			collision = *live.Status.CollisionCount
 		}
@@ -116,7 +116,7 @@ func (b *builder) build() (*Plan, error) {
 		b.currentTemplate = &live.Spec.Template
 		for _, r := range owned {
 			if r.Name == b.currentRev {
-				if t, err := revisionTemplate(r); err == nil {
+				if t, err := RevisionTemplate(r); err == nil {
 					b.currentTemplate = t
 				}
 			}
@@ -388,14 +388,14 @@ func (b *builder) claims(o int, vcts []corev1.PersistentVolumeClaim) []ClaimStat
 		pvc := b.ix.PVC(b.set.Namespace, name)
 		if gone || pvc == nil || pvc.DeletionTimestamp != nil {
 			c.Spec = &vct.Spec
-			c.StorageClass = b.ix.storageClassFor(vct.Spec.StorageClassName)
+			c.StorageClass = b.ix.StorageClassFor(vct.Spec.StorageClassName)
 			if q, ok := vct.Spec.Resources.Requests[corev1.ResourceStorage]; ok {
 				c.RequestBytes = q.Value()
 			}
 		} else if pvc.Spec.VolumeName != "" && b.ix.PV(pvc.Spec.VolumeName) != nil {
 			c.PV = b.ix.PV(pvc.Spec.VolumeName)
 		} else {
-			c.StorageClass = b.ix.storageClassFor(pvc.Spec.StorageClassName)
+			c.StorageClass = b.ix.StorageClassFor(pvc.Spec.StorageClassName)
 			if q, ok := pvc.Spec.Resources.Requests[corev1.ResourceStorage]; ok {
 				c.RequestBytes = q.Value()
 			}
@@ -422,9 +422,9 @@ func (b *builder) verdict(o int, rev string) Verdict {
 	claims := b.claims(o, b.set.Spec.VolumeClaimTemplates)
 	// In the controller's order: the ordinal's old Pod is gone before its new one is placed,
 	// and the new one then occupies its node for the ordinals after it.
-	pl := b.ix.placer()
-	pl.removePod(b.ix, b.set.Namespace, pod.Name)
-	v := pl.place(b.ix, pod, claims, true)
+	pl := b.ix.Placer()
+	pl.RemovePod(b.ix, b.set.Namespace, pod.Name)
+	v := pl.Place(b.ix, pod, claims, true)
 	b.verdicts[key] = v
 	return v
 }
@@ -466,14 +466,14 @@ func (b *builder) existingVerdict(o int, p *corev1.Pod) Verdict {
 		case pvc.Spec.VolumeName != "" && b.ix.PV(pvc.Spec.VolumeName) != nil:
 			c.PV = b.ix.PV(pvc.Spec.VolumeName)
 		default:
-			c.StorageClass = b.ix.storageClassFor(pvc.Spec.StorageClassName)
+			c.StorageClass = b.ix.StorageClassFor(pvc.Spec.StorageClassName)
 			if q, ok := pvc.Spec.Resources.Requests[corev1.ResourceStorage]; ok {
 				c.RequestBytes = q.Value()
 			}
 		}
 		claims = append(claims, c)
 	}
-	v := b.ix.placer().place(b.ix, p, claims, false)
+	v := b.ix.Placer().Place(b.ix, p, claims, false)
 	b.verdicts[key] = v
 	return v
 }
@@ -560,14 +560,14 @@ func (b *builder) replacement() *Replacement {
 		if len(r.Expansions) > 0 {
 			var ex []string
 			for _, e := range r.Expansions {
-				ex = append(ex, fmt.Sprintf("%s %s -> %s", e.PVC, formatBytes(e.From), formatBytes(e.To)))
+				ex = append(ex, fmt.Sprintf("%s %s -> %s", e.PVC, FormatBytes(e.From), FormatBytes(e.To)))
 			}
 			parts = append(parts, fmt.Sprintf("PVCs expanded in place first (online, TopoLVM grows the volume): %s.", strings.Join(ex, ", ")))
 		}
 		if len(r.Kept) > 0 {
 			var kept []string
 			for _, e := range r.Kept {
-				kept = append(kept, fmt.Sprintf("%s keeps %s (%s)", e.PVC, formatBytes(e.From), e.Why))
+				kept = append(kept, fmt.Sprintf("%s keeps %s (%s)", e.PVC, FormatBytes(e.From), e.Why))
 			}
 			parts = append(parts, fmt.Sprintf("Retained PVCs of scaled-down ordinals that cannot grow keep their size, and their ordinal comes back on it if scaled up again: %s.", strings.Join(kept, ", ")))
 		}
@@ -640,17 +640,17 @@ func ClaimGrowth(s *Snapshot, ix *Index, live, desired *appsv1.StatefulSet) ([]C
 				continue
 			}
 			e := ClaimExpansion{Claim: vct.Name, PVC: pvc.Name, Ordinal: int32(o), From: cur.Value(), To: want.Value(),
-				StorageClass: ix.storageClassFor(pvc.Spec.StorageClassName), Retained: o < first || o >= first+n}
+				StorageClass: ix.StorageClassFor(pvc.Spec.StorageClassName), Retained: o < first || o >= first+n}
 			if pv := ix.PV(pvc.Spec.VolumeName); pv != nil {
 				e.Node = ix.PinnedNode(pv)
 			}
-			sc := ix.scs[e.StorageClass]
+			sc := ix.Scs[e.StorageClass]
 			if sc == nil || sc.AllowVolumeExpansion == nil || !*sc.AllowVolumeExpansion {
 				problems = append(problems, fmt.Sprintf("PVC %s uses StorageClass %q, which does not allow volume expansion (allowVolumeExpansion)", pvc.Name, e.StorageClass))
 				continue
 			}
 			if e.Retained && e.Node != "" {
-				if _, ok := ix.nodeByNm[e.Node]; !ok {
+				if _, ok := ix.NodeByNm[e.Node]; !ok {
 					e.Why = fmt.Sprintf("its volume's node %s no longer exists", e.Node)
 					kept = append(kept, e)
 					continue
@@ -673,23 +673,23 @@ func ClaimGrowth(s *Snapshot, ix *Index, live, desired *appsv1.StatefulSet) ([]C
 	}
 	keep := map[string]string{}
 	for _, k := range keys {
-		i, ok := ix.nodeByNm[k.node]
+		i, ok := ix.NodeByNm[k.node]
 		if !ok {
 			continue
 		}
-		c := ix.capacity(i, k.sc)
+		c := ix.Capacity(i, k.sc)
 		g := growth[k]
-		if !c.limited || c.bytes >= g.live+g.retained {
+		if !c.Limited || c.Bytes >= g.live+g.retained {
 			continue
 		}
 		// The space goes to the claims of the set's ordinals first; retained claims that do
 		// not fit keep their size.
 		for _, e := range out {
 			if e.Node == k.node && e.StorageClass == k.sc && e.Retained {
-				keep[e.PVC] = fmt.Sprintf("node %s has only %s free for storage class %s (%s)", k.node, formatBytes(c.bytes), k.sc, c.source)
+				keep[e.PVC] = fmt.Sprintf("node %s has only %s free for storage class %s (%s)", k.node, FormatBytes(c.Bytes), k.sc, c.Source)
 			}
 		}
-		if c.bytes < g.live {
+		if c.Bytes < g.live {
 			var pvcs []string
 			for _, e := range out {
 				if e.Node == k.node && e.StorageClass == k.sc && !e.Retained {
@@ -697,7 +697,7 @@ func ClaimGrowth(s *Snapshot, ix *Index, live, desired *appsv1.StatefulSet) ([]C
 				}
 			}
 			problems = append(problems, fmt.Sprintf("node %s has only %s free for storage class %s (%s) but growing PVC(s) %s needs %s more",
-				k.node, formatBytes(c.bytes), k.sc, c.source, strings.Join(pvcs, ", "), formatBytes(g.live)))
+				k.node, FormatBytes(c.Bytes), k.sc, c.Source, strings.Join(pvcs, ", "), FormatBytes(g.live)))
 		}
 	}
 	if len(keep) > 0 {

@@ -13,7 +13,6 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
 	"github.com/olapgke/terraform-provider-olapgke/internal/k8sfeatures"
@@ -21,37 +20,17 @@ import (
 
 // retainedClaimGrowth is a 2-replica set whose scale-down retained data-olap-2 (pinned to node),
 // with the claim template grown to gi GiB (an immutable change: the object is re-created).
-func retainedClaimGrowth(node string, gi int64) func(t *testing.T) *world {
-	return func(t *testing.T) *world {
-		w := newWorld(t, mkSet(2), twoPools())
-		w.addBoundClaim("data-olap-2", w.snap.Live.Spec.VolumeClaimTemplates[0], node)
-		w.desire(func(s *appsv1.StatefulSet) {
-			s.Spec.VolumeClaimTemplates[0].Spec.Resources.Requests[corev1.ResourceStorage] = *resource.NewQuantity(gi*gib, resource.BinarySI)
+func retainedClaimGrowth(node string, gi int64) func(t *testing.T) *World {
+	return func(t *testing.T) *World {
+		w := NewWorld(t, MkSet(2), TwoPools())
+		w.AddBoundClaim("data-olap-2", w.Snap.Live.Spec.VolumeClaimTemplates[0], node)
+		w.Desire(func(s *appsv1.StatefulSet) {
+			s.Spec.VolumeClaimTemplates[0].Spec.Resources.Requests[corev1.ResourceStorage] = *resource.NewQuantity(gi*Gib, resource.BinarySI)
 		})
-		w.snap.StorageClasses[0].AllowVolumeExpansion = ptr.To(true)
-		w.snap.Immutable = &ImmutableChange{Fields: []string{"spec"}}
+		w.Snap.StorageClasses[0].AllowVolumeExpansion = ptr.To(true)
+		w.Snap.Immutable = &ImmutableChange{Fields: []string{"spec"}}
 		return w
 	}
-}
-
-func twoPools() []corev1.Node {
-	return append(mkPool("pool-a", 3, 1000), mkPool("pool-b", 3, 1000)...)
-}
-
-func maxUnavailable(n int32) func(*appsv1.StatefulSet) {
-	return func(s *appsv1.StatefulSet) {
-		s.Spec.UpdateStrategy.RollingUpdate.MaxUnavailable = ptr.To(intstr.FromInt32(n))
-	}
-}
-
-func partition(n int32) func(*appsv1.StatefulSet) {
-	return func(s *appsv1.StatefulSet) { s.Spec.UpdateStrategy.RollingUpdate.Partition = ptr.To(n) }
-}
-
-func parallel(s *appsv1.StatefulSet) { s.Spec.PodManagementPolicy = appsv1.ParallelPodManagement }
-
-func replicas(n int32) func(*appsv1.StatefulSet) {
-	return func(s *appsv1.StatefulSet) { s.Spec.Replicas = ptr.To(n) }
 }
 
 func whenScaledDelete(s *appsv1.StatefulSet) {
@@ -63,7 +42,7 @@ func requiredPool(pool string) func(*appsv1.StatefulSet) {
 		s.Spec.Template.Spec.NodeSelector = nil
 		s.Spec.Template.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
 			RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
-				MatchExpressions: []corev1.NodeSelectorRequirement{{Key: poolKey, Operator: corev1.NodeSelectorOpIn, Values: []string{pool}}},
+				MatchExpressions: []corev1.NodeSelectorRequirement{{Key: PoolKey, Operator: corev1.NodeSelectorOpIn, Values: []string{pool}}},
 			}}},
 		}}
 	}
@@ -72,7 +51,7 @@ func requiredPool(pool string) func(*appsv1.StatefulSet) {
 func TestBuild(t *testing.T) {
 	t.Parallel()
 	tests := map[string]struct {
-		world func(t *testing.T) *world
+		world func(t *testing.T) *World
 		want  []string
 		// wantStall is the stuck ordinals, nil when the rollout completes.
 		wantStall      []int32
@@ -80,25 +59,25 @@ func TestBuild(t *testing.T) {
 		wantMaxUnavail int32
 		// wantReason: ordinal -> substrings of its Reason.
 		wantReason map[int32][]string
-		check      func(t *testing.T, w *world, p *Plan)
+		check      func(t *testing.T, w *World, p *Plan)
 	}{
 		"seed incident under RollingUpdate: highest ordinal recreated, Pending, rollout stalls": {
-			world:     func(t *testing.T) *world { return newWorld(t, mkSet(3), twoPools()).desire(toPoolB) },
+			world:     func(t *testing.T) *World { return NewWorld(t, MkSet(3), TwoPools()).Desire(ToPoolB) },
 			want:      []string{"0 recreate w3 NO blocked", "1 recreate w2 NO blocked", "2 recreate w1 NO"},
 			wantStall: []int32{2}, wantStallWave: 1, wantMaxUnavail: 1,
 			wantReason: map[int32][]string{2: {"0/6 nodes are available: 3 node(s) didn't match PersistentVolume's node affinity, 3 node(s) didn't match Pod's node affinity/selector."}},
 		},
 		"seed incident with required node affinity names the failing term": {
-			world:     func(t *testing.T) *world { return newWorld(t, mkSet(3), twoPools()).desire(requiredPool("pool-b")) },
+			world:     func(t *testing.T) *World { return NewWorld(t, MkSet(3), TwoPools()).Desire(requiredPool("pool-b")) },
 			want:      []string{"0 recreate w3 NO blocked", "1 recreate w2 NO blocked", "2 recreate w1 NO"},
 			wantStall: []int32{2}, wantStallWave: 1, wantMaxUnavail: 1,
 			wantReason: map[int32][]string{2: {"0/6 nodes are available: 3 node(s) didn't match PersistentVolume's node affinity, 3 node(s) didn't match Pod's node affinity/selector."}},
 		},
 		"seed incident under OnDelete: every ordinal stranded (kept, could not come back if deleted)": {
-			world: func(t *testing.T) *world {
-				w := newWorld(t, mkSet(3), twoPools())
-				onDelete(w.snap.Live)
-				return w.desire(toPoolB)
+			world: func(t *testing.T) *World {
+				w := NewWorld(t, MkSet(3), TwoPools())
+				OnDelete(w.Snap.Live)
+				return w.Desire(ToPoolB)
 			},
 			want: []string{"0 stranded w0 ok", "1 stranded w0 ok", "2 stranded w0 ok"},
 			wantReason: map[int32][]string{
@@ -107,12 +86,12 @@ func TestBuild(t *testing.T) {
 			},
 		},
 		"RollingUpdate image change rolls high to low": {
-			world:          func(t *testing.T) *world { return newWorld(t, mkSet(3), twoPools()).desire(newImage) },
+			world:          func(t *testing.T) *World { return NewWorld(t, MkSet(3), TwoPools()).Desire(NewImage) },
 			want:           []string{"0 recreate w3 ok", "1 recreate w2 ok", "2 recreate w1 ok"},
 			wantMaxUnavail: 1,
-			check: func(t *testing.T, w *world, p *Plan) {
-				if !p.TemplateChanged || p.UpdateRevision == w.snap.Live.Status.UpdateRevision {
-					t.Errorf("TemplateChanged=%v UpdateRevision=%s live=%s", p.TemplateChanged, p.UpdateRevision, w.snap.Live.Status.UpdateRevision)
+			check: func(t *testing.T, w *World, p *Plan) {
+				if !p.TemplateChanged || p.UpdateRevision == w.Snap.Live.Status.UpdateRevision {
+					t.Errorf("TemplateChanged=%v UpdateRevision=%s live=%s", p.TemplateChanged, p.UpdateRevision, w.Snap.Live.Status.UpdateRevision)
 				}
 				if p.Disruption.Waves != 3 || p.Disruption.Unbounded {
 					t.Errorf("disruption %+v", p.Disruption)
@@ -120,46 +99,46 @@ func TestBuild(t *testing.T) {
 			},
 		},
 		"no change leaves everything unchanged": {
-			world: func(t *testing.T) *world { return newWorld(t, mkSet(3), twoPools()).desire() },
+			world: func(t *testing.T) *World { return NewWorld(t, MkSet(3), TwoPools()).Desire() },
 			want:  []string{"0 unchanged w0 ok", "1 unchanged w0 ok", "2 unchanged w0 ok"},
-			check: func(t *testing.T, w *world, p *Plan) {
-				if p.TemplateChanged || p.UpdateRevision != w.snap.Live.Status.UpdateRevision {
+			check: func(t *testing.T, w *World, p *Plan) {
+				if p.TemplateChanged || p.UpdateRevision != w.Snap.Live.Status.UpdateRevision {
 					t.Errorf("TemplateChanged=%v UpdateRevision=%s", p.TemplateChanged, p.UpdateRevision)
 				}
 			},
 		},
 		"partition 2 of 3 recreates exactly ordinal 2": {
-			world: func(t *testing.T) *world {
-				w := newWorld(t, mkSet(3), twoPools())
-				partition(2)(w.snap.Live)
-				return w.desire(newImage)
+			world: func(t *testing.T) *World {
+				w := NewWorld(t, MkSet(3), TwoPools())
+				Partition(2)(w.Snap.Live)
+				return w.Desire(NewImage)
 			},
 			want:           []string{"0 stale w0 ok", "1 stale w0 ok", "2 recreate w1 ok"},
 			wantMaxUnavail: 1,
 		},
 		"partition protects the incident ordinals below it": {
-			world: func(t *testing.T) *world { return newWorld(t, mkSet(3), twoPools()).desire(toPoolB, partition(3)) },
+			world: func(t *testing.T) *World { return NewWorld(t, MkSet(3), TwoPools()).Desire(ToPoolB, Partition(3)) },
 			want:  []string{"0 stale w0 ok", "1 stale w0 ok", "2 stale w0 ok"},
 		},
 		"maxUnavailable 2 OrderedReady: two deleted, only the lower recreated": {
-			world:     func(t *testing.T) *world { return newWorld(t, mkSet(3), twoPools()).desire(toPoolB, maxUnavailable(2)) },
+			world:     func(t *testing.T) *World { return NewWorld(t, MkSet(3), TwoPools()).Desire(ToPoolB, MaxUnavailable(2)) },
 			want:      []string{"0 recreate w2 NO blocked", "1 recreate w1 NO", "2 recreate w1 NO nopod"},
 			wantStall: []int32{1}, wantStallWave: 1, wantMaxUnavail: 2,
 		},
 		"maxUnavailable 2 Parallel: two highest recreated together, both Pending": {
-			world: func(t *testing.T) *world {
-				w := newWorld(t, mkSet(3), twoPools())
-				parallel(w.snap.Live)
-				return w.desire(toPoolB, maxUnavailable(2))
+			world: func(t *testing.T) *World {
+				w := NewWorld(t, MkSet(3), TwoPools())
+				Parallel(w.Snap.Live)
+				return w.Desire(ToPoolB, MaxUnavailable(2))
 			},
 			want:      []string{"0 recreate w2 NO blocked", "1 recreate w1 NO", "2 recreate w1 NO"},
 			wantStall: []int32{1, 2}, wantStallWave: 1, wantMaxUnavail: 2,
 		},
 		"maxUnavailable 2 Parallel image change: pairs": {
-			world: func(t *testing.T) *world {
-				w := newWorld(t, mkSet(4), twoPools())
-				parallel(w.snap.Live)
-				return w.desire(newImage, maxUnavailable(2))
+			world: func(t *testing.T) *World {
+				w := NewWorld(t, MkSet(4), TwoPools())
+				Parallel(w.Snap.Live)
+				return w.Desire(NewImage, MaxUnavailable(2))
 			},
 			want:           []string{"0 recreate w2 ok", "1 recreate w2 ok", "2 recreate w1 ok", "3 recreate w1 ok"},
 			wantMaxUnavail: 2,
@@ -168,134 +147,134 @@ func TestBuild(t *testing.T) {
 		// Pod at a time from the top; a manifest's maxUnavailable (which the
 		// 1.35 API server would have dropped) changes nothing.
 		"1.35 Parallel image change: one at a time": {
-			world: func(t *testing.T) *world {
-				w := newWorld(t, mkSet(4), twoPools())
-				parallel(w.snap.Live)
-				w.snap.Server = k8sfeatures.Server{Version: k8sfeatures.Version{Major: 1, Minor: 35}}
-				return w.desire(newImage, maxUnavailable(2))
+			world: func(t *testing.T) *World {
+				w := NewWorld(t, MkSet(4), TwoPools())
+				Parallel(w.Snap.Live)
+				w.Snap.Server = k8sfeatures.Server{Version: k8sfeatures.Version{Major: 1, Minor: 35}}
+				return w.Desire(NewImage, MaxUnavailable(2))
 			},
 			want:           []string{"0 recreate w4 ok", "1 recreate w3 ok", "2 recreate w2 ok", "3 recreate w1 ok"},
 			wantMaxUnavail: 1,
 		},
 		"1.37 with the gate observed off: one at a time": {
-			world: func(t *testing.T) *world {
-				w := newWorld(t, mkSet(4), twoPools())
-				parallel(w.snap.Live)
-				w.snap.Server = k8sfeatures.Server{Version: k8sfeatures.Version{Major: 1, Minor: 37}, Off: []string{"MaxUnavailableStatefulSet"}}
-				return w.desire(newImage, maxUnavailable(2))
+			world: func(t *testing.T) *World {
+				w := NewWorld(t, MkSet(4), TwoPools())
+				Parallel(w.Snap.Live)
+				w.Snap.Server = k8sfeatures.Server{Version: k8sfeatures.Version{Major: 1, Minor: 37}, Off: []string{"MaxUnavailableStatefulSet"}}
+				return w.Desire(NewImage, MaxUnavailable(2))
 			},
 			want:           []string{"0 recreate w4 ok", "1 recreate w3 ok", "2 recreate w2 ok", "3 recreate w1 ok"},
 			wantMaxUnavail: 1,
 		},
 		"1.36 Parallel pool move: only the highest deleted, it stays Pending": {
-			world: func(t *testing.T) *world {
-				w := newWorld(t, mkSet(3), twoPools())
-				parallel(w.snap.Live)
-				w.snap.Server = k8sfeatures.Server{Version: k8sfeatures.Version{Major: 1, Minor: 36}}
-				return w.desire(toPoolB, maxUnavailable(2))
+			world: func(t *testing.T) *World {
+				w := NewWorld(t, MkSet(3), TwoPools())
+				Parallel(w.Snap.Live)
+				w.Snap.Server = k8sfeatures.Server{Version: k8sfeatures.Version{Major: 1, Minor: 36}}
+				return w.Desire(ToPoolB, MaxUnavailable(2))
 			},
 			want:      []string{"0 recreate w3 NO blocked", "1 recreate w2 NO blocked", "2 recreate w1 NO"},
 			wantStall: []int32{2}, wantStallWave: 1, wantMaxUnavail: 1,
 		},
 		"ordinals.start 5": {
-			world: func(t *testing.T) *world {
-				s := mkSet(3)
+			world: func(t *testing.T) *World {
+				s := MkSet(3)
 				s.Spec.Ordinals = &appsv1.StatefulSetOrdinals{Start: 5}
-				return newWorld(t, s, twoPools()).desire(newImage, replicas(4))
+				return NewWorld(t, s, TwoPools()).Desire(NewImage, Replicas(4))
 			},
 			// OrderedReady: scale-up first (8), then the update from the top.
 			want:           []string{"5 recreate w4 ok", "6 recreate w3 ok", "7 recreate w2 ok", "8 create w1 ok"},
 			wantMaxUnavail: 1,
 		},
 		"ordinals.start moved: old ordinals deleted, new ones created": {
-			world: func(t *testing.T) *world {
-				return newWorld(t, mkSet(2), twoPools()).desire(func(s *appsv1.StatefulSet) {
+			world: func(t *testing.T) *World {
+				return NewWorld(t, MkSet(2), TwoPools()).Desire(func(s *appsv1.StatefulSet) {
 					s.Spec.Ordinals = &appsv1.StatefulSetOrdinals{Start: 1}
 				})
 			},
 			want: []string{"0 delete w2 pvcs=retained", "1 unchanged w0 ok", "2 create w1 ok"},
 		},
 		"scale up OrderedReady with image change: creates one by one, then rolls": {
-			world:          func(t *testing.T) *world { return newWorld(t, mkSet(3), twoPools()).desire(newImage, replicas(5)) },
+			world:          func(t *testing.T) *World { return NewWorld(t, MkSet(3), TwoPools()).Desire(NewImage, Replicas(5)) },
 			want:           []string{"0 recreate w5 ok", "1 recreate w4 ok", "2 recreate w3 ok", "3 create w1 ok", "4 create w2 ok"},
 			wantMaxUnavail: 1,
 		},
 		"scale up Parallel: new ordinals together, then the roll": {
-			world: func(t *testing.T) *world {
-				w := newWorld(t, mkSet(3), twoPools())
-				parallel(w.snap.Live)
-				return w.desire(newImage, replicas(5))
+			world: func(t *testing.T) *World {
+				w := NewWorld(t, MkSet(3), TwoPools())
+				Parallel(w.Snap.Live)
+				return w.Desire(NewImage, Replicas(5))
 			},
 			want:           []string{"0 recreate w4 ok", "1 recreate w3 ok", "2 recreate w2 ok", "3 create w1 ok", "4 create w1 ok"},
 			wantMaxUnavail: 1,
 		},
 		"scale down OrderedReady retains PVCs, one at a time": {
-			world: func(t *testing.T) *world { return newWorld(t, mkSet(5), twoPools()).desire(replicas(3)) },
+			world: func(t *testing.T) *World { return NewWorld(t, MkSet(5), TwoPools()).Desire(Replicas(3)) },
 			want:  []string{"0 unchanged w0 ok", "1 unchanged w0 ok", "2 unchanged w0 ok", "3 delete w2 pvcs=retained", "4 delete w1 pvcs=retained"},
 		},
 		"scale down and image change OrderedReady: deletions first, then the roll": {
-			world:          func(t *testing.T) *world { return newWorld(t, mkSet(5), twoPools()).desire(newImage, replicas(3)) },
+			world:          func(t *testing.T) *World { return NewWorld(t, MkSet(5), TwoPools()).Desire(NewImage, Replicas(3)) },
 			want:           []string{"0 recreate w5 ok", "1 recreate w4 ok", "2 recreate w3 ok", "3 delete w2 pvcs=retained", "4 delete w1 pvcs=retained"},
 			wantMaxUnavail: 1,
 		},
 		"new StatefulSet: ordinals created one per wave on fresh PVCs": {
-			world: func(t *testing.T) *world {
-				w := newWorld(t, mkSet(3), twoPools())
-				d := w.snap.Live.DeepCopy()
+			world: func(t *testing.T) *World {
+				w := NewWorld(t, MkSet(3), TwoPools())
+				d := w.Snap.Live.DeepCopy()
 				d.Status = appsv1.StatefulSetStatus{}
-				d.Spec.Template.Spec.NodeSelector = map[string]string{poolKey: "pool-b"}
-				return &world{snap: Snapshot{Desired: d, Nodes: w.snap.Nodes, StorageClasses: w.snap.StorageClasses}}
+				d.Spec.Template.Spec.NodeSelector = map[string]string{PoolKey: "pool-b"}
+				return &World{Snap: Snapshot{Desired: d, Nodes: w.Snap.Nodes, StorageClasses: w.Snap.StorageClasses}}
 			},
 			want: []string{"0 create w1 ok", "1 create w2 ok", "2 create w3 ok"},
-			check: func(t *testing.T, w *world, p *Plan) {
-				patch, _ := RevisionPatch(w.snap.Desired)
-				if want := RevisionName(setName, HashRevision(patch, 0)); p.UpdateRevision != want || p.TemplateChanged {
+			check: func(t *testing.T, w *World, p *Plan) {
+				patch, _ := RevisionPatch(w.Snap.Desired)
+				if want := RevisionName(SetName, HashRevision(patch, 0)); p.UpdateRevision != want || p.TemplateChanged {
 					t.Errorf("UpdateRevision %s (want %s) TemplateChanged %v", p.UpdateRevision, want, p.TemplateChanged)
 				}
 			},
 		},
 		"scale down Parallel with whenScaled Delete: together, PVCs deleted": {
-			world: func(t *testing.T) *world {
-				w := newWorld(t, mkSet(5), twoPools())
-				parallel(w.snap.Live)
-				return w.desire(replicas(3), whenScaledDelete)
+			world: func(t *testing.T) *World {
+				w := NewWorld(t, MkSet(5), TwoPools())
+				Parallel(w.Snap.Live)
+				return w.Desire(Replicas(3), whenScaledDelete)
 			},
 			want: []string{"0 unchanged w0 ok", "1 unchanged w0 ok", "2 unchanged w0 ok", "3 delete w1 pvcs=deleted", "4 delete w1 pvcs=deleted"},
 		},
 		"scale up onto retained PVCs pinned to a pool the template left": {
-			world: func(t *testing.T) *world {
-				w := newWorld(t, mkSet(3), twoPools())
-				w.addBoundClaim("data-olap-3", vct("data", 100), nodeName("pool-a", 0))
-				return w.desire(replicas(4))
+			world: func(t *testing.T) *World {
+				w := NewWorld(t, MkSet(3), TwoPools())
+				w.AddBoundClaim("data-olap-3", Vct("data", 100), NodeName("pool-a", 0))
+				return w.Desire(Replicas(4))
 			},
 			want: []string{"0 unchanged w0 ok", "1 unchanged w0 ok", "2 unchanged w0 ok", "3 create w1 ok"},
-			check: func(t *testing.T, w *world, p *Plan) {
+			check: func(t *testing.T, w *World, p *Plan) {
 				if diff := cmp.Diff([]Volume{{Claim: "data", PVC: "data-olap-3", PV: "pv-data-olap-3", PinnedNode: "gke-olap-pool-a-0"}}, p.Ordinals[3].Volumes); diff != "" {
 					t.Errorf("volumes (-want +got):\n%s", diff)
 				}
 			},
 		},
 		"OnDelete scale up creates at the new revision, no roll": {
-			world: func(t *testing.T) *world {
-				w := newWorld(t, mkSet(2), twoPools())
-				onDelete(w.snap.Live)
-				return w.desire(newImage, replicas(3))
+			world: func(t *testing.T) *World {
+				w := NewWorld(t, MkSet(2), TwoPools())
+				OnDelete(w.Snap.Live)
+				return w.Desire(NewImage, Replicas(3))
 			},
 			want: []string{"0 stale w0 ok", "1 stale w0 ok", "2 create w1 ok"},
 		},
 		// A cordon comes and goes between a plan and its apply: the ordinals are planned without
 		// it (as a saved plan must apply after it), and Held says what it stops now.
 		"cordoned pinned node holds that ordinal, the plan does not change": {
-			world: func(t *testing.T) *world {
-				w := newWorld(t, mkSet(3), twoPools()).desire(newImage)
-				w.node(nodeName("pool-a", 1)).Spec.Unschedulable = true
+			world: func(t *testing.T) *World {
+				w := NewWorld(t, MkSet(3), TwoPools()).Desire(NewImage)
+				w.Node(NodeName("pool-a", 1)).Spec.Unschedulable = true
 				return w
 			},
 			want:           []string{"0 recreate w3 ok", "1 recreate w2 ok", "2 recreate w1 ok"},
 			wantMaxUnavail: 1,
-			check: func(t *testing.T, w *world, p *Plan) {
+			check: func(t *testing.T, w *World, p *Plan) {
 				want := []HeldOrdinal{{Ordinal: 1, Pod: "olap-1", Action: ActionRecreate,
-					Nodes:  []NodeWait{{Node: nodeName("pool-a", 1), Reason: "is cordoned (spec.unschedulable)"}},
+					Nodes:  []NodeWait{{Node: NodeName("pool-a", 1), Reason: "is cordoned (spec.unschedulable)"}},
 					Reason: "0/6 nodes are available: 1 node(s) were unschedulable, 2 node(s) didn't match PersistentVolume's node affinity, 3 node(s) didn't match Pod's node affinity/selector."}}
 				if diff := cmp.Diff(want, p.Held); diff != "" {
 					t.Errorf("held (-want +got):\n%s", diff)
@@ -303,14 +282,14 @@ func TestBuild(t *testing.T) {
 			},
 		},
 		"not-ready pinned node holds that ordinal": {
-			world: func(t *testing.T) *world {
-				w := newWorld(t, mkSet(3), twoPools()).desire(newImage)
-				w.node(nodeName("pool-a", 2)).Spec.Taints = []corev1.Taint{{Key: corev1.TaintNodeNotReady, Effect: corev1.TaintEffectNoSchedule}}
+			world: func(t *testing.T) *World {
+				w := NewWorld(t, MkSet(3), TwoPools()).Desire(NewImage)
+				w.Node(NodeName("pool-a", 2)).Spec.Taints = []corev1.Taint{{Key: corev1.TaintNodeNotReady, Effect: corev1.TaintEffectNoSchedule}}
 				return w
 			},
 			want:           []string{"0 recreate w3 ok", "1 recreate w2 ok", "2 recreate w1 ok"},
 			wantMaxUnavail: 1,
-			check: func(t *testing.T, w *world, p *Plan) {
+			check: func(t *testing.T, w *World, p *Plan) {
 				if len(p.Held) != 1 || p.Held[0].Ordinal != 2 || len(p.Held[0].Nodes) != 1 ||
 					p.Held[0].Nodes[0].Reason != "has taint node.kubernetes.io/not-ready:NoSchedule" {
 					t.Errorf("held: %+v", p.Held)
@@ -318,10 +297,10 @@ func TestBuild(t *testing.T) {
 			},
 		},
 		"NoExecute taint blocks, PreferNoSchedule does not": {
-			world: func(t *testing.T) *world {
-				w := newWorld(t, mkSet(3), twoPools()).desire(newImage)
-				w.node(nodeName("pool-a", 2)).Spec.Taints = []corev1.Taint{{Key: "maintenance", Value: "x", Effect: corev1.TaintEffectNoExecute}}
-				w.node(nodeName("pool-a", 1)).Spec.Taints = []corev1.Taint{{Key: "soft", Effect: corev1.TaintEffectPreferNoSchedule}}
+			world: func(t *testing.T) *World {
+				w := NewWorld(t, MkSet(3), TwoPools()).Desire(NewImage)
+				w.Node(NodeName("pool-a", 2)).Spec.Taints = []corev1.Taint{{Key: "maintenance", Value: "x", Effect: corev1.TaintEffectNoExecute}}
+				w.Node(NodeName("pool-a", 1)).Spec.Taints = []corev1.Taint{{Key: "soft", Effect: corev1.TaintEffectPreferNoSchedule}}
 				return w
 			},
 			want:      []string{"0 recreate w3 ok blocked", "1 recreate w2 ok blocked", "2 recreate w1 NO"},
@@ -329,23 +308,23 @@ func TestBuild(t *testing.T) {
 			wantReason: map[int32][]string{2: {"1 node(s) had untolerated taint(s)"}},
 		},
 		"tolerated NoExecute taint does not block": {
-			world: func(t *testing.T) *world {
-				w := newWorld(t, mkSet(3), twoPools()).desire(newImage, func(s *appsv1.StatefulSet) {
+			world: func(t *testing.T) *World {
+				w := NewWorld(t, MkSet(3), TwoPools()).Desire(NewImage, func(s *appsv1.StatefulSet) {
 					s.Spec.Template.Spec.Tolerations = []corev1.Toleration{{Key: "maintenance", Operator: corev1.TolerationOpExists}}
 				})
-				w.node(nodeName("pool-a", 2)).Spec.Taints = []corev1.Taint{{Key: "maintenance", Value: "x", Effect: corev1.TaintEffectNoExecute}}
+				w.Node(NodeName("pool-a", 2)).Spec.Taints = []corev1.Taint{{Key: "maintenance", Value: "x", Effect: corev1.TaintEffectNoExecute}}
 				return w
 			},
 			want:           []string{"0 recreate w3 ok", "1 recreate w2 ok", "2 recreate w1 ok"},
 			wantMaxUnavail: 1,
 		},
 		"preferred affinity never blocks": {
-			world: func(t *testing.T) *world {
-				return newWorld(t, mkSet(3), twoPools()).desire(func(s *appsv1.StatefulSet) {
+			world: func(t *testing.T) *World {
+				return NewWorld(t, MkSet(3), TwoPools()).Desire(func(s *appsv1.StatefulSet) {
 					s.Spec.Template.Spec.NodeSelector = nil
 					s.Spec.Template.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
 						PreferredDuringSchedulingIgnoredDuringExecution: []corev1.PreferredSchedulingTerm{{Weight: 100, Preference: corev1.NodeSelectorTerm{
-							MatchExpressions: []corev1.NodeSelectorRequirement{{Key: poolKey, Operator: corev1.NodeSelectorOpIn, Values: []string{"pool-b"}}},
+							MatchExpressions: []corev1.NodeSelectorRequirement{{Key: PoolKey, Operator: corev1.NodeSelectorOpIn, Values: []string{"pool-b"}}},
 						}}},
 					}}
 				})
@@ -354,10 +333,10 @@ func TestBuild(t *testing.T) {
 			wantMaxUnavail: 1,
 		},
 		"PV without node affinity never blocks": {
-			world: func(t *testing.T) *world {
-				w := newWorld(t, mkSet(3), twoPools()).desire(toPoolB)
-				for i := range w.snap.PVs {
-					w.snap.PVs[i].Spec.NodeAffinity = nil
+			world: func(t *testing.T) *World {
+				w := NewWorld(t, MkSet(3), TwoPools()).Desire(ToPoolB)
+				for i := range w.Snap.PVs {
+					w.Snap.PVs[i].Spec.NodeAffinity = nil
 				}
 				return w
 			},
@@ -365,9 +344,9 @@ func TestBuild(t *testing.T) {
 			wantMaxUnavail: 1,
 		},
 		"PV pinned to a deleted node": {
-			world: func(t *testing.T) *world {
-				w := newWorld(t, mkSet(3), twoPools()).desire(newImage)
-				w.snap.Nodes = w.snap.Nodes[1:] // pool-a-0 is gone
+			world: func(t *testing.T) *World {
+				w := NewWorld(t, MkSet(3), TwoPools()).Desire(NewImage)
+				w.Snap.Nodes = w.Snap.Nodes[1:] // pool-a-0 is gone
 				return w
 			},
 			want:      []string{"0 recreate w3 NO", "1 recreate w2 ok", "2 recreate w1 ok"},
@@ -377,44 +356,44 @@ func TestBuild(t *testing.T) {
 		"multiple claim templates: each new PVC is checked on its own, as the scheduler does": {
 			// VolumeBinding compares each claim with the node's CSIStorageCapacity; two claims of
 			// one class that only fit one at a time pass (TopoLVM then fails the second).
-			world: func(t *testing.T) *world {
-				s := mkSet(3)
-				s.Spec.VolumeClaimTemplates = append(s.Spec.VolumeClaimTemplates, vct("cache", 100))
-				nodes := append(mkPool("pool-a", 3, 150), mkPool("pool-b", 3, 150)...)
-				return newWorld(t, s, nodes).desire(replicas(4))
+			world: func(t *testing.T) *World {
+				s := MkSet(3)
+				s.Spec.VolumeClaimTemplates = append(s.Spec.VolumeClaimTemplates, Vct("cache", 100))
+				nodes := append(MkPool("pool-a", 3, 150), MkPool("pool-b", 3, 150)...)
+				return NewWorld(t, s, nodes).Desire(Replicas(4))
 			},
 			want: []string{"0 unchanged w0 ok", "1 unchanged w0 ok", "2 unchanged w0 ok", "3 create w1 ok"},
 		},
 		"multiple claim templates fit when capacity suffices": {
-			world: func(t *testing.T) *world {
-				s := mkSet(3)
-				s.Spec.VolumeClaimTemplates = append(s.Spec.VolumeClaimTemplates, vct("cache", 100))
-				return newWorld(t, s, twoPools()).desire(replicas(4))
+			world: func(t *testing.T) *World {
+				s := MkSet(3)
+				s.Spec.VolumeClaimTemplates = append(s.Spec.VolumeClaimTemplates, Vct("cache", 100))
+				return NewWorld(t, s, TwoPools()).Desire(Replicas(4))
 			},
 			want: []string{"0 unchanged w0 ok", "1 unchanged w0 ok", "2 unchanged w0 ok", "3 create w1 ok"},
-			check: func(t *testing.T, w *world, p *Plan) {
+			check: func(t *testing.T, w *World, p *Plan) {
 				if got := len(p.Ordinals[0].Volumes); got != 2 {
 					t.Errorf("ordinal 0 has %d volumes, want 2", got)
 				}
 			},
 		},
 		"capacity taken by earlier new ordinals of the same apply": {
-			world: func(t *testing.T) *world {
-				return newWorld(t, mkSet(1), append(mkPool("pool-a", 3, 150), mkPool("pool-b", 3, 1000)...)).desire(replicas(5))
+			world: func(t *testing.T) *World {
+				return NewWorld(t, MkSet(1), append(MkPool("pool-a", 3, 150), MkPool("pool-b", 3, 1000)...)).Desire(Replicas(5))
 			},
 			want:      []string{"0 unchanged w0 ok", "1 create w1 ok", "2 create w2 ok", "3 create w3 ok", "4 create w4 NO"},
 			wantStall: []int32{4}, wantStallWave: 4,
 			wantReason: map[int32][]string{4: {"0/6 nodes are available: 3 node(s) did not have enough free storage, 3 node(s) didn't match Pod's node affinity/selector."}},
 		},
 		"capacity shortage from CSIStorageCapacity": {
-			world: func(t *testing.T) *world {
-				w := newWorld(t, mkSet(3), twoPools()).desire(replicas(4))
-				for _, n := range w.snap.Nodes {
-					w.snap.Capacities = append(w.snap.Capacities, storagev1.CSIStorageCapacity{
+			world: func(t *testing.T) *World {
+				w := NewWorld(t, MkSet(3), TwoPools()).Desire(Replicas(4))
+				for _, n := range w.Snap.Nodes {
+					w.Snap.Capacities = append(w.Snap.Capacities, storagev1.CSIStorageCapacity{
 						ObjectMeta:       metav1.ObjectMeta{Name: "csisc-" + n.Name, Namespace: "topolvm-system"},
-						StorageClassName: scName,
+						StorageClassName: SCName,
 						NodeTopology:     &metav1.LabelSelector{MatchLabels: map[string]string{stsutil.LabelTopoLVMNode: n.Name}},
-						Capacity:         resource.NewQuantity(10*gib, resource.BinarySI),
+						Capacity:         resource.NewQuantity(10*Gib, resource.BinarySI),
 					})
 				}
 				return w
@@ -424,80 +403,80 @@ func TestBuild(t *testing.T) {
 			wantReason: map[int32][]string{3: {"3 node(s) did not have enough free storage"}},
 		},
 		"Pod Pending today blocks an OrderedReady roll and counts as unavailable": {
-			world: func(t *testing.T) *world {
-				w := newWorld(t, mkSet(3), twoPools())
+			world: func(t *testing.T) *World {
+				w := NewWorld(t, MkSet(3), TwoPools())
 				// ordinal 1 was left Pending by an earlier stalled edit: its Pod
 				// wants pool-b but its PV is pinned to pool-a-1.
-				w.snap.Pods = w.snap.Pods[:1]
-				w.snap.PVCs, w.snap.PVs = w.snap.PVCs[:1], w.snap.PVs[:1]
-				w.addBoundClaim("data-olap-1", vct("data", 100), nodeName("pool-a", 1))
-				w.addPod(w.snap.Live, 2, nodeName("pool-a", 2), w.snap.Live.Status.UpdateRevision, true)
-				pending := w.snap.Live.DeepCopy()
-				toPoolB(pending)
-				w.addPod(pending, 1, "", w.snap.Live.Status.UpdateRevision, false)
-				return w.desire(newImage)
+				w.Snap.Pods = w.Snap.Pods[:1]
+				w.Snap.PVCs, w.Snap.PVs = w.Snap.PVCs[:1], w.Snap.PVs[:1]
+				w.AddBoundClaim("data-olap-1", Vct("data", 100), NodeName("pool-a", 1))
+				w.AddPod(w.Snap.Live, 2, NodeName("pool-a", 2), w.Snap.Live.Status.UpdateRevision, true)
+				pending := w.Snap.Live.DeepCopy()
+				ToPoolB(pending)
+				w.AddPod(pending, 1, "", w.Snap.Live.Status.UpdateRevision, false)
+				return w.Desire(NewImage)
 			},
 			want:      []string{"0 recreate w3 ok blocked", "1 recreate w2 ok blocked", "2 recreate w1 ok blocked"},
 			wantStall: []int32{1}, wantMaxUnavail: 1,
 			wantReason: nil,
-			check: func(t *testing.T, w *world, p *Plan) {
+			check: func(t *testing.T, w *World, p *Plan) {
 				if !strings.Contains(p.Stall.Reason, "ordinal 1: Pod olap-1 is Pending today") || !strings.Contains(p.Stall.Reason, "didn't match PersistentVolume's node affinity") {
 					t.Errorf("stall reason %q", p.Stall.Reason)
 				}
 			},
 		},
 		"after the incident: same manifest again plans the stall, not 'no changes'": {
-			world:     func(t *testing.T) *world { return stalledIncident(t, false) },
+			world:     func(t *testing.T) *World { return stalledIncident(t, false) },
 			want:      []string{"0 recreate w2 NO blocked", "1 recreate w1 NO blocked", "2 unchanged w0 NO"},
 			wantStall: []int32{2}, wantMaxUnavail: 1,
-			check: func(t *testing.T, w *world, p *Plan) {
+			check: func(t *testing.T, w *World, p *Plan) {
 				if p.TemplateChanged || !strings.Contains(p.Stall.Reason, "ordinal 2: Pod olap-2 is Pending today") {
 					t.Errorf("TemplateChanged=%v stall %q", p.TemplateChanged, p.Stall.Reason)
 				}
 			},
 		},
 		"after the incident: reverting under OrderedReady does not unstick ordinal 2 (kubernetes#67250)": {
-			world: func(t *testing.T) *world { return stalledIncident(t, true) },
+			world: func(t *testing.T) *World { return stalledIncident(t, true) },
 			// The controller would recreate ordinal 2 only once it is Ready.
 			want:      []string{"0 unchanged w0 ok", "1 unchanged w0 ok", "2 recreate w1 ok blocked"},
 			wantStall: []int32{2}, wantMaxUnavail: 1,
 		},
 		"after the incident: reverting under Parallel recreates ordinal 2 on the old revision": {
-			world: func(t *testing.T) *world {
+			world: func(t *testing.T) *World {
 				w := stalledIncident(t, true)
-				parallel(w.snap.Live)
-				parallel(w.snap.Desired)
+				Parallel(w.Snap.Live)
+				Parallel(w.Snap.Desired)
 				return w
 			},
 			want:           []string{"0 unchanged w0 ok", "1 unchanged w0 ok", "2 recreate w1 ok"},
 			wantMaxUnavail: 1,
 		},
 		"revert to an earlier revision reuses its name": {
-			world: func(t *testing.T) *world {
-				old := mkSet(3)
-				w := newWorld(t, old.DeepCopy(), twoPools())
-				newImage(w.snap.Live)
-				cur := revisionFor(t, w.snap.Live, 2)
-				w.snap.Revisions = append(w.snap.Revisions, cur)
-				w.snap.Live.Status.CurrentRevision, w.snap.Live.Status.UpdateRevision = cur.Name, cur.Name
-				for i := range w.snap.Pods {
-					w.snap.Pods[i].Labels[stsutil.LabelControllerRevision] = cur.Name
+			world: func(t *testing.T) *World {
+				old := MkSet(3)
+				w := NewWorld(t, old.DeepCopy(), TwoPools())
+				NewImage(w.Snap.Live)
+				cur := RevisionFor(t, w.Snap.Live, 2)
+				w.Snap.Revisions = append(w.Snap.Revisions, cur)
+				w.Snap.Live.Status.CurrentRevision, w.Snap.Live.Status.UpdateRevision = cur.Name, cur.Name
+				for i := range w.Snap.Pods {
+					w.Snap.Pods[i].Labels[stsutil.LabelControllerRevision] = cur.Name
 				}
-				return w.desire(func(s *appsv1.StatefulSet) { s.Spec.Template = old.Spec.Template })
+				return w.Desire(func(s *appsv1.StatefulSet) { s.Spec.Template = old.Spec.Template })
 			},
 			want:           []string{"0 recreate w3 ok", "1 recreate w2 ok", "2 recreate w1 ok"},
 			wantMaxUnavail: 1,
-			check: func(t *testing.T, w *world, p *Plan) {
-				if p.UpdateRevision != w.snap.Revisions[0].Name {
-					t.Errorf("UpdateRevision %s, want the first revision %s", p.UpdateRevision, w.snap.Revisions[0].Name)
+			check: func(t *testing.T, w *World, p *Plan) {
+				if p.UpdateRevision != w.Snap.Revisions[0].Name {
+					t.Errorf("UpdateRevision %s, want the first revision %s", p.UpdateRevision, w.Snap.Revisions[0].Name)
 				}
 			},
 		},
 		"PDB exceeded by maxUnavailable 2": {
-			world: func(t *testing.T) *world {
-				w := newWorld(t, mkSet(4), twoPools()).desire(newImage, maxUnavailable(2))
-				w.snap.PDBs = []policyv1.PodDisruptionBudget{{
-					ObjectMeta: metav1.ObjectMeta{Name: "olap", Namespace: ns},
+			world: func(t *testing.T) *World {
+				w := NewWorld(t, MkSet(4), TwoPools()).Desire(NewImage, MaxUnavailable(2))
+				w.Snap.PDBs = []policyv1.PodDisruptionBudget{{
+					ObjectMeta: metav1.ObjectMeta{Name: "olap", Namespace: NS},
 					Spec:       policyv1.PodDisruptionBudgetSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "olap"}}},
 					Status:     policyv1.PodDisruptionBudgetStatus{DisruptionsAllowed: 1},
 				}}
@@ -506,24 +485,24 @@ func TestBuild(t *testing.T) {
 			// OrderedReady: 3 and 2 deleted; 2 recreated first, then 3, then 1 and 0.
 			want:           []string{"0 recreate w2 ok", "1 recreate w2 ok", "2 recreate w1 ok", "3 recreate w1 ok"},
 			wantMaxUnavail: 2,
-			check: func(t *testing.T, w *world, p *Plan) {
+			check: func(t *testing.T, w *World, p *Plan) {
 				if diff := cmp.Diff([]string{"olap"}, p.Disruption.PDBsExceeded); diff != "" {
 					t.Errorf("PDBsExceeded (-want +got):\n%s", diff)
 				}
 			},
 		},
 		"claim growth re-creates the object orphaning its Pods and expands the PVCs": {
-			world: func(t *testing.T) *world {
-				w := newWorld(t, mkSet(3), twoPools()).desire(func(s *appsv1.StatefulSet) {
-					s.Spec.VolumeClaimTemplates[0].Spec.Resources.Requests[corev1.ResourceStorage] = *resource.NewQuantity(200*gib, resource.BinarySI)
+			world: func(t *testing.T) *World {
+				w := NewWorld(t, MkSet(3), TwoPools()).Desire(func(s *appsv1.StatefulSet) {
+					s.Spec.VolumeClaimTemplates[0].Spec.Resources.Requests[corev1.ResourceStorage] = *resource.NewQuantity(200*Gib, resource.BinarySI)
 				})
-				w.snap.StorageClasses[0].AllowVolumeExpansion = ptr.To(true)
-				w.snap.Immutable = &ImmutableChange{Fields: []string{"spec"}, Message: "spec: Forbidden: updates to statefulset spec for fields other than ..."}
+				w.Snap.StorageClasses[0].AllowVolumeExpansion = ptr.To(true)
+				w.Snap.Immutable = &ImmutableChange{Fields: []string{"spec"}, Message: "spec: Forbidden: updates to statefulset spec for fields other than ..."}
 				return w
 			},
 			want:           []string{"0 unchanged w0 ok", "1 unchanged w0 ok", "2 unchanged w0 ok"},
 			wantMaxUnavail: 0,
-			check: func(t *testing.T, w *world, p *Plan) {
+			check: func(t *testing.T, w *World, p *Plan) {
 				if p.Replace == nil || p.Replace.Mode != RecreateOrphan {
 					t.Fatalf("Replace %+v, want orphan re-creation", p.Replace)
 				}
@@ -532,7 +511,7 @@ func TestBuild(t *testing.T) {
 				}
 				var grown []string
 				for _, e := range p.Replace.Expansions {
-					grown = append(grown, fmt.Sprintf("%s %d->%d on %s", e.PVC, e.From/gib, e.To/gib, e.Node))
+					grown = append(grown, fmt.Sprintf("%s %d->%d on %s", e.PVC, e.From/Gib, e.To/Gib, e.Node))
 				}
 				want := []string{"data-olap-0 100->200 on gke-olap-pool-a-0", "data-olap-1 100->200 on gke-olap-pool-a-1", "data-olap-2 100->200 on gke-olap-pool-a-2"}
 				if diff := cmp.Diff(want, grown); diff != "" {
@@ -546,10 +525,10 @@ func TestBuild(t *testing.T) {
 		"claim growth grows a scaled-down ordinal's retained claim too": {
 			world: retainedClaimGrowth("gke-olap-pool-a-2", 200),
 			want:  []string{"0 unchanged w0 ok", "1 unchanged w0 ok"},
-			check: func(t *testing.T, w *world, p *Plan) {
+			check: func(t *testing.T, w *World, p *Plan) {
 				var grown []string
 				for _, e := range p.Replace.Expansions {
-					grown = append(grown, fmt.Sprintf("%s %d->%d retained=%v", e.PVC, e.From/gib, e.To/gib, e.Retained))
+					grown = append(grown, fmt.Sprintf("%s %d->%d retained=%v", e.PVC, e.From/Gib, e.To/Gib, e.Retained))
 				}
 				want := []string{"data-olap-0 100->200 retained=false", "data-olap-1 100->200 retained=false", "data-olap-2 100->200 retained=true"}
 				if diff := cmp.Diff(want, grown); diff != "" || len(p.Replace.Kept) != 0 || len(p.Replace.Problems) != 0 {
@@ -560,7 +539,7 @@ func TestBuild(t *testing.T) {
 		"claim growth keeps a retained claim whose node is gone, and says so": {
 			world: retainedClaimGrowth("gke-olap-pool-a-9", 200),
 			want:  []string{"0 unchanged w0 ok", "1 unchanged w0 ok"},
-			check: func(t *testing.T, w *world, p *Plan) {
+			check: func(t *testing.T, w *World, p *Plan) {
 				if len(p.Replace.Expansions) != 2 || len(p.Replace.Problems) != 0 || len(p.Replace.Kept) != 1 ||
 					p.Replace.Kept[0].PVC != "data-olap-2" || !strings.Contains(p.Replace.Kept[0].Why, "node gke-olap-pool-a-9 no longer exists") {
 					t.Fatalf("expansions %+v kept %+v problems %q", p.Replace.Expansions, p.Replace.Kept, p.Replace.Problems)
@@ -573,7 +552,7 @@ func TestBuild(t *testing.T) {
 		"claim growth keeps a retained claim the node has no room for; the set's own claims grow": {
 			world: retainedClaimGrowth("gke-olap-pool-a-0", 700),
 			want:  []string{"0 unchanged w0 ok", "1 unchanged w0 ok"},
-			check: func(t *testing.T, w *world, p *Plan) {
+			check: func(t *testing.T, w *World, p *Plan) {
 				var grown []string
 				for _, e := range p.Replace.Expansions {
 					grown = append(grown, e.PVC)
@@ -585,64 +564,64 @@ func TestBuild(t *testing.T) {
 			},
 		},
 		"claim growth needs allowVolumeExpansion": {
-			world: func(t *testing.T) *world {
-				w := newWorld(t, mkSet(1), twoPools()).desire(func(s *appsv1.StatefulSet) {
-					s.Spec.VolumeClaimTemplates[0].Spec.Resources.Requests[corev1.ResourceStorage] = *resource.NewQuantity(200*gib, resource.BinarySI)
+			world: func(t *testing.T) *World {
+				w := NewWorld(t, MkSet(1), TwoPools()).Desire(func(s *appsv1.StatefulSet) {
+					s.Spec.VolumeClaimTemplates[0].Spec.Resources.Requests[corev1.ResourceStorage] = *resource.NewQuantity(200*Gib, resource.BinarySI)
 				})
-				w.snap.Immutable = &ImmutableChange{Fields: []string{"spec"}}
+				w.Snap.Immutable = &ImmutableChange{Fields: []string{"spec"}}
 				return w
 			},
 			want: []string{"0 unchanged w0 ok"},
-			check: func(t *testing.T, w *world, p *Plan) {
+			check: func(t *testing.T, w *World, p *Plan) {
 				if len(p.Replace.Problems) != 1 || !strings.Contains(p.Replace.Problems[0], "does not allow volume expansion") {
 					t.Errorf("problems %q", p.Replace.Problems)
 				}
 			},
 		},
 		"claim growth beyond a node's free capacity": {
-			world: func(t *testing.T) *world {
-				w := newWorld(t, mkSet(1), twoPools()).desire(func(s *appsv1.StatefulSet) {
-					s.Spec.VolumeClaimTemplates[0].Spec.Resources.Requests[corev1.ResourceStorage] = *resource.NewQuantity(1200*gib, resource.BinarySI)
+			world: func(t *testing.T) *World {
+				w := NewWorld(t, MkSet(1), TwoPools()).Desire(func(s *appsv1.StatefulSet) {
+					s.Spec.VolumeClaimTemplates[0].Spec.Resources.Requests[corev1.ResourceStorage] = *resource.NewQuantity(1200*Gib, resource.BinarySI)
 				})
-				w.snap.StorageClasses[0].AllowVolumeExpansion = ptr.To(true)
-				w.snap.Immutable = &ImmutableChange{Fields: []string{"spec"}}
+				w.Snap.StorageClasses[0].AllowVolumeExpansion = ptr.To(true)
+				w.Snap.Immutable = &ImmutableChange{Fields: []string{"spec"}}
 				return w
 			},
 			want: []string{"0 unchanged w0 ok"},
-			check: func(t *testing.T, w *world, p *Plan) {
+			check: func(t *testing.T, w *World, p *Plan) {
 				if len(p.Replace.Problems) != 1 || !strings.Contains(p.Replace.Problems[0], "node gke-olap-pool-a-0 has only 1000Gi free for storage class topolvm-ssd") {
 					t.Errorf("problems %q", p.Replace.Problems)
 				}
 			},
 		},
 		"claim template shrink is refused": {
-			world: func(t *testing.T) *world {
-				w := newWorld(t, mkSet(1), twoPools()).desire(func(s *appsv1.StatefulSet) {
-					s.Spec.VolumeClaimTemplates[0].Spec.Resources.Requests[corev1.ResourceStorage] = *resource.NewQuantity(50*gib, resource.BinarySI)
+			world: func(t *testing.T) *World {
+				w := NewWorld(t, MkSet(1), TwoPools()).Desire(func(s *appsv1.StatefulSet) {
+					s.Spec.VolumeClaimTemplates[0].Spec.Resources.Requests[corev1.ResourceStorage] = *resource.NewQuantity(50*Gib, resource.BinarySI)
 				})
-				w.snap.StorageClasses[0].AllowVolumeExpansion = ptr.To(true)
-				w.snap.Immutable = &ImmutableChange{Fields: []string{"spec"}}
+				w.Snap.StorageClasses[0].AllowVolumeExpansion = ptr.To(true)
+				w.Snap.Immutable = &ImmutableChange{Fields: []string{"spec"}}
 				return w
 			},
 			want: []string{"0 unchanged w0 ok"},
-			check: func(t *testing.T, w *world, p *Plan) {
+			check: func(t *testing.T, w *World, p *Plan) {
 				if len(p.Replace.Problems) != 1 || !strings.Contains(p.Replace.Problems[0], "PVCs cannot shrink") {
 					t.Errorf("problems %q", p.Replace.Problems)
 				}
 			},
 		},
 		"selector change re-creates the object with its Pods": {
-			world: func(t *testing.T) *world {
-				w := newWorld(t, mkSet(3), twoPools()).desire(func(s *appsv1.StatefulSet) {
+			world: func(t *testing.T) *World {
+				w := NewWorld(t, MkSet(3), TwoPools()).Desire(func(s *appsv1.StatefulSet) {
 					s.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": "olap", "tier": "hot"}}
 					s.Spec.Template.Labels["tier"] = "hot"
 				})
-				w.snap.Immutable = &ImmutableChange{Fields: []string{"spec"}, Message: "spec: Forbidden: updates to statefulset spec for fields other than ..."}
+				w.Snap.Immutable = &ImmutableChange{Fields: []string{"spec"}, Message: "spec: Forbidden: updates to statefulset spec for fields other than ..."}
 				return w
 			},
 			want:           []string{"0 recreate w1 ok", "1 recreate w2 ok", "2 recreate w3 ok"},
 			wantMaxUnavail: 3,
-			check: func(t *testing.T, w *world, p *Plan) {
+			check: func(t *testing.T, w *World, p *Plan) {
 				if p.Replace == nil || p.Replace.Mode != RecreateForeground {
 					t.Fatalf("Replace %+v, want foreground", p.Replace)
 				}
@@ -659,11 +638,11 @@ func TestBuild(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			w := tc.world(t)
-			p, err := Build(w.final())
+			p, err := Build(w.Final())
 			if err != nil {
 				t.Fatal(err)
 			}
-			checkInvariants(t, w.snap, p)
+			checkInvariants(t, w.Snap, p)
 			if diff := cmp.Diff(tc.want, summary(p)); diff != "" {
 				t.Errorf("ordinals (-want +got):\n%s", diff)
 			}
@@ -715,14 +694,14 @@ func TestBuildDestroy(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			s := mkSet(2)
+			s := MkSet(2)
 			s.Spec.PersistentVolumeClaimRetentionPolicy.WhenDeleted = tc.policy
-			w := newWorld(t, s, twoPools())
-			p, err := Build(w.final())
+			w := NewWorld(t, s, TwoPools())
+			p, err := Build(w.Final())
 			if err != nil {
 				t.Fatal(err)
 			}
-			checkInvariants(t, w.snap, p)
+			checkInvariants(t, w.Snap, p)
 			if diff := cmp.Diff(tc.want, summary(p)); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
@@ -734,21 +713,21 @@ func TestBuildDestroy(t *testing.T) {
 // wants pool-b, ordinals 0 and 1 still run the old revision on pool-a, ordinal
 // 2 was recreated at the new revision and is Pending (its PV is on pool-a-2).
 // The desired set is the same manifest, or the old one when revert is true.
-func stalledIncident(t *testing.T, revert bool) *world {
+func stalledIncident(t *testing.T, revert bool) *World {
 	t.Helper()
-	w := newWorld(t, mkSet(3), twoPools())
-	old := w.snap.Live.DeepCopy()
-	toPoolB(w.snap.Live)
-	w.snap.Live.Generation = 2
-	rev := revisionFor(t, w.snap.Live, 2)
-	w.snap.Revisions = append(w.snap.Revisions, rev)
-	w.snap.Live.Status.UpdateRevision = rev.Name
-	w.snap.Live.Status.ObservedGeneration = 2
-	w.snap.Pods = w.snap.Pods[:2]
-	w.addPod(w.snap.Live, 2, "", rev.Name, false)
-	w.addBoundClaim("data-olap-2", vct("data", 100), nodeName("pool-a", 2))
+	w := NewWorld(t, MkSet(3), TwoPools())
+	old := w.Snap.Live.DeepCopy()
+	ToPoolB(w.Snap.Live)
+	w.Snap.Live.Generation = 2
+	rev := RevisionFor(t, w.Snap.Live, 2)
+	w.Snap.Revisions = append(w.Snap.Revisions, rev)
+	w.Snap.Live.Status.UpdateRevision = rev.Name
+	w.Snap.Live.Status.ObservedGeneration = 2
+	w.Snap.Pods = w.Snap.Pods[:2]
+	w.AddPod(w.Snap.Live, 2, "", rev.Name, false)
+	w.AddBoundClaim("data-olap-2", Vct("data", 100), NodeName("pool-a", 2))
 	if revert {
-		return w.desire(func(s *appsv1.StatefulSet) { s.Spec.Template = old.Spec.Template })
+		return w.Desire(func(s *appsv1.StatefulSet) { s.Spec.Template = old.Spec.Template })
 	}
-	return w.desire()
+	return w.Desire()
 }

@@ -110,13 +110,13 @@ func heldOrdinals(s *Snapshot, planned, now *Plan, lifted map[string]string) []H
 			}
 		}
 		if len(h.Nodes) == 0 && !pinned(o.Volumes) && s.Desired != nil {
-			placement := newPodPlacement(&s.Desired.Spec.Template)
+			placement := NewPodPlacement(&s.Desired.Spec.Template)
 			for _, node := range s.Nodes {
 				what, ok := lifted[node.Name]
 				if !ok {
 					continue
 				}
-				if f, _ := judgeNode(placement.req, nil, &node, checkMatch); f == failNone {
+				if f, _ := JudgeNode(placement.Req, nil, &node, CheckMatch); f == FailNone {
 					h.Nodes = append(h.Nodes, NodeWait{Node: node.Name, Reason: what})
 				}
 			}

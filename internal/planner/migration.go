@@ -176,7 +176,7 @@ type Migration struct {
 	set      *appsv1.StatefulSet // judged set (Desired or Live)
 	live     *appsv1.StatefulSet
 	tmpl     *corev1.PodTemplateSpec
-	affinity podPlacement
+	affinity PodPlacement
 	pods     map[string]*corev1.Pod
 	// targetRev is the revision replaced Pods come back at: the live update
 	// revision, or the one the controller will give Desired's template.
@@ -196,7 +196,7 @@ func NewMigration(s *Snapshot) *Migration {
 	v := &Migration{s: s, ix: NewIndex(s), set: migrationSet(s), live: s.Live, pods: map[string]*corev1.Pod{}}
 	if v.set != nil {
 		v.tmpl = &v.set.Spec.Template
-		v.affinity = newPodPlacement(v.tmpl)
+		v.affinity = NewPodPlacement(v.tmpl)
 		v.onDelete = v.set.Spec.UpdateStrategy.Type == appsv1.OnDeleteStatefulSetStrategyType
 	}
 	if v.live != nil {
@@ -213,7 +213,7 @@ func NewMigration(s *Snapshot) *Migration {
 			if v.live.Status.CollisionCount != nil {
 				cc = *v.live.Status.CollisionCount
 			}
-			if rev, err := ResolveUpdateRevision(s.Desired, ownedRevisions(v.live, s.Revisions), cc); err == nil {
+			if rev, err := ResolveUpdateRevision(s.Desired, OwnedRevisions(v.live, s.Revisions), cc); err == nil {
 				v.targetRev = rev
 			}
 		}
@@ -270,7 +270,7 @@ func (v *Migration) DefaultClaims() []string {
 			}
 		}
 		if !seenPV {
-			sc := v.ix.scs[v.ix.storageClassFor(vct.Spec.StorageClassName)]
+			sc := v.ix.Scs[v.ix.StorageClassFor(vct.Spec.StorageClassName)]
 			pinned = sc != nil && (sc.Provisioner == stsutil.ProvisionerTopoLVM || sc.Provisioner == stsutil.ProvisionerTopoLVMLegacy)
 		}
 		if pinned {
@@ -289,7 +289,7 @@ func (v *Migration) Plan(opt MigrationOptions) MigrationPlan {
 		return plan
 	}
 	set := v.set
-	plan.Target = v.affinity.describe()
+	plan.Target = v.affinity.Describe()
 	plan.UpdateRevision = v.targetRev
 
 	// Claims.
@@ -507,8 +507,8 @@ func (v *Migration) move(o int32, claims []string, target string, n ordinalNeed)
 // required node affinity, not cordoned, NoSchedule/NoExecute taints tolerated.
 func (v *Migration) targetNodes() []*corev1.Node {
 	var out []*corev1.Node
-	for _, n := range v.ix.nodes {
-		if ok, _ := v.affinity.admits(n); ok {
+	for _, n := range v.ix.Nodes {
+		if ok, _ := v.affinity.Admits(n); ok {
 			out = append(out, n)
 		}
 	}
@@ -517,34 +517,34 @@ func (v *Migration) targetNodes() []*corev1.Node {
 
 func (v *Migration) noTargetReason() string {
 	matching, evacuated, reasons := 0, 0, map[string]int{}
-	for _, n := range v.ix.nodes {
-		ok, _ := v.affinity.matches(n)
+	for _, n := range v.ix.Nodes {
+		ok, _ := v.affinity.Matches(n)
 		if !ok {
 			if Evacuating(n) != "" {
-				if f, _ := judgeNode(v.affinity.req, nil, n, checkMatch); f == failNone {
+				if f, _ := JudgeNode(v.affinity.Req, nil, n, CheckMatch); f == FailNone {
 					evacuated++
 				}
 			}
 			continue
 		}
 		matching++
-		if _, why := v.affinity.admits(n); why != "" {
+		if _, why := v.affinity.Admits(n); why != "" {
 			reasons[why]++
 		}
 	}
 	if matching == 0 && evacuated > 0 {
 		return fmt.Sprintf("the template placement (%s) admits only nodes being evacuated (%d, taint %s): change it to admit other nodes first",
-			v.affinity.describe(), evacuated, stsutil.TaintEvacuating)
+			v.affinity.Describe(), evacuated, stsutil.TaintEvacuating)
 	}
 	if matching == 0 {
-		return fmt.Sprintf("none of the %d nodes matches the template placement (%s)", len(v.ix.nodes), v.affinity.describe())
+		return fmt.Sprintf("none of the %d nodes matches the template placement (%s)", len(v.ix.Nodes), v.affinity.Describe())
 	}
 	var parts []string
 	for why, n := range reasons {
 		parts = append(parts, fmt.Sprintf("%d node(s) %s", n, why))
 	}
 	sort.Strings(parts)
-	return fmt.Sprintf("%d node(s) match the template placement (%s) but %s", matching, v.affinity.describe(), strings.Join(parts, ", "))
+	return fmt.Sprintf("%d node(s) match the template placement (%s) but %s", matching, v.affinity.Describe(), strings.Join(parts, ", "))
 }
 
 // simulatePlacement places the steps one after another with kube-scheduler's Filter plugins
@@ -555,15 +555,15 @@ func (v *Migration) noTargetReason() string {
 // PVCs for the node-local claims (WaitForFirstConsumer, CSIStorageCapacity).
 func (v *Migration) simulatePlacement(moves []Move, claims []string) []MigrationProblem {
 	var probs []MigrationProblem
-	pl := v.ix.placer()
+	pl := v.ix.Placer()
 	local := map[string]bool{}
 	for _, c := range claims {
 		local[c] = true
 	}
 	for i := range moves {
 		m := &moves[i]
-		pl.removePod(v.ix, v.set.Namespace, m.Pod)
-		vd := pl.place(v.ix, v.podFromTemplate(m.Ordinal), v.stepClaims(m.Ordinal, m.Action, local), true)
+		pl.RemovePod(v.ix, v.set.Namespace, m.Pod)
+		vd := pl.Place(v.ix, v.podFromTemplate(m.Ordinal), v.stepClaims(m.Ordinal, m.Action, local), true)
 		if vd.OK {
 			m.TargetNode = vd.Node
 			continue
@@ -602,7 +602,7 @@ func (v *Migration) stepClaims(o int32, action MigrationAction, local map[string
 			c.PV = pv
 		} else {
 			c.Spec = &vct.Spec
-			c.StorageClass = v.ix.storageClassFor(vct.Spec.StorageClassName)
+			c.StorageClass = v.ix.StorageClassFor(vct.Spec.StorageClassName)
 			if q, ok := vct.Spec.Resources.Requests[corev1.ResourceStorage]; ok {
 				c.RequestBytes = q.Value()
 			}
@@ -630,7 +630,7 @@ func (v *Migration) strategyProblem(rng []int32) (MigrationProblem, bool) {
 		highest = rng[len(rng)-1]
 	}
 	pending := v.live.Status.CurrentRevision != "" && v.live.Status.CurrentRevision != v.live.Status.UpdateRevision
-	if v.s.Desired != nil && !placementEqual(&v.s.Desired.Spec.Template, &v.live.Spec.Template) {
+	if v.s.Desired != nil && !PlacementEqual(&v.s.Desired.Spec.Template, &v.live.Spec.Template) {
 		pending = true
 	}
 	if partition <= highest {

@@ -143,7 +143,7 @@ func (v *Migration) nodeRejects(name string) string {
 	if n == nil {
 		return "no longer exists"
 	}
-	if ok, why := v.affinity.matches(n); !ok {
+	if ok, why := v.affinity.Matches(n); !ok {
 		return why
 	}
 	return ""
@@ -151,21 +151,21 @@ func (v *Migration) nodeRejects(name string) string {
 
 // pvFits reports whether a PV can be used on some node the template selects.
 func (v *Migration) pvFits(pv *corev1.PersistentVolume) (bool, string) {
-	p := v.ix.pin(pv)
-	if p.unconstrained {
+	p := v.ix.Pin(pv)
+	if p.Unconstrained {
 		return true, ""
 	}
-	if len(p.nodes) == 0 {
-		return false, fmt.Sprintf("is pinned to %s, which matches no existing node", p.desc)
+	if len(p.Nodes) == 0 {
+		return false, fmt.Sprintf("is pinned to %s, which matches no existing node", p.Desc)
 	}
 	var why string
-	for _, i := range p.nodes {
-		ok, w := v.affinity.matches(v.ix.nodes[i])
+	for _, i := range p.Nodes {
+		ok, w := v.affinity.Matches(v.ix.Nodes[i])
 		if ok {
 			return true, ""
 		}
 		if why == "" {
-			why = fmt.Sprintf("is pinned to node %s (%s), which %s", v.ix.nodes[i].Name, p.desc, w)
+			why = fmt.Sprintf("is pinned to node %s (%s), which %s", v.ix.Nodes[i].Name, p.Desc, w)
 		}
 	}
 	return false, why

@@ -12,62 +12,62 @@ import (
 // decisionWorlds are migration snapshots covering every branch of the
 // decision: settled sets, pool switches, revision changes, planned templates,
 // moves and restarts caught at every phase.
-func decisionWorlds() map[string]func(w *migWorld) {
-	return map[string]func(w *migWorld){
-		"settled":                 func(w *migWorld) {},
-		"pool switch":             func(w *migWorld) { w.switchTemplate("pool-b") },
-		"new revision, same pool": func(w *migWorld) { w.s.Live.Status.UpdateRevision = migRevB },
-		"planned pool switch":     func(w *migWorld) { d := w.s.Live.DeepCopy(); toPool(d, "pool-b"); w.s.Desired = d },
-		"planned image bump": func(w *migWorld) {
-			d := w.s.Live.DeepCopy()
+func decisionWorlds() map[string]func(w *MigWorld) {
+	return map[string]func(w *MigWorld){
+		"settled":                 func(w *MigWorld) {},
+		"pool switch":             func(w *MigWorld) { w.SwitchTemplate("pool-b") },
+		"new revision, same pool": func(w *MigWorld) { w.S.Live.Status.UpdateRevision = MigRevB },
+		"planned pool switch":     func(w *MigWorld) { d := w.S.Live.DeepCopy(); toPool(d, "pool-b"); w.S.Desired = d },
+		"planned image bump": func(w *MigWorld) {
+			d := w.S.Live.DeepCopy()
 			d.Spec.Template.Spec.Containers = []corev1.Container{{Name: "c", Image: "x:2"}}
-			w.s.Desired = d
+			w.S.Desired = d
 		},
-		"rolling update, new rev": func(w *migWorld) {
-			w.s.Live.Spec.UpdateStrategy.Type = appsv1.RollingUpdateStatefulSetStrategyType
-			w.s.Live.Status.UpdateRevision = migRevB
+		"rolling update, new rev": func(w *MigWorld) {
+			w.S.Live.Spec.UpdateStrategy.Type = appsv1.RollingUpdateStatefulSetStrategyType
+			w.S.Live.Status.UpdateRevision = MigRevB
 		},
-		"rolling update, pool moved": func(w *migWorld) {
-			w.s.Live.Spec.UpdateStrategy.Type = appsv1.RollingUpdateStatefulSetStrategyType
-			w.switchTemplate("pool-b")
+		"rolling update, pool moved": func(w *MigWorld) {
+			w.S.Live.Spec.UpdateStrategy.Type = appsv1.RollingUpdateStatefulSetStrategyType
+			w.SwitchTemplate("pool-b")
 		},
-		"move: PVC terminating": func(w *migWorld) { w.switchTemplate("pool-b"); w.terminate(&w.pvc(1).ObjectMeta) },
-		"move: both terminating": func(w *migWorld) {
-			w.switchTemplate("pool-b")
-			w.terminate(&w.pvc(1).ObjectMeta)
-			w.terminate(&w.pod(1).ObjectMeta)
+		"move: PVC terminating": func(w *MigWorld) { w.SwitchTemplate("pool-b"); w.Terminate(&w.PVC(1).ObjectMeta) },
+		"move: both terminating": func(w *MigWorld) {
+			w.SwitchTemplate("pool-b")
+			w.Terminate(&w.PVC(1).ObjectMeta)
+			w.Terminate(&w.Pod(1).ObjectMeta)
 		},
-		"move: Pod and PVC gone": func(w *migWorld) { w.switchTemplate("pool-b"); w.removePod(1); w.removePVC(1) },
-		"move: new PVC, no Pod":  func(w *migWorld) { w.switchTemplate("pool-b"); w.removePod(1); w.addPVC(1, "", "n1") },
-		"move: new Pod pending": func(w *migWorld) {
-			w.switchTemplate("pool-b")
-			w.addPVC(1, "", "n1")
-			w.addPod(1, "", migRevB, "n1", false)
+		"move: Pod and PVC gone": func(w *MigWorld) { w.SwitchTemplate("pool-b"); w.RemovePod(1); w.RemovePVC(1) },
+		"move: new PVC, no Pod":  func(w *MigWorld) { w.SwitchTemplate("pool-b"); w.RemovePod(1); w.AddPVC(1, "", "n1") },
+		"move: new Pod pending": func(w *MigWorld) {
+			w.SwitchTemplate("pool-b")
+			w.AddPVC(1, "", "n1")
+			w.AddPod(1, "", MigRevB, "n1", false)
 		},
-		"move: done":                func(w *migWorld) { w.switchTemplate("pool-b"); w.addOrdinal(1, "gke-olap-pool-b-1", migRevB, "n1") },
-		"move: race on the old PVC": func(w *migWorld) { w.switchTemplate("pool-b"); w.addPod(1, "", migRevB, "race", false) },
-		"restart: Pod terminating": func(w *migWorld) {
-			w.s.Live.Status.UpdateRevision = migRevB
-			w.terminate(&w.pod(1).ObjectMeta)
+		"move: done":                func(w *MigWorld) { w.SwitchTemplate("pool-b"); w.AddOrdinal(1, "gke-olap-pool-b-1", MigRevB, "n1") },
+		"move: race on the old PVC": func(w *MigWorld) { w.SwitchTemplate("pool-b"); w.AddPod(1, "", MigRevB, "race", false) },
+		"restart: Pod terminating": func(w *MigWorld) {
+			w.S.Live.Status.UpdateRevision = MigRevB
+			w.Terminate(&w.Pod(1).ObjectMeta)
 		},
-		"restart: Pod gone":        func(w *migWorld) { w.s.Live.Status.UpdateRevision = migRevB; w.removePod(1) },
-		"restart: new Pod pending": func(w *migWorld) { w.s.Live.Status.UpdateRevision = migRevB; w.addPod(1, "", migRevB, "n1", false) },
-		"restart: new Pod not ready": func(w *migWorld) {
-			w.s.Live.Status.UpdateRevision = migRevB
-			w.addPod(1, "gke-olap-pool-a-1", migRevB, "n1", false)
+		"restart: Pod gone":        func(w *MigWorld) { w.S.Live.Status.UpdateRevision = MigRevB; w.RemovePod(1) },
+		"restart: new Pod pending": func(w *MigWorld) { w.S.Live.Status.UpdateRevision = MigRevB; w.AddPod(1, "", MigRevB, "n1", false) },
+		"restart: new Pod not ready": func(w *MigWorld) {
+			w.S.Live.Status.UpdateRevision = MigRevB
+			w.AddPod(1, "gke-olap-pool-a-1", MigRevB, "n1", false)
 		},
-		"restart: done": func(w *migWorld) {
-			w.s.Live.Status.UpdateRevision = migRevB
-			w.addPod(1, "gke-olap-pool-a-1", migRevB, "n1", true)
+		"restart: done": func(w *MigWorld) {
+			w.S.Live.Status.UpdateRevision = MigRevB
+			w.AddPod(1, "gke-olap-pool-a-1", MigRevB, "n1", true)
 		},
-		"node gone":           func(w *migWorld) { w.s.Nodes = w.s.Nodes[1:] },
-		"cordoned, same pool": func(w *migWorld) { w.node("gke-olap-pool-a-1").Spec.Unschedulable = true },
-		"moved back": func(w *migWorld) {
-			w.switchTemplate("pool-b")
-			w.addOrdinal(1, "gke-olap-pool-b-1", migRevB, "b1")
-			w.addPVC(1, "gke-olap-pool-a-1", "back")
+		"node gone":           func(w *MigWorld) { w.S.Nodes = w.S.Nodes[1:] },
+		"cordoned, same pool": func(w *MigWorld) { w.Node("gke-olap-pool-a-1").Spec.Unschedulable = true },
+		"moved back": func(w *MigWorld) {
+			w.SwitchTemplate("pool-b")
+			w.AddOrdinal(1, "gke-olap-pool-b-1", MigRevB, "b1")
+			w.AddPVC(1, "gke-olap-pool-a-1", "back")
 		},
-		"Pod not Ready, settled": func(w *migWorld) { w.pod(1).Status.Conditions[0].Status = corev1.ConditionFalse },
+		"Pod not Ready, settled": func(w *MigWorld) { w.Pod(1).Status.Conditions[0].Status = corev1.ConditionFalse },
 	}
 }
 
@@ -87,9 +87,9 @@ func TestDecisionEquivalence(t *testing.T) {
 	for name, setup := range decisionWorlds() {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			w := newMigWorld(3, "pool-a")
+			w := NewMigWorld(3, "pool-a")
 			setup(w)
-			v := NewMigration(w.final())
+			v := NewMigration(w.Final())
 			planned := map[int32]MigrationAction{}
 			for _, m := range v.Plan(MigrationOptions{MaxUnavailable: 1}).Moves {
 				planned[m.Ordinal] = m.Action
@@ -101,14 +101,14 @@ func TestDecisionEquivalence(t *testing.T) {
 				}
 				// The executor's engine acts on the Live set: judge it as
 				// the apply will, once Desired has landed.
-				live := w.s
-				if w.s.Desired != nil {
-					live.Live = w.s.Desired.DeepCopy()
-					live.Live.Status = w.s.Live.Status
+				live := w.S
+				if w.S.Desired != nil {
+					live.Live = w.S.Desired.DeepCopy()
+					live.Live.Status = w.S.Live.Status
 					live.Live.Status.UpdateRevision = v.UpdateRevision()
 					live.Desired = nil
 				}
-				liveSnap := withTopoLVM(live)
+				liveSnap := WithTopoLVM(live)
 				lv := NewMigration(&liveSnap)
 				if got := lv.need(o, claims).action; got != n.action {
 					t.Errorf("ordinal %d: planned %q, at apply the predicate says %q", o, n.action, got)
@@ -118,7 +118,7 @@ func TestDecisionEquivalence(t *testing.T) {
 					if memory {
 						pr = lv.StartProgress(o, claims)
 					}
-					st := lv.NextStep(o, claims, pr, 0, migT0)
+					st := lv.NextStep(o, claims, pr, 0, MigT0)
 					what := fmt.Sprintf("ordinal %d (memory %v): planned %q, first step %s (%s)", o, memory, n.action, st.Kind, st.Reason)
 					switch n.action {
 					case "":

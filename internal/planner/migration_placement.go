@@ -13,49 +13,49 @@ import (
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 )
 
-// podPlacement is the placement a Pod of a template asks for. Matching is
+// PodPlacement is the placement a Pod of a template asks for. Matching is
 // component-helpers' (nodeaffinity for nodeSelector + required affinity,
 // FindMatchingUntoleratedTaint for taints), as in the scheduler.
-type podPlacement struct {
+type PodPlacement struct {
 	tmpl *corev1.PodTemplateSpec
-	req  nodeaffinity.RequiredNodeAffinity
+	Req  nodeaffinity.RequiredNodeAffinity
 }
 
-func newPodPlacement(t *corev1.PodTemplateSpec) podPlacement {
+func NewPodPlacement(t *corev1.PodTemplateSpec) PodPlacement {
 	pod := &corev1.Pod{Spec: t.Spec}
-	return podPlacement{tmpl: t, req: nodeaffinity.GetRequiredNodeAffinity(pod)}
+	return PodPlacement{tmpl: t, Req: nodeaffinity.GetRequiredNodeAffinity(pod)}
 }
 
-// matches reports whether the node satisfies the required placement
+// Matches reports whether the node satisfies the required placement
 // (nodeSelector and required node affinity); why says which part fails.
-func (p podPlacement) matches(n *corev1.Node) (bool, string) {
+func (p PodPlacement) Matches(n *corev1.Node) (bool, string) {
 	if why := Evacuating(n); why != "" {
 		return false, why
 	}
 	if p.tmpl == nil {
 		return true, ""
 	}
-	if f, _ := judgeNode(p.req, nil, n, checkMatch); f != failNone {
-		return false, "fails the template placement " + p.describe()
+	if f, _ := JudgeNode(p.Req, nil, n, CheckMatch); f != FailNone {
+		return false, "fails the template placement " + p.Describe()
 	}
 	return true, ""
 }
 
-// admits reports whether a new Pod of the template can be placed on the
+// Admits reports whether a new Pod of the template can be placed on the
 // node: matches, not cordoned, every NoSchedule/NoExecute taint tolerated
 // (judgeNode with checkNow, the same evaluation the plan's verdicts use).
-func (p podPlacement) admits(n *corev1.Node) (bool, string) {
+func (p PodPlacement) Admits(n *corev1.Node) (bool, string) {
 	if why := Evacuating(n); why != "" {
 		return false, why
 	}
 	if p.tmpl == nil {
 		return true, ""
 	}
-	switch f, t := judgeNode(p.req, p.tmpl.Spec.Tolerations, n, checkNow); f {
+	switch f, t := JudgeNode(p.Req, p.tmpl.Spec.Tolerations, n, CheckNow); f {
 	case failCordon:
 		return false, "are cordoned (unschedulable)"
 	case failAffinity:
-		_, why := p.matches(n)
+		_, why := p.Matches(n)
 		return false, why
 	case failTaint:
 		return false, fmt.Sprintf("have the untolerated taint %s=%s:%s", t.Key, t.Value, t.Effect)
@@ -82,50 +82,50 @@ func Evacuating(n *corev1.Node) string {
 // off a Gt/Lt toleration tolerates nothing, as in the scheduler.
 const taintComparisonOperators = false
 
-// nodeCheck selects which of a Pod's own constraints judge a node.
-type nodeCheck int
+// NodeCheck selects which of a Pod's own constraints judge a node.
+type NodeCheck int
 
 const (
 	// checkMatch: nodeSelector and required node affinity only (does the
 	// template select this node at all).
-	checkMatch nodeCheck = iota
+	CheckMatch NodeCheck = iota
 	// checkDurable: checkMatch plus NoExecute taints: what stays true between
 	// a plan and its apply (a cordon or a NoSchedule taint may not).
 	checkDurable
 	// checkNow: checkDurable plus the cordon and NoSchedule taints, as the
 	// scheduler's NodeUnschedulable, TaintToleration and NodeAffinity filters
 	// judge a new Pod.
-	checkNow
+	CheckNow
 )
 
-// nodeFailure is the first of a Pod's own constraints a node fails.
-type nodeFailure int
+// NodeFailure is the first of a Pod's own constraints a node fails.
+type NodeFailure int
 
 const (
-	failNone nodeFailure = iota
+	FailNone NodeFailure = iota
 	failCordon
 	failAffinity
 	failTaint
 )
 
-// judgeNode is the one node-level evaluation of a Pod's own placement
+// JudgeNode is the one node-level evaluation of a Pod's own placement
 // constraints, used by the plan's verdicts (placement.go) and the
 // migration's target checks alike. Matching is component-helpers'
 // (nodeaffinity for nodeSelector + required affinity,
 // FindMatchingUntoleratedTaint for taints), as in the scheduler. The taint
 // returned is the untolerated one for failTaint.
-func judgeNode(req nodeaffinity.RequiredNodeAffinity, tolerations []corev1.Toleration, n *corev1.Node, c nodeCheck) (nodeFailure, *corev1.Taint) {
-	if c == checkNow && n.Spec.Unschedulable {
+func JudgeNode(req nodeaffinity.RequiredNodeAffinity, tolerations []corev1.Toleration, n *corev1.Node, c NodeCheck) (NodeFailure, *corev1.Taint) {
+	if c == CheckNow && n.Spec.Unschedulable {
 		return failCordon, nil
 	}
 	if ok, err := req.Match(n); err != nil || !ok {
 		return failAffinity, nil
 	}
-	if c == checkMatch {
-		return failNone, nil
+	if c == CheckMatch {
+		return FailNone, nil
 	}
 	filter := func(t *corev1.Taint) bool { return t.Effect == corev1.TaintEffectNoExecute }
-	if c == checkNow {
+	if c == CheckNow {
 		filter = func(t *corev1.Taint) bool {
 			return t.Effect == corev1.TaintEffectNoSchedule || t.Effect == corev1.TaintEffectNoExecute
 		}
@@ -133,13 +133,13 @@ func judgeNode(req nodeaffinity.RequiredNodeAffinity, tolerations []corev1.Toler
 	if t, bad := corev1helpers.FindMatchingUntoleratedTaint(logr.Discard(), n.Spec.Taints, tolerations, filter, taintComparisonOperators); bad {
 		return failTaint, &t
 	}
-	return failNone, nil
+	return FailNone, nil
 }
 
-// describe names the target: the node pool(s) when the template selects by
+// Describe names the target: the node pool(s) when the template selects by
 // cloud.google.com/gke-nodepool, otherwise its node selector and required
 // node affinity terms.
-func (p podPlacement) describe() string {
+func (p PodPlacement) Describe() string {
 	if p.tmpl == nil {
 		return "any node"
 	}
@@ -211,4 +211,4 @@ func PlacementEqual(a, b *corev1.PodTemplateSpec) bool { return placementEqual(a
 
 // DescribePlacement names where Pods of the template go (a node pool or the
 // selector), for messages and the `moves` target.
-func DescribePlacement(t *corev1.PodTemplateSpec) string { return newPodPlacement(t).describe() }
+func DescribePlacement(t *corev1.PodTemplateSpec) string { return NewPodPlacement(t).Describe() }

@@ -234,12 +234,12 @@ func (v *Migration) mayHold(pod *corev1.Pod, pvc *corev1.PersistentVolumeClaim) 
 	if pod.Spec.NodeName == "" || pv == nil {
 		return true
 	}
-	p := v.ix.pin(pv)
-	if p.unconstrained {
+	p := v.ix.Pin(pv)
+	if p.Unconstrained {
 		return true
 	}
-	for _, i := range p.nodes {
-		if v.ix.nodes[i].Name == pod.Spec.NodeName {
+	for _, i := range p.Nodes {
+		if v.ix.Nodes[i].Name == pod.Spec.NodeName {
 			return true
 		}
 	}
@@ -463,7 +463,7 @@ func (v *Migration) StepCheck(o int32, action MigrationAction, claims []string) 
 	if v.set == nil {
 		return "the StatefulSet does not exist", nil
 	}
-	m := v.move(o, claims, v.affinity.describe(), ordinalNeed{action: action})
+	m := v.move(o, claims, v.affinity.Describe(), ordinalNeed{action: action})
 	var probs []MigrationProblem
 	if action == MigrationMove && len(v.targetNodes()) == 0 {
 		probs = []MigrationProblem{{Kind: ProblemTargetNodesMissing, Ordinal: o, Message: "no node can take the moved Pod: " + v.noTargetReason()}}

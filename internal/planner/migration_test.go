@@ -33,7 +33,7 @@ func TestPlanMigration(t *testing.T) {
 	defaults := MigrationOptions{Order: OrderDescending, MaxUnavailable: 1, RequireOthersReady: true}
 	cases := map[string]struct {
 		replicas    int32
-		setup       func(w *migWorld)
+		setup       func(w *MigWorld)
 		opt         *MigrationOptions
 		wantMoves   []int32
 		wantProbs   []MigrationProblemKind
@@ -47,24 +47,24 @@ func TestPlanMigration(t *testing.T) {
 	}{
 		"template on pool-b under OnDelete moves every ordinal, descending": {
 			replicas:   3,
-			setup:      func(w *migWorld) { w.switchTemplate("pool-b") },
+			setup:      func(w *MigWorld) { w.SwitchTemplate("pool-b") },
 			wantMoves:  []int32{2, 1, 0},
 			wantProbs:  []MigrationProblemKind{},
 			wantPar:    1,
 			wantReason: "runs on node gke-olap-pool-a-2, which fails the template placement pool-b",
 		},
 		"ascending order": {
-			replicas: 3, setup: func(w *migWorld) { w.switchTemplate("pool-b") },
+			replicas: 3, setup: func(w *MigWorld) { w.SwitchTemplate("pool-b") },
 			opt:       &MigrationOptions{Order: OrderAscending, MaxUnavailable: 1},
 			wantMoves: []int32{0, 1, 2}, wantProbs: []MigrationProblemKind{}, wantPar: 1,
 		},
 		"explicit order follows ordinals": {
-			replicas: 3, setup: func(w *migWorld) { w.switchTemplate("pool-b") },
+			replicas: 3, setup: func(w *MigWorld) { w.SwitchTemplate("pool-b") },
 			opt:       &MigrationOptions{Order: OrderExplicit, Ordinals: []int32{1, 2, 0}, MaxUnavailable: 1},
 			wantMoves: []int32{1, 2, 0}, wantProbs: []MigrationProblemKind{}, wantPar: 1,
 		},
 		"subset moves only ordinal 1": {
-			replicas: 3, setup: func(w *migWorld) { w.switchTemplate("pool-b") },
+			replicas: 3, setup: func(w *MigWorld) { w.SwitchTemplate("pool-b") },
 			opt:       &MigrationOptions{Ordinals: []int32{1}, MaxUnavailable: 1, RequireOthersReady: true},
 			wantMoves: []int32{1}, wantProbs: []MigrationProblemKind{}, wantPar: 1,
 		},
@@ -73,19 +73,19 @@ func TestPlanMigration(t *testing.T) {
 		},
 		"planned template (Desired) is judged before it is live": {
 			replicas: 3,
-			setup: func(w *migWorld) {
-				d := w.s.Live.DeepCopy()
+			setup: func(w *MigWorld) {
+				d := w.S.Live.DeepCopy()
 				d.Spec.Template.Spec.NodeSelector = map[string]string{stsutil.LabelNodePool: "pool-b"}
-				w.s.Desired = d
+				w.S.Desired = d
 			},
 			wantMoves: []int32{2, 1, 0}, wantProbs: []MigrationProblemKind{}, wantPar: 1,
 		},
 		"pod at an old revision on the right pool restarts in place": {
 			replicas: 3,
-			setup: func(w *migWorld) {
-				w.s.Live.Status.UpdateRevision = migRevB
-				w.addPod(0, "gke-olap-pool-a-0", migRevB, "a0", true)
-				w.addPod(1, "gke-olap-pool-a-1", migRevB, "a1", true)
+			setup: func(w *MigWorld) {
+				w.S.Live.Status.UpdateRevision = MigRevB
+				w.AddPod(0, "gke-olap-pool-a-0", MigRevB, "a0", true)
+				w.AddPod(1, "gke-olap-pool-a-1", MigRevB, "a1", true)
 			},
 			wantMoves: []int32{2}, wantProbs: []MigrationProblemKind{}, wantPar: 1,
 			wantReason:  "is at revision hist-aaaa, the update revision is hist-bbbb",
@@ -93,10 +93,10 @@ func TestPlanMigration(t *testing.T) {
 		},
 		"planned image change (Desired) restarts every ordinal, keeping PVCs": {
 			replicas: 3,
-			setup: func(w *migWorld) {
-				d := w.s.Live.DeepCopy()
+			setup: func(w *MigWorld) {
+				d := w.S.Live.DeepCopy()
 				d.Spec.Template.Spec.Containers = []corev1.Container{{Name: "olap", Image: "olap:2"}}
-				w.s.Desired = d
+				w.S.Desired = d
 			},
 			wantMoves: []int32{2, 1, 0}, wantProbs: []MigrationProblemKind{}, wantPar: 1,
 			wantReason:  "restarts there with its PVCs",
@@ -104,17 +104,17 @@ func TestPlanMigration(t *testing.T) {
 		},
 		"old revision under RollingUpdate is the controller's, not a restart": {
 			replicas: 3,
-			setup: func(w *migWorld) {
-				w.s.Live.Spec.UpdateStrategy = appsv1.StatefulSetUpdateStrategy{Type: appsv1.RollingUpdateStatefulSetStrategyType}
-				w.s.Live.Status.UpdateRevision = migRevB
+			setup: func(w *MigWorld) {
+				w.S.Live.Spec.UpdateStrategy = appsv1.StatefulSetUpdateStrategy{Type: appsv1.RollingUpdateStatefulSetStrategyType}
+				w.S.Live.Status.UpdateRevision = MigRevB
 			},
 			wantMoves: []int32{}, wantProbs: []MigrationProblemKind{}, wantPar: 1,
 		},
 		"restart onto a cordoned node is refused": {
 			replicas: 3,
-			setup: func(w *migWorld) {
-				w.s.Live.Status.UpdateRevision = migRevB
-				w.node("gke-olap-pool-a-1").Spec.Unschedulable = true
+			setup: func(w *MigWorld) {
+				w.S.Live.Status.UpdateRevision = MigRevB
+				w.Node("gke-olap-pool-a-1").Spec.Unschedulable = true
 			},
 			wantMoves: []int32{2, 1, 0}, wantProbs: []MigrationProblemKind{ProblemUnschedulable}, wantPar: 1,
 			wantInProbs: "ordinal 1 cannot be restarted in place; the scheduler says: 0/6 nodes are available: 1 node(s) were unschedulable, 2 node(s) didn't match PersistentVolume's node affinity",
@@ -122,9 +122,9 @@ func TestPlanMigration(t *testing.T) {
 		},
 		"restart onto a node with an untolerated NoSchedule taint is refused": {
 			replicas: 1,
-			setup: func(w *migWorld) {
-				w.s.Live.Status.UpdateRevision = migRevB
-				w.node("gke-olap-pool-a-0").Spec.Taints = []corev1.Taint{{Key: "maintenance", Effect: corev1.TaintEffectNoSchedule}}
+			setup: func(w *MigWorld) {
+				w.S.Live.Status.UpdateRevision = MigRevB
+				w.Node("gke-olap-pool-a-0").Spec.Taints = []corev1.Taint{{Key: "maintenance", Effect: corev1.TaintEffectNoSchedule}}
 			},
 			wantMoves: []int32{0}, wantProbs: []MigrationProblemKind{ProblemUnschedulable}, wantPar: 1,
 			wantInProbs: "1 node(s) had untolerated taint(s)",
@@ -132,89 +132,89 @@ func TestPlanMigration(t *testing.T) {
 		},
 		"a cordoned node of a moved ordinal does not matter": {
 			replicas: 1,
-			setup: func(w *migWorld) {
-				w.switchTemplate("pool-b")
-				w.node("gke-olap-pool-a-0").Spec.Unschedulable = true
+			setup: func(w *MigWorld) {
+				w.SwitchTemplate("pool-b")
+				w.Node("gke-olap-pool-a-0").Spec.Unschedulable = true
 			},
 			wantMoves: []int32{0}, wantProbs: []MigrationProblemKind{}, wantPar: 1,
 		},
 		"already moved ordinals are left alone (resume)": {
 			replicas: 3,
-			setup: func(w *migWorld) {
-				w.switchTemplate("pool-b")
-				w.addOrdinal(2, "gke-olap-pool-b-0", migRevB, "b2")
+			setup: func(w *MigWorld) {
+				w.SwitchTemplate("pool-b")
+				w.AddOrdinal(2, "gke-olap-pool-b-0", MigRevB, "b2")
 			},
 			wantMoves: []int32{1, 0}, wantProbs: []MigrationProblemKind{}, wantPar: 1,
 		},
 		"a PVC being deleted is a move in progress": {
 			replicas: 3,
-			setup: func(w *migWorld) {
-				w.switchTemplate("pool-b")
-				w.addOrdinal(2, "gke-olap-pool-b-0", migRevB, "b2")
-				w.addOrdinal(1, "gke-olap-pool-b-1", migRevB, "b1")
-				w.terminate(&w.pvc(1).ObjectMeta)
+			setup: func(w *MigWorld) {
+				w.SwitchTemplate("pool-b")
+				w.AddOrdinal(2, "gke-olap-pool-b-0", MigRevB, "b2")
+				w.AddOrdinal(1, "gke-olap-pool-b-1", MigRevB, "b1")
+				w.Terminate(&w.PVC(1).ObjectMeta)
 			},
 			wantMoves: []int32{1, 0}, wantProbs: []MigrationProblemKind{}, wantPar: 1,
 			wantReason: "is being deleted",
 		},
 		"a Pod moved back shows up again": {
 			replicas: 3,
-			setup: func(w *migWorld) {
-				w.switchTemplate("pool-b")
-				w.addOrdinal(2, "gke-olap-pool-b-0", migRevB, "b2")
-				w.addOrdinal(1, "gke-olap-pool-b-1", migRevB, "b1")
-				w.addOrdinal(0, "gke-olap-pool-b-2", migRevB, "b0")
-				w.addPVC(1, "gke-olap-pool-a-1", "back1")
+			setup: func(w *MigWorld) {
+				w.SwitchTemplate("pool-b")
+				w.AddOrdinal(2, "gke-olap-pool-b-0", MigRevB, "b2")
+				w.AddOrdinal(1, "gke-olap-pool-b-1", MigRevB, "b1")
+				w.AddOrdinal(0, "gke-olap-pool-b-2", MigRevB, "b0")
+				w.AddPVC(1, "gke-olap-pool-a-1", "back1")
 			},
 			wantMoves: []int32{1}, wantProbs: []MigrationProblemKind{}, wantPar: 1,
 			wantReason: "is pinned to node gke-olap-pool-a-1",
 		},
 		"scale-up ordinals (no Pod, no PVC) are not moves": {
 			replicas: 3,
-			setup: func(w *migWorld) {
-				w.switchTemplate("pool-b")
-				d := w.s.Live.DeepCopy()
+			setup: func(w *MigWorld) {
+				w.SwitchTemplate("pool-b")
+				d := w.S.Live.DeepCopy()
 				d.Spec.Replicas = ptr.To[int32](5)
-				w.s.Desired = d
-				w.addOrdinal(2, "gke-olap-pool-b-0", migRevB, "b2")
-				w.addOrdinal(1, "gke-olap-pool-b-1", migRevB, "b1")
+				w.S.Desired = d
+				w.AddOrdinal(2, "gke-olap-pool-b-0", MigRevB, "b2")
+				w.AddOrdinal(1, "gke-olap-pool-b-1", MigRevB, "b1")
 			},
 			wantMoves: []int32{0}, wantProbs: []MigrationProblemKind{}, wantPar: 1,
 		},
 		"Pod gone, PVC still there: a move in progress": {
 			replicas: 3,
-			setup: func(w *migWorld) {
-				w.switchTemplate("pool-b")
-				w.addOrdinal(2, "gke-olap-pool-b-0", migRevB, "b2")
-				w.addOrdinal(1, "gke-olap-pool-b-1", migRevB, "b1")
-				w.addPVC(0, "", "new0")
-				w.removePod(0)
+			setup: func(w *MigWorld) {
+				w.SwitchTemplate("pool-b")
+				w.AddOrdinal(2, "gke-olap-pool-b-0", MigRevB, "b2")
+				w.AddOrdinal(1, "gke-olap-pool-b-1", MigRevB, "b1")
+				w.AddPVC(0, "", "new0")
+				w.RemovePod(0)
 			},
 			wantMoves: []int32{0}, wantProbs: []MigrationProblemKind{}, wantPar: 1,
 			wantReason: "Pod hist-0 does not exist",
 		},
 		"Pod and PVC gone (an apply killed mid-move): finished first, not a down other ordinal": {
 			replicas: 3,
-			setup: func(w *migWorld) {
-				w.switchTemplate("pool-b")
-				w.addOrdinal(2, "gke-olap-pool-b-0", migRevB, "b2")
-				w.removePod(1)
-				w.removePVC(1)
+			setup: func(w *MigWorld) {
+				w.SwitchTemplate("pool-b")
+				w.AddOrdinal(2, "gke-olap-pool-b-0", MigRevB, "b2")
+				w.RemovePod(1)
+				w.RemovePVC(1)
 			},
 			wantMoves: []int32{1, 0}, wantProbs: []MigrationProblemKind{}, wantPar: 1,
 			wantReason: "Pod hist-1 and its PVCs do not exist",
 		},
 		"target nodes missing": {
-			replicas: 3, setup: func(w *migWorld) { w.switchTemplate("pool-c") },
+			replicas: 3, setup: func(w *MigWorld) { w.SwitchTemplate("pool-c") },
 			wantMoves: []int32{2, 1, 0}, wantProbs: []MigrationProblemKind{ProblemTargetNodesMissing}, wantPar: 1,
 			wantInProbs: "none of the 6 nodes matches the template placement (pool-c)",
 		},
 		"target nodes cordoned": {
 			replicas: 3,
-			setup: func(w *migWorld) {
-				w.switchTemplate("pool-b")
+			setup: func(w *MigWorld) {
+				w.SwitchTemplate("pool-b")
 				for _, n := range []string{"gke-olap-pool-b-0", "gke-olap-pool-b-1", "gke-olap-pool-b-2"} {
-					w.node(n).Spec.Unschedulable = true
+					w.Node(n).Spec.Unschedulable = true
 				}
 			},
 			wantMoves: []int32{2, 1, 0}, wantProbs: []MigrationProblemKind{ProblemTargetNodesMissing}, wantPar: 1,
@@ -222,10 +222,10 @@ func TestPlanMigration(t *testing.T) {
 		},
 		"untolerated taint on the target pool": {
 			replicas: 1,
-			setup: func(w *migWorld) {
-				w.switchTemplate("pool-b")
+			setup: func(w *MigWorld) {
+				w.SwitchTemplate("pool-b")
 				for _, n := range []string{"gke-olap-pool-b-0", "gke-olap-pool-b-1", "gke-olap-pool-b-2"} {
-					w.node(n).Spec.Taints = []corev1.Taint{{Key: "dedicated", Value: "olap", Effect: corev1.TaintEffectNoSchedule}}
+					w.Node(n).Spec.Taints = []corev1.Taint{{Key: "dedicated", Value: "olap", Effect: corev1.TaintEffectNoSchedule}}
 				}
 			},
 			wantMoves: []int32{0}, wantProbs: []MigrationProblemKind{ProblemTargetNodesMissing}, wantPar: 1,
@@ -233,43 +233,43 @@ func TestPlanMigration(t *testing.T) {
 		},
 		"tolerated taint is fine": {
 			replicas: 1,
-			setup: func(w *migWorld) {
-				w.switchTemplate("pool-b")
+			setup: func(w *MigWorld) {
+				w.SwitchTemplate("pool-b")
 				for _, n := range []string{"gke-olap-pool-b-0", "gke-olap-pool-b-1", "gke-olap-pool-b-2"} {
-					w.node(n).Spec.Taints = []corev1.Taint{{Key: "dedicated", Value: "olap", Effect: corev1.TaintEffectNoSchedule}}
+					w.Node(n).Spec.Taints = []corev1.Taint{{Key: "dedicated", Value: "olap", Effect: corev1.TaintEffectNoSchedule}}
 				}
-				w.s.Live.Spec.Template.Spec.Tolerations = []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "olap", Effect: corev1.TaintEffectNoSchedule}}
+				w.S.Live.Spec.Template.Spec.Tolerations = []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "olap", Effect: corev1.TaintEffectNoSchedule}}
 			},
 			wantMoves: []int32{0}, wantProbs: []MigrationProblemKind{}, wantPar: 1,
 		},
 		"capacity runs out after the first moves": {
 			replicas: 3,
-			setup: func(w *migWorld) {
-				w.switchTemplate("pool-b")
+			setup: func(w *MigWorld) {
+				w.SwitchTemplate("pool-b")
 				// 15Gi per node: each takes one 10Gi volume; two nodes gone.
 				for _, n := range []string{"gke-olap-pool-b-0", "gke-olap-pool-b-1", "gke-olap-pool-b-2"} {
-					w.node(n).Annotations[stsutil.AnnotationCapacityPrefix+"ssd"] = "16106127360"
+					w.Node(n).Annotations[stsutil.AnnotationCapacityPrefix+"ssd"] = "16106127360"
 				}
-				w.node("gke-olap-pool-b-2").Annotations[stsutil.AnnotationCapacityPrefix+"ssd"] = "1073741824"
+				w.Node("gke-olap-pool-b-2").Annotations[stsutil.AnnotationCapacityPrefix+"ssd"] = "1073741824"
 			},
 			wantMoves: []int32{2, 1, 0}, wantProbs: []MigrationProblemKind{ProblemCapacity}, wantPar: 1,
 			wantInProbs: "ordinal 0 cannot be placed on the target nodes after the steps before it; the scheduler says: 0/6 nodes are available: 3 node(s) did not have enough free storage",
 		},
 		"capacity enough for all moves": {
 			replicas: 3,
-			setup: func(w *migWorld) {
-				w.switchTemplate("pool-b")
-				w.node("gke-olap-pool-b-0").Annotations[stsutil.AnnotationCapacityPrefix+"ssd"] = "32212254720" // 30Gi
-				w.node("gke-olap-pool-b-1").Annotations[stsutil.AnnotationCapacityPrefix+"ssd"] = "0"
-				w.node("gke-olap-pool-b-2").Annotations[stsutil.AnnotationCapacityPrefix+"ssd"] = "0"
+			setup: func(w *MigWorld) {
+				w.SwitchTemplate("pool-b")
+				w.Node("gke-olap-pool-b-0").Annotations[stsutil.AnnotationCapacityPrefix+"ssd"] = "32212254720" // 30Gi
+				w.Node("gke-olap-pool-b-1").Annotations[stsutil.AnnotationCapacityPrefix+"ssd"] = "0"
+				w.Node("gke-olap-pool-b-2").Annotations[stsutil.AnnotationCapacityPrefix+"ssd"] = "0"
 			},
 			wantMoves: []int32{2, 1, 0}, wantProbs: []MigrationProblemKind{}, wantPar: 1,
 		},
 		"RollingUpdate without partition would roll other ordinals": {
 			replicas: 3,
-			setup: func(w *migWorld) {
-				w.switchTemplate("pool-b")
-				w.s.Live.Spec.UpdateStrategy = appsv1.StatefulSetUpdateStrategy{Type: appsv1.RollingUpdateStatefulSetStrategyType}
+			setup: func(w *MigWorld) {
+				w.SwitchTemplate("pool-b")
+				w.S.Live.Spec.UpdateStrategy = appsv1.StatefulSetUpdateStrategy{Type: appsv1.RollingUpdateStatefulSetStrategyType}
 			},
 			wantMoves: []int32{2, 1, 0}, wantProbs: []MigrationProblemKind{ProblemStrategy}, wantPar: 1,
 			// The template change is pending: a partition above every ordinal would be refused
@@ -278,9 +278,9 @@ func TestPlanMigration(t *testing.T) {
 		},
 		"RollingUpdate with a partition above every ordinal and a pending template": {
 			replicas: 3,
-			setup: func(w *migWorld) {
-				w.switchTemplate("pool-b")
-				w.s.Live.Spec.UpdateStrategy = appsv1.StatefulSetUpdateStrategy{Type: appsv1.RollingUpdateStatefulSetStrategyType,
+			setup: func(w *MigWorld) {
+				w.SwitchTemplate("pool-b")
+				w.S.Live.Spec.UpdateStrategy = appsv1.StatefulSetUpdateStrategy{Type: appsv1.RollingUpdateStatefulSetStrategyType,
 					RollingUpdate: &appsv1.RollingUpdateStatefulSetStrategy{Partition: ptr.To[int32](3)}}
 			},
 			wantMoves: []int32{2, 1, 0}, wantProbs: []MigrationProblemKind{ProblemStrategy}, wantPar: 1,
@@ -288,43 +288,43 @@ func TestPlanMigration(t *testing.T) {
 		},
 		"planned OnDelete (Desired) clears the strategy problem": {
 			replicas: 3,
-			setup: func(w *migWorld) {
-				w.s.Live.Spec.UpdateStrategy = appsv1.StatefulSetUpdateStrategy{Type: appsv1.RollingUpdateStatefulSetStrategyType}
-				d := w.s.Live.DeepCopy()
+			setup: func(w *MigWorld) {
+				w.S.Live.Spec.UpdateStrategy = appsv1.StatefulSetUpdateStrategy{Type: appsv1.RollingUpdateStatefulSetStrategyType}
+				d := w.S.Live.DeepCopy()
 				d.Spec.UpdateStrategy = appsv1.StatefulSetUpdateStrategy{Type: appsv1.OnDeleteStatefulSetStrategyType}
 				d.Spec.Template.Spec.NodeSelector = map[string]string{stsutil.LabelNodePool: "pool-b"}
-				w.s.Desired = d
+				w.S.Desired = d
 			},
 			wantMoves: []int32{2, 1, 0}, wantProbs: []MigrationProblemKind{}, wantPar: 1,
 		},
 		"PDB with no disruptions allowed forbids": {
 			replicas:  3,
-			setup:     func(w *migWorld) { w.switchTemplate("pool-b"); w.addPDB(0) },
+			setup:     func(w *MigWorld) { w.SwitchTemplate("pool-b"); w.AddPDB(0) },
 			wantMoves: []int32{2, 1, 0}, wantProbs: []MigrationProblemKind{ProblemPDB}, wantPar: 1,
 			wantInProbs: "PodDisruptionBudget olap/hist",
 		},
 		"PDB lowers max_unavailable": {
 			replicas:  3,
-			setup:     func(w *migWorld) { w.switchTemplate("pool-b"); w.addPDB(2) },
+			setup:     func(w *MigWorld) { w.SwitchTemplate("pool-b"); w.AddPDB(2) },
 			opt:       &MigrationOptions{MaxUnavailable: 3},
 			wantMoves: []int32{2, 1, 0}, wantProbs: []MigrationProblemKind{}, wantPar: 2,
 		},
 		"PDB at zero does not block moving a Pod that is already down": {
 			replicas: 3,
-			setup: func(w *migWorld) {
-				w.switchTemplate("pool-b")
-				w.addOrdinal(0, "gke-olap-pool-b-0", migRevB, "b0")
-				w.addOrdinal(1, "gke-olap-pool-b-1", migRevB, "b1")
-				w.addPod(2, "", migRevB, "b2", false) // the incident: Pending
-				w.addPDB(0)
+			setup: func(w *MigWorld) {
+				w.SwitchTemplate("pool-b")
+				w.AddOrdinal(0, "gke-olap-pool-b-0", MigRevB, "b0")
+				w.AddOrdinal(1, "gke-olap-pool-b-1", MigRevB, "b1")
+				w.AddPod(2, "", MigRevB, "b2", false) // the incident: Pending
+				w.AddPDB(0)
 			},
 			wantMoves: []int32{2}, wantProbs: []MigrationProblemKind{}, wantPar: 1,
 		},
 		"another ordinal unhealthy": {
 			replicas: 3,
-			setup: func(w *migWorld) {
-				w.switchTemplate("pool-b")
-				w.pod(0).Status.Conditions[0].Status = corev1.ConditionFalse
+			setup: func(w *MigWorld) {
+				w.SwitchTemplate("pool-b")
+				w.Pod(0).Status.Conditions[0].Status = corev1.ConditionFalse
 			},
 			opt:       &MigrationOptions{Ordinals: []int32{2}, MaxUnavailable: 1, RequireOthersReady: true},
 			wantMoves: []int32{2}, wantProbs: []MigrationProblemKind{ProblemOthersUnhealthy}, wantPar: 1,
@@ -332,27 +332,27 @@ func TestPlanMigration(t *testing.T) {
 		},
 		"another ordinal unhealthy but not required": {
 			replicas: 3,
-			setup: func(w *migWorld) {
-				w.switchTemplate("pool-b")
-				w.pod(0).Status.Conditions[0].Status = corev1.ConditionFalse
+			setup: func(w *MigWorld) {
+				w.SwitchTemplate("pool-b")
+				w.Pod(0).Status.Conditions[0].Status = corev1.ConditionFalse
 			},
 			opt:       &MigrationOptions{Ordinals: []int32{2}, MaxUnavailable: 1},
 			wantMoves: []int32{2}, wantProbs: []MigrationProblemKind{}, wantPar: 1,
 		},
 		"unknown ordinal and claim": {
-			replicas: 3, setup: func(w *migWorld) { w.switchTemplate("pool-b") },
+			replicas: 3, setup: func(w *MigWorld) { w.SwitchTemplate("pool-b") },
 			opt:       &MigrationOptions{Ordinals: []int32{7}, VolumeClaims: []string{"data"}, MaxUnavailable: 1},
 			wantMoves: []int32{}, wantProbs: []MigrationProblemKind{ProblemUnknownClaim, ProblemUnknownOrdinal}, wantPar: 1,
 			wantInProbs: "ordinal 7 is not an ordinal of StatefulSet olap/hist (it has ordinals 0..2)",
 		},
 		"ordinals.start is honoured": {
 			replicas: 2,
-			setup: func(w *migWorld) {
-				w.s.Live.Spec.Ordinals = &appsv1.StatefulSetOrdinals{Start: 5}
-				w.s.Pods, w.s.PVCs, w.s.PVs = nil, nil, nil
-				w.addOrdinal(5, "gke-olap-pool-a-0", migRevA, "a5")
-				w.addOrdinal(6, "gke-olap-pool-a-1", migRevA, "a6")
-				w.switchTemplate("pool-b")
+			setup: func(w *MigWorld) {
+				w.S.Live.Spec.Ordinals = &appsv1.StatefulSetOrdinals{Start: 5}
+				w.S.Pods, w.S.PVCs, w.S.PVs = nil, nil, nil
+				w.AddOrdinal(5, "gke-olap-pool-a-0", MigRevA, "a5")
+				w.AddOrdinal(6, "gke-olap-pool-a-1", MigRevA, "a6")
+				w.SwitchTemplate("pool-b")
 			},
 			wantMoves: []int32{6, 5}, wantProbs: []MigrationProblemKind{}, wantPar: 1,
 		},
@@ -360,7 +360,7 @@ func TestPlanMigration(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			w := newMigWorld(tc.replicas, "pool-a")
+			w := NewMigWorld(tc.replicas, "pool-a")
 			if tc.setup != nil {
 				tc.setup(w)
 			}
@@ -368,7 +368,7 @@ func TestPlanMigration(t *testing.T) {
 			if tc.opt != nil {
 				opt = *tc.opt
 			}
-			got := NewMigration(w.final()).Plan(opt)
+			got := NewMigration(w.Final()).Plan(opt)
 			if d := cmp.Diff(tc.wantMoves, moveOrdinals(got)); d != "" {
 				t.Errorf("moves (-want +got):\n%s", d)
 			}
@@ -413,9 +413,9 @@ func TestPlanMigration(t *testing.T) {
 
 func TestPlanMigrationMoveDetails(t *testing.T) {
 	t.Parallel()
-	w := newMigWorld(3, "pool-a")
-	w.switchTemplate("pool-b")
-	got := NewMigration(w.final()).Plan(MigrationOptions{MaxUnavailable: 1})
+	w := NewMigWorld(3, "pool-a")
+	w.SwitchTemplate("pool-b")
+	got := NewMigration(w.Final()).Plan(MigrationOptions{MaxUnavailable: 1})
 	want := Move{
 		Ordinal: 2, Pod: "hist-2", Action: MigrationMove, FromNode: "gke-olap-pool-a-2", Target: "pool-b",
 		Volumes: []Volume{{Claim: "cache", PVC: "cache-hist-2", PV: "pvc-a2-2", PinnedNode: "gke-olap-pool-a-2"}},
@@ -437,20 +437,20 @@ func TestPlanMigrationMoveDetails(t *testing.T) {
 
 func TestDefaultMigrationClaims(t *testing.T) {
 	t.Parallel()
-	w := newMigWorld(1, "pool-a")
+	w := NewMigWorld(1, "pool-a")
 	// A second claim on network storage: PV without node affinity.
-	w.s.Live.Spec.VolumeClaimTemplates = append(w.s.Live.Spec.VolumeClaimTemplates, corev1.PersistentVolumeClaim{})
-	w.s.Live.Spec.VolumeClaimTemplates[1].Name = "logs"
-	w.s.Live.Spec.VolumeClaimTemplates[1].Spec.StorageClassName = ptr.To("standard-rwo")
-	w.s.PVCs = append(w.s.PVCs, corev1.PersistentVolumeClaim{})
-	w.s.PVCs[1].Namespace, w.s.PVCs[1].Name, w.s.PVCs[1].Spec.VolumeName = migNS, "logs-hist-0", "pd-1"
-	w.s.PVs = append(w.s.PVs, corev1.PersistentVolume{})
-	w.s.PVs[1].Name = "pd-1"
+	w.S.Live.Spec.VolumeClaimTemplates = append(w.S.Live.Spec.VolumeClaimTemplates, corev1.PersistentVolumeClaim{})
+	w.S.Live.Spec.VolumeClaimTemplates[1].Name = "logs"
+	w.S.Live.Spec.VolumeClaimTemplates[1].Spec.StorageClassName = ptr.To("standard-rwo")
+	w.S.PVCs = append(w.S.PVCs, corev1.PersistentVolumeClaim{})
+	w.S.PVCs[1].Namespace, w.S.PVCs[1].Name, w.S.PVCs[1].Spec.VolumeName = MigNS, "logs-hist-0", "pd-1"
+	w.S.PVs = append(w.S.PVs, corev1.PersistentVolume{})
+	w.S.PVs[1].Name = "pd-1"
 	// A third claim with no PV yet on TopoLVM.
-	w.s.Live.Spec.VolumeClaimTemplates = append(w.s.Live.Spec.VolumeClaimTemplates, corev1.PersistentVolumeClaim{})
-	w.s.Live.Spec.VolumeClaimTemplates[2].Name = "scratch"
-	w.s.Live.Spec.VolumeClaimTemplates[2].Spec.StorageClassName = ptr.To(migSC)
-	if d := cmp.Diff([]string{"cache", "scratch"}, NewMigration(w.final()).DefaultClaims()); d != "" {
+	w.S.Live.Spec.VolumeClaimTemplates = append(w.S.Live.Spec.VolumeClaimTemplates, corev1.PersistentVolumeClaim{})
+	w.S.Live.Spec.VolumeClaimTemplates[2].Name = "scratch"
+	w.S.Live.Spec.VolumeClaimTemplates[2].Spec.StorageClassName = ptr.To(MigSC)
+	if d := cmp.Diff([]string{"cache", "scratch"}, NewMigration(w.Final()).DefaultClaims()); d != "" {
 		t.Errorf("claims (-want +got):\n%s", d)
 	}
 }
@@ -461,116 +461,116 @@ func TestDefaultMigrationClaims(t *testing.T) {
 func TestNextStep(t *testing.T) {
 	t.Parallel()
 	const minReady = 30 * time.Second
-	oldUIDs := MoveProgress{OldPodUID: "pod-uid-a2", OldPVCUIDs: map[string]typesUID{"cache-hist-2": "pvc-uid-a2"}}
+	oldUIDs := MoveProgress{OldPodUID: "pod-uid-a2", OldPVCUIDs: map[string]TypesUID{"cache-hist-2": "pvc-uid-a2"}}
 	phases := map[string]struct {
-		setup func(w *migWorld)
+		setup func(w *MigWorld)
 		want  Step
 	}{
 		"start: delete the old PVC first": {
-			setup: func(w *migWorld) {},
+			setup: func(w *MigWorld) {},
 			want: Step{Kind: StepDeletePVCs, PVCs: []ObjectRef{{Name: "cache-hist-2", UID: "pvc-uid-a2"}},
 				Pod: ObjectRef{Name: "hist-2", UID: "pod-uid-a2"}, Node: "gke-olap-pool-a-2"},
 		},
 		"after PVC delete: delete the Pod": {
-			setup: func(w *migWorld) { w.terminate(&w.pvc(2).ObjectMeta) },
+			setup: func(w *MigWorld) { w.Terminate(&w.PVC(2).ObjectMeta) },
 			want:  Step{Kind: StepDeletePod, Pod: ObjectRef{Name: "hist-2", UID: "pod-uid-a2"}, Node: "gke-olap-pool-a-2"},
 		},
 		"Pod terminating: wait": {
-			setup: func(w *migWorld) { w.terminate(&w.pvc(2).ObjectMeta); w.terminate(&w.pod(2).ObjectMeta) },
+			setup: func(w *MigWorld) { w.Terminate(&w.PVC(2).ObjectMeta); w.Terminate(&w.Pod(2).ObjectMeta) },
 			want:  Step{Kind: StepWait, Pod: ObjectRef{Name: "hist-2", UID: "pod-uid-a2"}, Node: "gke-olap-pool-a-2"},
 		},
 		"Pod gone, old PVC still terminating: wait": {
-			setup: func(w *migWorld) { w.terminate(&w.pvc(2).ObjectMeta); w.removePod(2) },
+			setup: func(w *MigWorld) { w.Terminate(&w.PVC(2).ObjectMeta); w.RemovePod(2) },
 			want:  Step{Kind: StepWait},
 		},
 		"both gone: wait for the controller": {
-			setup: func(w *migWorld) { w.removePVC(2); w.removePod(2) },
+			setup: func(w *MigWorld) { w.RemovePVC(2); w.RemovePod(2) },
 			want:  Step{Kind: StepWait},
 		},
 		"controller raced: new Pod on the old terminating PVC is deleted": {
-			setup: func(w *migWorld) {
-				w.terminate(&w.pvc(2).ObjectMeta)
-				w.addPod(2, "", migRevB, "race", false)
+			setup: func(w *MigWorld) {
+				w.Terminate(&w.PVC(2).ObjectMeta)
+				w.AddPod(2, "", MigRevB, "race", false)
 			},
 			want: Step{Kind: StepDeletePod, Pod: ObjectRef{Name: "hist-2", UID: "pod-uid-race"}},
 		},
 		"controller raced: new Pod scheduled on the old node with the old terminating PVC is deleted": {
-			setup: func(w *migWorld) {
-				w.terminate(&w.pvc(2).ObjectMeta)
-				w.addPod(2, "gke-olap-pool-a-2", migRevB, "race", false)
+			setup: func(w *MigWorld) {
+				w.Terminate(&w.PVC(2).ObjectMeta)
+				w.AddPod(2, "gke-olap-pool-a-2", MigRevB, "race", false)
 			},
 			want: Step{Kind: StepDeletePod, Pod: ObjectRef{Name: "hist-2", UID: "pod-uid-race"}, Node: "gke-olap-pool-a-2"},
 		},
 		"PVC cache behind: the new Pod Ready on pool-b cannot hold the old PVC, wait": {
-			setup: func(w *migWorld) {
+			setup: func(w *MigWorld) {
 				// The Pod watch shows the new Pod Ready on its new PV's node; the PVC watch
 				// (dropped and not relisted yet) still shows the old PVC terminating.
-				w.terminate(&w.pvc(2).ObjectMeta)
-				w.s.PVs = append(w.s.PVs, func() corev1.PersistentVolume {
-					pv := *w.s.PVs[2].DeepCopy()
+				w.Terminate(&w.PVC(2).ObjectMeta)
+				w.S.PVs = append(w.S.PVs, func() corev1.PersistentVolume {
+					pv := *w.S.PVs[2].DeepCopy()
 					pv.Name = "pvc-b2-2"
 					pv.Spec.NodeAffinity.Required.NodeSelectorTerms[0].MatchExpressions[0].Values = []string{"gke-olap-pool-b-0"}
 					return pv
 				}())
-				w.addPod(2, "gke-olap-pool-b-0", migRevB, "b2", true)
+				w.AddPod(2, "gke-olap-pool-b-0", MigRevB, "b2", true)
 			},
 			want: Step{Kind: StepWait, Pod: ObjectRef{Name: "hist-2", UID: "pod-uid-b2"}, Node: "gke-olap-pool-b-0"},
 		},
 		"controller raced: new Pod bound the old PVC (pod-first order)": {
-			setup: func(w *migWorld) { w.addPod(2, "", migRevB, "race", false) },
+			setup: func(w *MigWorld) { w.AddPod(2, "", MigRevB, "race", false) },
 			want: Step{Kind: StepDeletePVCs, PVCs: []ObjectRef{{Name: "cache-hist-2", UID: "pvc-uid-a2"}},
 				Pod: ObjectRef{Name: "hist-2", UID: "pod-uid-race"}},
 		},
 		"new Pod Pending unschedulable: wait, quoting the scheduler": {
-			setup: func(w *migWorld) {
-				w.addPVC(2, "", "b2")
-				w.addPod(2, "", migRevB, "b2", false)
-				w.pod(2).Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse,
+			setup: func(w *MigWorld) {
+				w.AddPVC(2, "", "b2")
+				w.AddPod(2, "", MigRevB, "b2", false)
+				w.Pod(2).Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse,
 					Reason: corev1.PodReasonUnschedulable, Message: "0/6 nodes are available: 3 node(s) were unschedulable."}}
 			},
 			want: Step{Kind: StepWait, Pod: ObjectRef{Name: "hist-2", UID: "pod-uid-b2"},
 				Unschedulable: "0/6 nodes are available: 3 node(s) were unschedulable."},
 		},
 		"new Pod scheduled, PVC not bound yet: wait": {
-			setup: func(w *migWorld) {
-				w.addPVC(2, "", "b2")
-				w.addPod(2, "gke-olap-pool-b-0", migRevB, "b2", false)
+			setup: func(w *MigWorld) {
+				w.AddPVC(2, "", "b2")
+				w.AddPod(2, "gke-olap-pool-b-0", MigRevB, "b2", false)
 			},
 			want: Step{Kind: StepWait, Pod: ObjectRef{Name: "hist-2", UID: "pod-uid-b2"}, Node: "gke-olap-pool-b-0"},
 		},
 		"new Pod not Ready yet: wait": {
-			setup: func(w *migWorld) {
-				w.addPVC(2, "gke-olap-pool-b-0", "b2")
-				w.addPod(2, "gke-olap-pool-b-0", migRevB, "b2", false)
+			setup: func(w *MigWorld) {
+				w.AddPVC(2, "gke-olap-pool-b-0", "b2")
+				w.AddPod(2, "gke-olap-pool-b-0", MigRevB, "b2", false)
 			},
 			want: Step{Kind: StepWait, Pod: ObjectRef{Name: "hist-2", UID: "pod-uid-b2"}, Node: "gke-olap-pool-b-0"},
 		},
 		"new Pod Ready 1m ago with 30s soak: done": {
-			setup: func(w *migWorld) { w.addOrdinal(2, "gke-olap-pool-b-0", migRevB, "b2") },
+			setup: func(w *MigWorld) { w.AddOrdinal(2, "gke-olap-pool-b-0", MigRevB, "b2") },
 			want: Step{Kind: StepDone, Pod: ObjectRef{Name: "hist-2", UID: "pod-uid-b2"}, Node: "gke-olap-pool-b-0",
-				ReadySince: migT0.Add(-time.Minute)},
+				ReadySince: MigT0.Add(-time.Minute)},
 		},
 		"new Pod Ready 10s ago: soak": {
-			setup: func(w *migWorld) {
-				w.addOrdinal(2, "gke-olap-pool-b-0", migRevB, "b2")
-				w.pod(2).Status.Conditions[0].LastTransitionTime.Time = migT0.Add(-10 * time.Second)
+			setup: func(w *MigWorld) {
+				w.AddOrdinal(2, "gke-olap-pool-b-0", MigRevB, "b2")
+				w.Pod(2).Status.Conditions[0].LastTransitionTime.Time = MigT0.Add(-10 * time.Second)
 			},
 			want: Step{Kind: StepSoak, Pod: ObjectRef{Name: "hist-2", UID: "pod-uid-b2"}, Node: "gke-olap-pool-b-0",
-				ReadySince: migT0.Add(-10 * time.Second), Remaining: 20 * time.Second},
+				ReadySince: MigT0.Add(-10 * time.Second), Remaining: 20 * time.Second},
 		},
 	}
 	for name, tc := range phases {
 		for _, memory := range []bool{true, false} {
 			t.Run(name+map[bool]string{true: " (in run)", false: " (resumed)"}[memory], func(t *testing.T) {
 				t.Parallel()
-				w := newMigWorld(3, "pool-a")
-				w.switchTemplate("pool-b")
+				w := NewMigWorld(3, "pool-a")
+				w.SwitchTemplate("pool-b")
 				tc.setup(w)
 				pr := MoveProgress{}
 				if memory {
 					pr = oldUIDs
 				}
-				got := NewMigration(w.final()).NextStep(2, []string{"cache"}, pr, minReady, migT0)
+				got := NewMigration(w.Final()).NextStep(2, []string{"cache"}, pr, minReady, MigT0)
 				want := tc.want
 				want.Ordinal = 2
 				if d := cmp.Diff(want, got, cmp.FilterPath(func(p cmp.Path) bool { return p.String() == "Reason" }, cmp.Ignore())); d != "" {
@@ -591,31 +591,31 @@ func TestNextStep(t *testing.T) {
 func TestNextStepRestartKeepsPVCs(t *testing.T) {
 	t.Parallel()
 	phases := map[string]struct {
-		setup func(w *migWorld)
+		setup func(w *MigWorld)
 		want  StepKind
 	}{
-		"start: delete only the Pod":           {func(w *migWorld) {}, StepDeletePod},
-		"Pod terminating: wait":                {func(w *migWorld) { w.terminate(&w.pod(0).ObjectMeta) }, StepWait},
-		"Pod gone: wait for the controller":    {func(w *migWorld) { w.removePod(0) }, StepWait},
-		"new Pod Pending on the PVC: wait":     {func(w *migWorld) { w.addPod(0, "", migRevB, "new0", false) }, StepWait},
-		"new Pod scheduled, not Ready: wait":   {func(w *migWorld) { w.addPod(0, "gke-olap-pool-a-0", migRevB, "new0", false) }, StepWait},
-		"new Pod Ready on the same node: done": {func(w *migWorld) { w.addPod(0, "gke-olap-pool-a-0", migRevB, "new0", true) }, StepDone},
+		"start: delete only the Pod":           {func(w *MigWorld) {}, StepDeletePod},
+		"Pod terminating: wait":                {func(w *MigWorld) { w.Terminate(&w.Pod(0).ObjectMeta) }, StepWait},
+		"Pod gone: wait for the controller":    {func(w *MigWorld) { w.RemovePod(0) }, StepWait},
+		"new Pod Pending on the PVC: wait":     {func(w *MigWorld) { w.AddPod(0, "", MigRevB, "new0", false) }, StepWait},
+		"new Pod scheduled, not Ready: wait":   {func(w *MigWorld) { w.AddPod(0, "gke-olap-pool-a-0", MigRevB, "new0", false) }, StepWait},
+		"new Pod Ready on the same node: done": {func(w *MigWorld) { w.AddPod(0, "gke-olap-pool-a-0", MigRevB, "new0", true) }, StepDone},
 	}
 	for name, tc := range phases {
 		for _, memory := range []bool{true, false} {
 			t.Run(name+map[bool]string{true: " (in run)", false: " (resumed)"}[memory], func(t *testing.T) {
 				t.Parallel()
-				w := newMigWorld(1, "pool-a")
-				w.s.Live.Status.UpdateRevision = migRevB
+				w := NewMigWorld(1, "pool-a")
+				w.S.Live.Status.UpdateRevision = MigRevB
 				pr := MoveProgress{}
 				if memory {
-					pr = NewMigration(w.final()).StartProgress(0, []string{"cache"})
+					pr = NewMigration(w.Final()).StartProgress(0, []string{"cache"})
 					if pr.OldPodUID != "pod-uid-a0" || len(pr.OldPVCUIDs) != 0 {
 						t.Fatalf("progress %+v: want the old Pod and no PVC", pr)
 					}
 				}
 				tc.setup(w)
-				got := NewMigration(w.final()).NextStep(0, []string{"cache"}, pr, 0, migT0)
+				got := NewMigration(w.Final()).NextStep(0, []string{"cache"}, pr, 0, MigT0)
 				if got.Kind != tc.want {
 					t.Fatalf("got %+v, want %s", got, tc.want)
 				}
@@ -630,12 +630,12 @@ func TestNextStepRestartKeepsPVCs(t *testing.T) {
 func TestNextStepFailsWhenRecreatedPodIsOld(t *testing.T) {
 	t.Parallel()
 	// The live template still selects pool-a: the recreated Pod lands there again.
-	w := newMigWorld(1, "pool-b")
-	w.addOrdinal(0, "gke-olap-pool-a-0", migRevA, "again")
-	w.s.Live.Spec.Template.Spec.NodeSelector = map[string]string{stsutil.LabelNodePool: "pool-b"}
-	pr := MoveProgress{OldPodUID: "pod-uid-a0", OldPVCUIDs: map[string]typesUID{"cache-hist-0": "pvc-uid-a0"}}
-	w.addPVC(0, "", "new") // new PVC, unbound: not old
-	got := NewMigration(w.final()).NextStep(0, []string{"cache"}, pr, 0, migT0)
+	w := NewMigWorld(1, "pool-b")
+	w.AddOrdinal(0, "gke-olap-pool-a-0", MigRevA, "again")
+	w.S.Live.Spec.Template.Spec.NodeSelector = map[string]string{stsutil.LabelNodePool: "pool-b"}
+	pr := MoveProgress{OldPodUID: "pod-uid-a0", OldPVCUIDs: map[string]TypesUID{"cache-hist-0": "pvc-uid-a0"}}
+	w.AddPVC(0, "", "new") // new PVC, unbound: not old
+	got := NewMigration(w.Final()).NextStep(0, []string{"cache"}, pr, 0, MigT0)
 	if got.Kind != StepFail || !strings.Contains(got.Reason, "does not move it") {
 		t.Fatalf("got %+v, want fail", got)
 	}
@@ -643,17 +643,17 @@ func TestNextStepFailsWhenRecreatedPodIsOld(t *testing.T) {
 
 func TestMigrationBatch(t *testing.T) {
 	t.Parallel()
-	w := newMigWorld(4, "pool-a")
-	w.addPod(1, "", migRevA, "p1", false)
-	got := NewMigration(w.final()).Batch([]int32{3, 2, 1, 0}, 2)
+	w := NewMigWorld(4, "pool-a")
+	w.AddPod(1, "", MigRevA, "p1", false)
+	got := NewMigration(w.Final()).Batch([]int32{3, 2, 1, 0}, 2)
 	if d := cmp.Diff([]int32{1, 3}, got); d != "" {
 		t.Errorf("batch (-want +got):\n%s", d)
 	}
-	claims := []string{migClaim}
-	if down, up := NewMigration(w.final()).OthersDown(claims, []int32{3}, []int32{2}); cmp.Diff([]string{"ordinal 1: Pod hist-1 is Pending"}, down) != "" || up != nil {
+	claims := []string{MigClaim}
+	if down, up := NewMigration(w.Final()).OthersDown(claims, []int32{3}, []int32{2}); cmp.Diff([]string{"ordinal 1: Pod hist-1 is Pending"}, down) != "" || up != nil {
 		t.Errorf("others: down %q, coming up %q; want ordinal 1 down (not scheduled)", down, up)
 	}
-	if down, up := NewMigration(w.final()).OthersDown(claims, []int32{3}, []int32{1}); len(down)+len(up) != 0 {
+	if down, up := NewMigration(w.Final()).OthersDown(claims, []int32{3}, []int32{1}); len(down)+len(up) != 0 {
 		t.Errorf("queued ordinal counted as other: %q %q", down, up)
 	}
 }
@@ -664,48 +664,48 @@ func TestMigrationBatch(t *testing.T) {
 // fits.
 func TestOthersDown(t *testing.T) {
 	t.Parallel()
-	claims := []string{migClaim}
+	claims := []string{MigClaim}
 	tests := map[string]struct {
-		setup    func(w *migWorld)
+		setup    func(w *MigWorld)
 		down, up string // substrings of ordinal 1's entry; "" when not in that list
 	}{
-		"Ready": {setup: func(w *migWorld) {}},
-		"moved earlier, Running but not Ready yet: coming up": {setup: func(w *migWorld) {
-			w.addOrdinal(1, "gke-olap-pool-b-1", migRevB, "b1")
-			w.pod(1).Status.Conditions = nil
+		"Ready": {setup: func(w *MigWorld) {}},
+		"moved earlier, Running but not Ready yet: coming up": {setup: func(w *MigWorld) {
+			w.AddOrdinal(1, "gke-olap-pool-b-1", MigRevB, "b1")
+			w.Pod(1).Status.Conditions = nil
 		}, up: "ordinal 1: Pod hist-1 is not Ready (scheduled on node gke-olap-pool-b-1 at the update revision"},
-		"moved earlier, Pending on its node (containers starting): coming up": {setup: func(w *migWorld) {
-			w.addPVC(1, "gke-olap-pool-b-1", "b1")
-			w.addPod(1, "gke-olap-pool-b-1", migRevB, "b1", false)
+		"moved earlier, Pending on its node (containers starting): coming up": {setup: func(w *MigWorld) {
+			w.AddPVC(1, "gke-olap-pool-b-1", "b1")
+			w.AddPod(1, "gke-olap-pool-b-1", MigRevB, "b1", false)
 		}, up: "ordinal 1: Pod hist-1 is Pending"},
-		"not scheduled: down": {setup: func(w *migWorld) {
-			w.addPVC(1, "", "b1")
-			w.addPod(1, "", migRevB, "b1", false)
+		"not scheduled: down": {setup: func(w *MigWorld) {
+			w.AddPVC(1, "", "b1")
+			w.AddPod(1, "", MigRevB, "b1", false)
 		}, down: "ordinal 1: Pod hist-1 is Pending"},
-		"on the old pool, not Ready: down": {setup: func(w *migWorld) {
-			w.pod(1).Status.Conditions = nil
+		"on the old pool, not Ready: down": {setup: func(w *MigWorld) {
+			w.Pod(1).Status.Conditions = nil
 		}, down: "ordinal 1: Pod hist-1 is not Ready"},
-		"old revision on the target pool, not Ready: down": {setup: func(w *migWorld) {
-			w.addOrdinal(1, "gke-olap-pool-b-1", migRevA, "b1")
-			w.pod(1).Status.Conditions = nil
+		"old revision on the target pool, not Ready: down": {setup: func(w *MigWorld) {
+			w.AddOrdinal(1, "gke-olap-pool-b-1", MigRevA, "b1")
+			w.Pod(1).Status.Conditions = nil
 		}, down: "not Ready"},
-		"PV pinned to the old pool: down": {setup: func(w *migWorld) {
-			w.addPVC(1, "gke-olap-pool-a-1", "a1")
-			w.addPod(1, "gke-olap-pool-b-1", migRevB, "b1", false)
+		"PV pinned to the old pool: down": {setup: func(w *MigWorld) {
+			w.AddPVC(1, "gke-olap-pool-a-1", "a1")
+			w.AddPod(1, "gke-olap-pool-b-1", MigRevB, "b1", false)
 		}, down: "Pending"},
-		"Failed: down": {setup: func(w *migWorld) {
-			w.addOrdinal(1, "gke-olap-pool-b-1", migRevB, "b1")
-			w.pod(1).Status.Phase = corev1.PodFailed
+		"Failed: down": {setup: func(w *MigWorld) {
+			w.AddOrdinal(1, "gke-olap-pool-b-1", MigRevB, "b1")
+			w.Pod(1).Status.Phase = corev1.PodFailed
 		}, down: "is Failed"},
-		"Pod gone: down": {setup: func(w *migWorld) { w.removePod(1) }, down: "does not exist"},
+		"Pod gone: down": {setup: func(w *MigWorld) { w.RemovePod(1) }, down: "does not exist"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			w := newMigWorld(3, "pool-a")
-			w.switchTemplate("pool-b")
+			w := NewMigWorld(3, "pool-a")
+			w.SwitchTemplate("pool-b")
 			tc.setup(w)
-			down, up := NewMigration(w.final()).OthersDown(claims, []int32{2, 0})
+			down, up := NewMigration(w.Final()).OthersDown(claims, []int32{2, 0})
 			check := func(what string, got []string, want string) {
 				if want == "" {
 					if len(got) != 0 {
@@ -725,61 +725,61 @@ func TestOthersDown(t *testing.T) {
 
 func TestPDBBlocks(t *testing.T) {
 	t.Parallel()
-	w := newMigWorld(3, "pool-a")
-	if got := NewMigration(w.final()).PDBBlocks([]int32{2, 1}); got != "" {
+	w := NewMigWorld(3, "pool-a")
+	if got := NewMigration(w.Final()).PDBBlocks([]int32{2, 1}); got != "" {
 		t.Errorf("no PDB: %q", got)
 	}
-	w.addPDB(1)
-	if got := NewMigration(w.final()).PDBBlocks([]int32{2}); got != "" {
+	w.AddPDB(1)
+	if got := NewMigration(w.Final()).PDBBlocks([]int32{2}); got != "" {
 		t.Errorf("one Ready Pod against 1 allowed: %q", got)
 	}
-	got := NewMigration(w.final()).PDBBlocks([]int32{2, 1})
+	got := NewMigration(w.Final()).PDBBlocks([]int32{2, 1})
 	if !strings.Contains(got, "PodDisruptionBudget olap/hist allows 1 disruption(s) now") || !strings.Contains(got, "ordinal(s) 2, 1 takes 2") {
 		t.Errorf("two Ready Pods against 1 allowed: %q", got)
 	}
 	// A Pod that is already down costs nothing (a budget of minAvailable 1, counted after it
 	// went down: 2 healthy, 1 desired, 1 allowed).
-	w.addPod(1, "gke-olap-pool-a-1", migRevA, "down", false)
-	w.s.PDBs[0].Status.CurrentHealthy, w.s.PDBs[0].Status.DesiredHealthy = 2, 1
-	if got := NewMigration(w.final()).PDBBlocks([]int32{2, 1}); got != "" {
+	w.AddPod(1, "gke-olap-pool-a-1", MigRevA, "down", false)
+	w.S.PDBs[0].Status.CurrentHealthy, w.S.PDBs[0].Status.DesiredHealthy = 2, 1
+	if got := NewMigration(w.Final()).PDBBlocks([]int32{2, 1}); got != "" {
 		t.Errorf("one Ready + one down Pod against 1 allowed: %q", got)
 	}
 	// The status lags the Pods: 1 allowed by it, 0 by the live Pods (2 healthy, 2 desired).
-	w.s.PDBs[0].Status.DesiredHealthy = 2
-	if got := NewMigration(w.final()).PDBBlocks([]int32{2}); !strings.Contains(got, "allows 0 disruption(s)") {
+	w.S.PDBs[0].Status.DesiredHealthy = 2
+	if got := NewMigration(w.Final()).PDBBlocks([]int32{2}); !strings.Contains(got, "allows 0 disruption(s)") {
 		t.Errorf("a Ready Pod against 1 allowed by a status that still counts a down Pod: %q", got)
 	}
-	w.s.PDBs[0].Status.DisruptionsAllowed = 0
-	if got := NewMigration(w.final()).PDBBlocks([]int32{1}); got != "" {
+	w.S.PDBs[0].Status.DisruptionsAllowed = 0
+	if got := NewMigration(w.Final()).PDBBlocks([]int32{1}); got != "" {
 		t.Errorf("only a down Pod against 0 allowed: %q", got)
 	}
-	if got := NewMigration(w.final()).PDBBlocks([]int32{2}); !strings.Contains(got, "allows 0 disruption(s)") {
+	if got := NewMigration(w.Final()).PDBBlocks([]int32{2}); !strings.Contains(got, "allows 0 disruption(s)") {
 		t.Errorf("a Ready Pod against 0 allowed: %q", got)
 	}
 	// A budget the controller has not counted since it changed.
-	w.s.PDBs[0].Status.DisruptionsAllowed = 5
-	w.s.PDBs[0].Generation, w.s.PDBs[0].Status.ObservedGeneration = 2, 1
-	if got := NewMigration(w.final()).PDBBlocks([]int32{2}); !strings.Contains(got, "has not counted it yet") {
+	w.S.PDBs[0].Status.DisruptionsAllowed = 5
+	w.S.PDBs[0].Generation, w.S.PDBs[0].Status.ObservedGeneration = 2, 1
+	if got := NewMigration(w.Final()).PDBBlocks([]int32{2}); !strings.Contains(got, "has not counted it yet") {
 		t.Errorf("stale budget status: %q", got)
 	}
 	// Budgets of other namespaces or other Pods do not apply.
-	w.s.PDBs[0].Namespace = "elsewhere"
-	if got := NewMigration(w.final()).PDBBlocks([]int32{2}); got != "" {
+	w.S.PDBs[0].Namespace = "elsewhere"
+	if got := NewMigration(w.Final()).PDBBlocks([]int32{2}); got != "" {
 		t.Errorf("other namespace: %q", got)
 	}
 }
 
 func TestMigrationInFlux(t *testing.T) {
 	t.Parallel()
-	w := newMigWorld(3, "pool-a")
-	if got := NewMigration(w.final()).InFlux([]string{"cache"}); len(got) != 0 {
+	w := NewMigWorld(3, "pool-a")
+	if got := NewMigration(w.Final()).InFlux([]string{"cache"}); len(got) != 0 {
 		t.Errorf("settled set in flux: %q", got)
 	}
-	w.terminate(&w.pvc(1).ObjectMeta)
-	w.addPod(2, "", migRevA, "p2", false)
-	w.s.Live.Generation = 3
+	w.Terminate(&w.PVC(1).ObjectMeta)
+	w.AddPod(2, "", MigRevA, "p2", false)
+	w.S.Live.Generation = 3
 	want := []string{"PVC cache-hist-1 is being deleted", "Pod hist-2 is not scheduled"}
-	if d := cmp.Diff(want, NewMigration(w.final()).InFlux([]string{"cache"})); d != "" {
+	if d := cmp.Diff(want, NewMigration(w.Final()).InFlux([]string{"cache"})); d != "" {
 		t.Errorf("in flux (-want +got):\n%s", d)
 	}
 }
@@ -788,11 +788,11 @@ func TestMigrationInFlux(t *testing.T) {
 // whose new Pod is not Ready yet is no problem; the plan names it for the apply to wait for.
 func TestPlanWaitsForOthersComingUp(t *testing.T) {
 	t.Parallel()
-	w := newMigWorld(3, "pool-a")
-	w.switchTemplate("pool-b")
-	w.addOrdinal(1, "gke-olap-pool-b-1", migRevB, "b1")
-	w.pod(1).Status.Conditions = nil
-	p := NewMigration(w.final()).Plan(MigrationOptions{Order: OrderDescending, MaxUnavailable: 1, RequireOthersReady: true})
+	w := NewMigWorld(3, "pool-a")
+	w.SwitchTemplate("pool-b")
+	w.AddOrdinal(1, "gke-olap-pool-b-1", MigRevB, "b1")
+	w.Pod(1).Status.Conditions = nil
+	p := NewMigration(w.Final()).Plan(MigrationOptions{Order: OrderDescending, MaxUnavailable: 1, RequireOthersReady: true})
 	var moves []int32
 	for _, m := range p.Moves {
 		moves = append(moves, m.Ordinal)
@@ -803,7 +803,7 @@ func TestPlanWaitsForOthersComingUp(t *testing.T) {
 	if len(p.OthersComingUp) != 1 || !strings.Contains(p.OthersComingUp[0], "ordinal 1: Pod hist-1 is not Ready") {
 		t.Errorf("OthersComingUp = %q, want ordinal 1", p.OthersComingUp)
 	}
-	p = NewMigration(w.final()).Plan(MigrationOptions{Order: OrderDescending, MaxUnavailable: 1})
+	p = NewMigration(w.Final()).Plan(MigrationOptions{Order: OrderDescending, MaxUnavailable: 1})
 	if len(p.OthersComingUp) != 0 {
 		t.Errorf("without require_others_ready: OthersComingUp = %q, want none", p.OthersComingUp)
 	}

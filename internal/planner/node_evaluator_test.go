@@ -49,26 +49,26 @@ func TestOneNodeEvaluator(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			set := mkSet(3)
+			set := MkSet(3)
 			set.Spec.Template.Spec.Tolerations = []corev1.Toleration{tc.toleration}
-			w := newWorld(t, set, twoPools())
+			w := NewWorld(t, set, TwoPools())
 			for i := 0; i < 3; i++ {
-				w.node(nodeName("pool-b", i)).Spec.Taints = []corev1.Taint{tc.taint}
+				w.Node(NodeName("pool-b", i)).Spec.Taints = []corev1.Taint{tc.taint}
 			}
-			w.desire(toPoolB)
-			snap := w.final()
+			w.Desire(ToPoolB)
+			snap := w.Final()
 			ix := NewIndex(&snap)
-			target := ix.Node(nodeName("pool-b", 0))
+			target := ix.Node(NodeName("pool-b", 0))
 
 			// The migration's target check.
-			p := newPodPlacement(&snap.Desired.Spec.Template)
-			admits, why := p.admits(target)
+			p := NewPodPlacement(&snap.Desired.Spec.Template)
+			admits, why := p.Admits(target)
 
 			// The plan's durable verdict for a Pod of the template whose PV is pinned to target.
-			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "olap-0", Namespace: ns}, Spec: *snap.Desired.Spec.Template.Spec.DeepCopy()}
-			w2 := newWorld(t, mkSet(3), twoPools())
-			w2.addBoundClaim("data-olap-9", vct("data", 1), target.Name)
-			pin := NewIndex(&w2.snap).PV("pv-data-olap-9")
+			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "olap-0", Namespace: NS}, Spec: *snap.Desired.Spec.Template.Spec.DeepCopy()}
+			w2 := NewWorld(t, MkSet(3), TwoPools())
+			w2.AddBoundClaim("data-olap-9", Vct("data", 1), target.Name)
+			pin := NewIndex(&w2.Snap).PV("pv-data-olap-9")
 			back := PodCanComeBack(pod, []ClaimState{{Claim: "data", PVC: "data-olap-9", PV: pin}}, ix)
 
 			// kube-scheduler's plugins, for the same Pod with no claims: only pool b is selected.

@@ -11,7 +11,7 @@ import (
 
 func TestRevisionPatchShape(t *testing.T) {
 	t.Parallel()
-	set := mkSet(3)
+	set := MkSet(3)
 	patch, err := RevisionPatch(set)
 	if err != nil {
 		t.Fatal(err)
@@ -31,7 +31,7 @@ func TestRevisionPatchShape(t *testing.T) {
 	if p2, _ := RevisionPatch(other); !bytes.Equal(p2, patch) {
 		t.Errorf("fields outside the template changed the revision data")
 	}
-	newImage(other)
+	NewImage(other)
 	if p3, _ := RevisionPatch(other); bytes.Equal(p3, patch) {
 		t.Errorf("an image change did not change the revision data")
 	}
@@ -39,9 +39,9 @@ func TestRevisionPatchShape(t *testing.T) {
 
 func TestResolveUpdateRevision(t *testing.T) {
 	t.Parallel()
-	base := mkSet(3)
+	base := MkSet(3)
 	changed := base.DeepCopy()
-	newImage(changed)
+	NewImage(changed)
 	basePatch, _ := RevisionPatch(base)
 	changedPatch, _ := RevisionPatch(changed)
 
@@ -62,7 +62,7 @@ func TestResolveUpdateRevision(t *testing.T) {
 		"name taken by different data bumps the collision count": {
 			desired: changed,
 			revisions: func(t *testing.T) []appsv1.ControllerRevision {
-				r := revisionFor(t, base, 1)
+				r := RevisionFor(t, base, 1)
 				r.Name = RevisionName("olap", HashRevision(changedPatch, 0))
 				return []appsv1.ControllerRevision{r}
 			},
@@ -71,7 +71,7 @@ func TestResolveUpdateRevision(t *testing.T) {
 		"latest revision semantically equal but different bytes is kept": {
 			desired: base,
 			revisions: func(t *testing.T) []appsv1.ControllerRevision {
-				r := revisionFor(t, base, 1)
+				r := RevisionFor(t, base, 1)
 				var indented bytes.Buffer
 				_ = json.Indent(&indented, r.Data.Raw, "", "  ")
 				r.Data.Raw = indented.Bytes()
@@ -83,9 +83,9 @@ func TestResolveUpdateRevision(t *testing.T) {
 		"older equal revision is reused (revert)": {
 			desired: base,
 			revisions: func(t *testing.T) []appsv1.ControllerRevision {
-				old := revisionFor(t, base, 1)
+				old := RevisionFor(t, base, 1)
 				old.Name = "olap-old"
-				return []appsv1.ControllerRevision{revisionFor(t, changed, 2), old}
+				return []appsv1.ControllerRevision{RevisionFor(t, changed, 2), old}
 			},
 			want: "olap-old",
 		},
@@ -95,7 +95,7 @@ func TestResolveUpdateRevision(t *testing.T) {
 			t.Parallel()
 			revs := tc.revisions(t)
 			live := base.DeepCopy()
-			got, err := ResolveUpdateRevision(tc.desired, ownedRevisions(live, revs), tc.collision)
+			got, err := ResolveUpdateRevision(tc.desired, OwnedRevisions(live, revs), tc.collision)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -12,54 +12,54 @@ func TestRollout(t *testing.T) {
 	t.Parallel()
 	const sched = "0/6 nodes are available: 3 node(s) didn't match PersistentVolume's node affinity, 3 node(s) didn't match Pod's node affinity/selector."
 	tests := map[string]struct {
-		mutate       func(w *world)
+		mutate       func(w *World)
 		wantComplete bool
 		wantStalled  bool
 		wantStuck    []StuckOrdinal
 	}{
-		"complete": {mutate: func(*world) {}, wantComplete: true},
+		"complete": {mutate: func(*World) {}, wantComplete: true},
 		"stalled incident: ordinal 2 Pending at the update revision": {
-			mutate: func(w *world) {
-				w.snap.Live.Status.UpdateRevision = "olap-new"
-				w.snap.Pods = w.snap.Pods[:2]
-				pending := w.snap.Live.DeepCopy()
-				toPoolB(pending)
-				w.addPod(pending, 2, "", "olap-new", false)
-				w.snap.Pods[2].Status.Conditions[0].Message = sched
+			mutate: func(w *World) {
+				w.Snap.Live.Status.UpdateRevision = "olap-new"
+				w.Snap.Pods = w.Snap.Pods[:2]
+				pending := w.Snap.Live.DeepCopy()
+				ToPoolB(pending)
+				w.AddPod(pending, 2, "", "olap-new", false)
+				w.Snap.Pods[2].Status.Conditions[0].Message = sched
 			},
 			wantStalled: true,
 			wantStuck:   []StuckOrdinal{{Ordinal: 2, Pod: "olap-2", Phase: "Pending", Revision: "olap-new", Reason: "Unschedulable", Message: sched}},
 		},
 		"OnDelete with stale Pods is complete": {
-			mutate: func(w *world) {
-				onDelete(w.snap.Live)
-				w.snap.Live.Status.UpdateRevision = "olap-new"
+			mutate: func(w *World) {
+				OnDelete(w.Snap.Live)
+				w.Snap.Live.Status.UpdateRevision = "olap-new"
 			},
 			wantComplete: true,
 		},
 		"missing Pod is not complete but not stuck": {
-			mutate:       func(w *world) { w.snap.Pods = w.snap.Pods[:2] },
+			mutate:       func(w *World) { w.Snap.Pods = w.Snap.Pods[:2] },
 			wantComplete: false,
 		},
 		"terminating Pod is stuck": {
-			mutate: func(w *world) {
-				w.snap.Pods[1].DeletionTimestamp = &metav1.Time{}
+			mutate: func(w *World) {
+				w.Snap.Pods[1].DeletionTimestamp = &metav1.Time{}
 			},
 			wantStalled: true,
 			wantStuck:   []StuckOrdinal{{Ordinal: 1, Pod: "olap-1", Node: "gke-olap-pool-a-1", Phase: "Terminating", Revision: "REV"}},
 		},
 		"controller has not observed the spec": {
-			mutate:       func(w *world) { w.snap.Live.Generation = 2 },
+			mutate:       func(w *World) { w.Snap.Live.Generation = 2 },
 			wantComplete: false,
 		},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			w := newWorld(t, mkSet(3), twoPools())
-			rev := w.snap.Live.Status.UpdateRevision
+			w := NewWorld(t, MkSet(3), TwoPools())
+			rev := w.Snap.Live.Status.UpdateRevision
 			tc.mutate(w)
-			got := Rollout(w.snap.Live, w.snap.Pods)
+			got := Rollout(w.Snap.Live, w.Snap.Pods)
 			for i := range tc.wantStuck {
 				if tc.wantStuck[i].Revision == "REV" {
 					tc.wantStuck[i].Revision = rev

@@ -20,7 +20,7 @@ func rolloutTopoLVMWait(s *Snapshot, p *Plan) []NodeWait {
 	ix := NewIndex(s)
 	var scs []string
 	for i := range s.Desired.Spec.VolumeClaimTemplates {
-		if sc := ix.storageClassFor(s.Desired.Spec.VolumeClaimTemplates[i].Spec.StorageClassName); sc != "" && !slices.Contains(scs, sc) {
+		if sc := ix.StorageClassFor(s.Desired.Spec.VolumeClaimTemplates[i].Spec.StorageClassName); sc != "" && !slices.Contains(scs, sc) {
 			scs = append(scs, sc)
 		}
 	}
@@ -28,11 +28,11 @@ func rolloutTopoLVMWait(s *Snapshot, p *Plan) []NodeWait {
 		return nil
 	}
 	tmpl := &s.Desired.Spec.Template
-	placement := newPodPlacement(tmpl)
+	placement := NewPodPlacement(tmpl)
 	tols := append(slices.Clip(tmpl.Spec.Tolerations), corev1.Toleration{Key: TaintStorageNotReady, Operator: corev1.TolerationOpExists})
 	var pending []NodeWait
-	for _, n := range ix.nodes {
-		if f, _ := judgeNode(placement.req, tols, n, checkNow); f != failNone {
+	for _, n := range ix.Nodes {
+		if f, _ := JudgeNode(placement.Req, tols, n, CheckNow); f != FailNone {
 			continue
 		}
 		if why := ix.TopoLVMNotReady(n, scs); why != "" {
@@ -42,7 +42,7 @@ func rolloutTopoLVMWait(s *Snapshot, p *Plan) []NodeWait {
 	if len(pending) == 0 {
 		return nil
 	}
-	hp, err := buildOnce(*assumeTopoLVMReady(s, pending, scs))
+	hp, err := buildOnce(*AssumeTopoLVMReady(s, pending, scs))
 	if err != nil || unplaced(hp) {
 		return nil
 	}

@@ -21,7 +21,7 @@ import (
 func TestRolloutWaitsForTopoLVM(t *testing.T) {
 	t.Parallel()
 	world := func(loaded bool, freeGiB int64) Snapshot {
-		nodes := mkPool("pool-a", 3, freeGiB)
+		nodes := MkPool("pool-a", 3, freeGiB)
 		var caps []storagev1.CSIStorageCapacity
 		for i := range nodes {
 			nodes[i].Status.Allocatable = corev1.ResourceList{corev1.ResourcePods: resource.MustParse("110"),
@@ -29,20 +29,20 @@ func TestRolloutWaitsForTopoLVM(t *testing.T) {
 			if !loaded {
 				delete(nodes[i].Annotations, stsutil.AnnotationCapacityPrefix+"ssd")
 			}
-			q := resource.NewQuantity(freeGiB*gib, resource.BinarySI)
+			q := resource.NewQuantity(freeGiB*Gib, resource.BinarySI)
 			if !loaded {
 				q = resource.NewQuantity(0, resource.BinarySI)
 			}
 			caps = append(caps, storagev1.CSIStorageCapacity{
 				ObjectMeta:       metav1.ObjectMeta{Name: "cap-" + nodes[i].Name, Namespace: "topolvm-system"},
 				NodeTopology:     &metav1.LabelSelector{MatchLabels: map[string]string{stsutil.LabelTopoLVMNode: nodes[i].Name}},
-				StorageClassName: scName, Capacity: q,
+				StorageClassName: SCName, Capacity: q,
 			})
 		}
-		sc := storageClass()
+		sc := StorageClass()
 		sc.VolumeBindingMode = ptr.To(storagev1.VolumeBindingWaitForFirstConsumer)
 		return Snapshot{
-			Desired:        mkSet(3),
+			Desired:        MkSet(3),
 			Nodes:          nodes,
 			StorageClasses: []storagev1.StorageClass{sc},
 			CSIDrivers:     []storagev1.CSIDriver{{ObjectMeta: metav1.ObjectMeta{Name: "topolvm.io"}, Spec: storagev1.CSIDriverSpec{StorageCapacity: ptr.To(true)}}},
@@ -67,7 +67,7 @@ func TestRolloutWaitsForTopoLVM(t *testing.T) {
 		t.Fatalf("class not loaded: %d unschedulable, waits %v", unschedulable(p), p.TopoLVMWaits)
 	}
 	for i, w := range p.TopoLVMWaits {
-		if w.Node != nodeName("pool-a", i) || !strings.Contains(w.Reason, "no capacity.topolvm.io/ssd annotation yet (its lvmd has not loaded the device class)") {
+		if w.Node != NodeName("pool-a", i) || !strings.Contains(w.Reason, "no capacity.topolvm.io/ssd annotation yet (its lvmd has not loaded the device class)") {
 			t.Errorf("wait %d: %+v", i, w)
 		}
 	}
@@ -81,7 +81,7 @@ func TestRolloutWaitsForTopoLVM(t *testing.T) {
 	}
 	// A template no node admits is refused whatever TopoLVM does.
 	s := world(false, 100)
-	s.Desired.Spec.Template.Spec.NodeSelector = map[string]string{poolKey: "pool-z"}
+	s.Desired.Spec.Template.Spec.NodeSelector = map[string]string{PoolKey: "pool-z"}
 	if p, _ := Build(s); unschedulable(p) != 3 || len(p.TopoLVMWaits) != 0 {
 		t.Errorf("no node admits the template: %d unschedulable, waits %v", unschedulable(p), p.TopoLVMWaits)
 	}

@@ -11,14 +11,14 @@ import (
 	"k8s.io/utils/ptr"
 )
 
-// withTopoLVM returns a copy of s completed as a GKE + TopoLVM cluster looks to the scheduler,
+// WithTopoLVM returns a copy of s completed as a GKE + TopoLVM cluster looks to the scheduler,
 // from the fixtures' shorthand: every node gets allocatable resources (8 CPU, 32Gi, 110 Pods)
 // unless it has some; TopoLVM StorageClasses bind WaitForFirstConsumer; the topolvm.io CSIDriver
 // has storageCapacity: true; each node's capacity.topolvm.io/<device-class> annotation becomes
 // the CSIStorageCapacity external-provisioner publishes for each StorageClass of that class
 // (unless the test wrote CSIStorageCapacity objects for that class itself); PVs pinned by
 // topology.topolvm.io/node are TopoLVM CSI volumes.
-func withTopoLVM(s Snapshot) Snapshot {
+func WithTopoLVM(s Snapshot) Snapshot {
 	c := s
 	c.Nodes = make([]corev1.Node, len(s.Nodes))
 	for i := range s.Nodes {
@@ -103,11 +103,11 @@ func withTopoLVM(s Snapshot) Snapshot {
 	return c
 }
 
-// final is w's snapshot as the scheduler would see the cluster (withTopoLVM).
-func (w *world) final() Snapshot { return withTopoLVM(w.snap) }
+// Final is w's snapshot as the scheduler would see the cluster (withTopoLVM).
+func (w *World) Final() Snapshot { return WithTopoLVM(w.Snap) }
 
-// final is w's snapshot as the scheduler would see the cluster (withTopoLVM).
-func (w *migWorld) final() *Snapshot {
-	s := withTopoLVM(w.s)
+// Final is w's snapshot as the scheduler would see the cluster (withTopoLVM).
+func (w *MigWorld) Final() *Snapshot {
+	s := WithTopoLVM(w.S)
 	return &s
 }

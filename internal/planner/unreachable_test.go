@@ -5,26 +5,7 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
-
-// killNode leaves node as the node lifecycle controller leaves a node whose kubelet stopped
-// posting status: Ready Unknown since ago, and (taint) the unreachable NoSchedule and NoExecute
-// taints.
-func (w *migWorld) killNode(name string, ago time.Duration, taint bool) {
-	n := w.node(name)
-	n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionUnknown,
-		Reason: "NodeStatusUnknown", Message: "Kubelet stopped posting node status.",
-		LastTransitionTime: metav1.NewTime(w.now.Add(-ago))}}
-	if taint {
-		n.Spec.Taints = []corev1.Taint{
-			{Key: corev1.TaintNodeUnreachable, Effect: corev1.TaintEffectNoSchedule},
-			{Key: corev1.TaintNodeUnreachable, Effect: corev1.TaintEffectNoExecute},
-		}
-	}
-}
 
 // The plan names an ordinal to move whose Pod is on an unreachable node as a problem, unless
 // force_delete_on_unreachable_nodes; its moves stay the same either way (Plan = apply), and a
@@ -45,11 +26,11 @@ func TestPlanMigrationUnreachableNode(t *testing.T) {
 		"dead ordinal not in the move": {ago: time.Minute, taint: true, ordinals: []int32{0, 2}},
 	} {
 		t.Run(name, func(t *testing.T) {
-			w := newMigWorld(3, "pool-a")
-			w.switchTemplate("pool-b")
-			w.killNode("gke-olap-pool-a-1", tc.ago, tc.taint)
-			p := NewMigration(&w.s).Plan(MigrationOptions{Order: OrderDescending, MaxUnavailable: 1,
-				Ordinals: tc.ordinals, ForceDeleteOnUnreachableNodes: tc.force, Now: w.now})
+			w := NewMigWorld(3, "pool-a")
+			w.SwitchTemplate("pool-b")
+			w.KillNode("gke-olap-pool-a-1", tc.ago, tc.taint)
+			p := NewMigration(&w.S).Plan(MigrationOptions{Order: OrderDescending, MaxUnavailable: 1,
+				Ordinals: tc.ordinals, ForceDeleteOnUnreachableNodes: tc.force, Now: w.Now})
 			var moves []int32
 			for _, m := range p.Moves {
 				moves = append(moves, m.Ordinal)

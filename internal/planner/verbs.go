@@ -130,7 +130,7 @@ func TopoLVMClaims(set *appsv1.StatefulSet, scs []storagev1.StorageClass) []stri
 	ix := NewIndex(&Snapshot{StorageClasses: scs})
 	var out []string
 	for _, vct := range set.Spec.VolumeClaimTemplates {
-		if cls := ix.scs[ix.storageClassFor(vct.Spec.StorageClassName)]; cls != nil && stsutil.IsTopoLVM(cls.Provisioner) {
+		if cls := ix.Scs[ix.StorageClassFor(vct.Spec.StorageClassName)]; cls != nil && stsutil.IsTopoLVM(cls.Provisioner) {
 			out = append(out, vct.Name)
 		}
 	}

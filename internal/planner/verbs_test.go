@@ -18,12 +18,12 @@ import (
 // successors do not, and a killed run's request is resumed, not renewed.
 func TestRestartRequest(t *testing.T) {
 	opts := MigrationOptions{Order: OrderDescending, MaxUnavailable: 1, RequireOthersReady: true, Ordinals: []int32{0, 2}}
-	w := newMigWorld(3, "pool-a")
-	s := w.final()
+	w := NewMigWorld(3, "pool-a")
+	s := w.Final()
 	if got := moveOrdinals(NewMigration(s).Plan(opts)); len(got) != 0 {
 		t.Fatalf("without a request, up-to-date ordinals plan %v, want nothing", got)
 	}
-	req := RestartRequestFor(s, []int32{0, 2}, nil, migT0)
+	req := RestartRequestFor(s, []int32{0, 2}, nil, MigT0)
 	if d := cmp.Diff(map[string]string{"hist-0": "pod-uid-a0", "hist-2": "pod-uid-a2"}, req.Pods); d != "" {
 		t.Fatalf("request pods (-want +got):\n%s", d)
 	}
@@ -41,14 +41,14 @@ func TestRestartRequest(t *testing.T) {
 		t.Error("WithRestart changed the snapshot it was given")
 	}
 	// The step deletes the requested Pod, never its PVC.
-	pr := v.StartProgress(2, []string{migClaim})
-	if st := v.NextStep(2, []string{migClaim}, pr, 0, migT0); st.Kind != StepDeletePod || st.Pod.UID != "pod-uid-a2" {
+	pr := v.StartProgress(2, []string{MigClaim})
+	if st := v.NextStep(2, []string{MigClaim}, pr, 0, MigT0); st.Kind != StepDeletePod || st.Pod.UID != "pod-uid-a2" {
 		t.Fatalf("next step of ordinal 2 = %+v, want delete_pod of pod-uid-a2", st)
 	}
 	// Ordinal 2 came back (another UID) before the run was killed: the same request resumes.
-	w.addPod(2, "gke-olap-pool-a-2", migRevA, "b2", true)
-	s2 := w.final()
-	again := RestartRequestFor(WithRestart(s2, req), []int32{0, 2}, &req, migT0.Add(1e9))
+	w.AddPod(2, "gke-olap-pool-a-2", MigRevA, "b2", true)
+	s2 := w.Final()
+	again := RestartRequestFor(WithRestart(s2, req), []int32{0, 2}, &req, MigT0.Add(1e9))
 	if d := cmp.Diff(req, again); d != "" {
 		t.Fatalf("resumed request (-want +got):\n%s", d)
 	}
@@ -57,11 +57,11 @@ func TestRestartRequest(t *testing.T) {
 		t.Errorf("resumed moves (-want +got):\n%s", d)
 	}
 	v2 := NewMigration(WithRestart(s2, again))
-	if st := v2.NextStep(2, []string{migClaim}, MoveProgress{}, 0, migT0); st.Kind != StepDone {
+	if st := v2.NextStep(2, []string{MigClaim}, MoveProgress{}, 0, MigT0); st.Kind != StepDone {
 		t.Errorf("ordinal 2 restarted already: next step %+v, want done", st)
 	}
 	// Another set of ordinals is a new request.
-	other := RestartRequestFor(s2, []int32{1}, &req, migT0)
+	other := RestartRequestFor(s2, []int32{1}, &req, MigT0)
 	if d := cmp.Diff(map[string]string{"hist-1": "pod-uid-a1"}, other.Pods); d != "" {
 		t.Errorf("new request (-want +got):\n%s", d)
 	}
@@ -81,14 +81,14 @@ func TestEvacuation(t *testing.T) {
 	poolA := []string{"gke-olap-pool-a-0", "gke-olap-pool-a-1", "gke-olap-pool-a-2"}
 
 	t.Run("template admits another pool", func(t *testing.T) {
-		w := newMigWorld(3, "pool-a")
-		w.s.Live.Spec.Template.Spec.NodeSelector = nil
-		w.s.Live.Spec.Template.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
+		w := NewMigWorld(3, "pool-a")
+		w.S.Live.Spec.Template.Spec.NodeSelector = nil
+		w.S.Live.Spec.Template.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
 			RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
 				MatchExpressions: []corev1.NodeSelectorRequirement{{Key: stsutil.LabelNodePool, Operator: corev1.NodeSelectorOpIn, Values: []string{"pool-a", "pool-b"}}},
 			}}},
 		}}
-		s := w.final()
+		s := w.Final()
 		if got := moveOrdinals(NewMigration(s).Plan(opts)); len(got) != 0 {
 			t.Fatalf("without the taint: moves %v", got)
 		}
@@ -121,8 +121,8 @@ func TestEvacuation(t *testing.T) {
 	})
 
 	t.Run("template admits only the pool", func(t *testing.T) {
-		w := newMigWorld(3, "pool-a")
-		p := NewMigration(WithEvacuation(w.final(), poolA, "pool-a")).Plan(opts)
+		w := NewMigWorld(3, "pool-a")
+		p := NewMigration(WithEvacuation(w.Final(), poolA, "pool-a")).Plan(opts)
 		if d := cmp.Diff([]MigrationProblemKind{ProblemTargetNodesMissing}, problemKinds(p)); d != "" {
 			t.Fatalf("problems (-want +got):\n%s", d)
 		}
@@ -133,20 +133,20 @@ func TestEvacuation(t *testing.T) {
 }
 
 func TestPinnedStatefulSets(t *testing.T) {
-	w := newMigWorld(3, "pool-a")
-	other := w.s.Live.DeepCopy()
+	w := NewMigWorld(3, "pool-a")
+	other := w.S.Live.DeepCopy()
 	other.Name = "broker" // no PVCs of its own
-	sets := []appsv1.StatefulSet{*other, *w.s.Live}
-	got := PinnedStatefulSets(sets, w.s.PVs, []string{"gke-olap-pool-a-1"})
-	if d := cmp.Diff([]types.NamespacedName{{Namespace: migNS, Name: migSet}}, got); d != "" {
+	sets := []appsv1.StatefulSet{*other, *w.S.Live}
+	got := PinnedStatefulSets(sets, w.S.PVs, []string{"gke-olap-pool-a-1"})
+	if d := cmp.Diff([]types.NamespacedName{{Namespace: MigNS, Name: MigSet}}, got); d != "" {
 		t.Errorf("pinned to pool-a-1 (-want +got):\n%s", d)
 	}
-	if got := PinnedStatefulSets(sets, w.s.PVs, []string{"gke-olap-pool-b-0"}); len(got) != 0 {
+	if got := PinnedStatefulSets(sets, w.S.PVs, []string{"gke-olap-pool-b-0"}); len(got) != 0 {
 		t.Errorf("pinned to an empty node: %v", got)
 	}
 	// An ordinal above the replicas (scaled down, PVC retained) is not the set's to move.
-	w.s.Live.Spec.Replicas = ptr.To(int32(1))
-	if got := PinnedStatefulSets([]appsv1.StatefulSet{*w.s.Live}, w.s.PVs, []string{"gke-olap-pool-a-2"}); len(got) != 0 {
+	w.S.Live.Spec.Replicas = ptr.To(int32(1))
+	if got := PinnedStatefulSets([]appsv1.StatefulSet{*w.S.Live}, w.S.PVs, []string{"gke-olap-pool-a-2"}); len(got) != 0 {
 		t.Errorf("pinned by a retained PVC of a removed ordinal: %v", got)
 	}
 }
