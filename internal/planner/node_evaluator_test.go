@@ -1,9 +1,11 @@
-package planner
+package planner_test
 
 import (
 	"strings"
 	"testing"
 
+	"github.com/olapgke/terraform-provider-olapgke/internal/planner"
+	"github.com/olapgke/terraform-provider-olapgke/internal/planner/plannertest"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -49,30 +51,30 @@ func TestOneNodeEvaluator(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			set := MkSet(3)
+			set := plannertest.MkSet(3)
 			set.Spec.Template.Spec.Tolerations = []corev1.Toleration{tc.toleration}
-			w := NewWorld(t, set, TwoPools())
+			w := plannertest.NewWorld(t, set, plannertest.TwoPools())
 			for i := 0; i < 3; i++ {
-				w.Node(NodeName("pool-b", i)).Spec.Taints = []corev1.Taint{tc.taint}
+				w.Node(plannertest.NodeName("pool-b", i)).Spec.Taints = []corev1.Taint{tc.taint}
 			}
-			w.Desire(ToPoolB)
+			w.Desire(plannertest.ToPoolB)
 			snap := w.Final()
-			ix := NewIndex(&snap)
-			target := ix.Node(NodeName("pool-b", 0))
+			ix := planner.NewIndex(&snap)
+			target := ix.Node(plannertest.NodeName("pool-b", 0))
 
 			// The migration's target check.
-			p := NewPodPlacement(&snap.Desired.Spec.Template)
+			p := planner.NewPodPlacement(&snap.Desired.Spec.Template)
 			admits, why := p.Admits(target)
 
 			// The plan's durable verdict for a Pod of the template whose PV is pinned to target.
-			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "olap-0", Namespace: NS}, Spec: *snap.Desired.Spec.Template.Spec.DeepCopy()}
-			w2 := NewWorld(t, MkSet(3), TwoPools())
-			w2.AddBoundClaim("data-olap-9", Vct("data", 1), target.Name)
-			pin := NewIndex(&w2.Snap).PV("pv-data-olap-9")
-			back := PodCanComeBack(pod, []ClaimState{{Claim: "data", PVC: "data-olap-9", PV: pin}}, ix)
+			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "olap-0", Namespace: plannertest.NS}, Spec: *snap.Desired.Spec.Template.Spec.DeepCopy()}
+			w2 := plannertest.NewWorld(t, plannertest.MkSet(3), plannertest.TwoPools())
+			w2.AddBoundClaim("data-olap-9", plannertest.Vct("data", 1), target.Name)
+			pin := planner.NewIndex(&w2.Snap).PV("pv-data-olap-9")
+			back := planner.PodCanComeBack(pod, []planner.ClaimState{{Claim: "data", PVC: "data-olap-9", PV: pin}}, ix)
 
 			// kube-scheduler's plugins, for the same Pod with no claims: only pool b is selected.
-			sched := PodCanSchedule(pod, nil, ix)
+			sched := planner.PodCanSchedule(pod, nil, ix)
 
 			if admits != tc.admitted || back.OK != tc.admitted || sched.OK != tc.admitted {
 				t.Fatalf("want admitted=%v; migration admits=%v (%s), plan come-back=%v (%s), scheduler=%v (%s)",

@@ -1,8 +1,11 @@
-// Package planner holds the pure decisions of olapgke: given a snapshot of the
-// cluster (Kubernetes API objects as data) it predicts, per StatefulSet
-// ordinal, what the StatefulSet controller and the scheduler will do after an
-// apply, and whether each Pod can come back on the nodes its local PVs are
-// pinned to.
+// Package planner is the kernel of olapgke's pure decisions: the Snapshot (Kubernetes API
+// objects as data) and its Index, placement verdicts (can a Pod run, can it come back on the
+// nodes its local PVs are pinned to; node.go judges one node), the scheduling simulation's
+// bridge (scheduling.go), TopoLVM readiness per node, the controller's revision hash, the one
+// wait judgement (wait.go: JudgeWait), unreachable nodes, local data lost outside Terraform and
+// the volume-group bootstrap's progress. The questions built on it have their own packages:
+// planner/rollout (what an apply does per ordinal), planner/migration (the migration's plan and
+// next step) and planner/gates (hydration gates' verdicts).
 //
 // The package has no clients, no Terraform types, no logging and no clock.
 package planner
