@@ -92,7 +92,7 @@ func (w *MigWorld) Node(name string) *corev1.Node {
 	panic(name)
 }
 
-// addOrdinal adds a Ready Pod on node at rev, with its PVC bound to a PV
+// AddOrdinal adds a Ready Pod on node at rev, with its PVC bound to a PV
 // pinned to node; gen distinguishes UIDs of successive generations.
 func (w *MigWorld) AddOrdinal(o int32, node, rev, gen string) {
 	w.AddPVC(o, node, gen)
@@ -181,7 +181,7 @@ func (w *MigWorld) RemovePVC(o int32) {
 	w.S.PVCs = out
 }
 
-// switchTemplate changes the live template to pool and bumps the update
+// SwitchTemplate changes the live template to pool and bumps the update
 // revision, as the statefulset resource + controller would.
 func (w *MigWorld) SwitchTemplate(pool string) {
 	w.S.Live.Spec.Template.Spec.NodeSelector = map[string]string{stsutil.LabelNodePool: pool}

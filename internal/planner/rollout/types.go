@@ -1,7 +1,7 @@
 // Package rollout predicts, per StatefulSet ordinal, what the StatefulSet controller and the
 // scheduler do after an apply (PlanRollout: the controller simulated as the cluster's Kubernetes
 // version runs it, placement judged by the planner kernel), the live rollout's status
-// (RolloutStatus, stuck ordinals) and the rollout's one-line summary.
+// (Rollout, RolloutStatus: stuck ordinals) and the rollout's one-line summary.
 //
 // The package has no clients, no Terraform types, no logging and no clock.
 package rollout
