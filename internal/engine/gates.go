@@ -16,7 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 
-	"github.com/olapgke/terraform-provider-olapgke/internal/planner"
+	"github.com/olapgke/terraform-provider-olapgke/internal/planner/gates"
+	"github.com/olapgke/terraform-provider-olapgke/internal/planner/migration"
 	"github.com/olapgke/terraform-provider-olapgke/internal/stsutil"
 )
 
@@ -33,7 +34,7 @@ type GateResult struct {
 type GateError struct {
 	Ordinal int32
 	Pod     string
-	// Gate describes the gate (planner.DescribeGate: never a header value).
+	// Gate describes the gate (gates.DescribeGate: never a header value).
 	Gate string
 	// Answer is the last poll's answer; Polls how many polls were made in Waited.
 	Answer string
@@ -88,7 +89,7 @@ func (m *migrator) markGatesPending(ctx context.Context, ordinals []int32, add b
 		metav1.PatchOptions{FieldManager: stsutil.FieldManagerMigration})
 	if err != nil {
 		return fmt.Errorf("recording the pending gates of ordinal(s) %s on StatefulSet %s/%s (annotation %s): %w",
-			planner.JoinOrdinals(ordinals), m.run.Namespace, m.run.Name, stsutil.AnnotationGatesPending, err)
+			migration.JoinOrdinals(ordinals), m.run.Namespace, m.run.Name, stsutil.AnnotationGatesPending, err)
 	}
 	return nil
 }
@@ -129,14 +130,14 @@ func (m *migrator) awaitGates(ctx context.Context, o int32, idx int) ([]GateResu
 	return results, first
 }
 
-func (m *migrator) awaitGate(ctx context.Context, o int32, idx int, g planner.Gate) (GateResult, error) {
+func (m *migrator) awaitGate(ctx context.Context, o int32, idx int, g gates.Gate) (GateResult, error) {
 	start := m.run.Clock.Now()
 	pod := stsutil.PodName(m.run.Name, o)
 	res := GateResult{Name: g.Name}
-	var last planner.GateVerdict
-	var lastTarget planner.GateTarget
+	var last gates.GateVerdict
+	var lastTarget gates.GateTarget
 	loggedAnswer := ""
-	m.logf(o, idx, "waiting for gate %s", planner.DescribeGate(g, m.gateTarget(o)))
+	m.logf(o, idx, "waiting for gate %s", gates.DescribeGate(g, m.gateTarget(o)))
 	err := wait.PollUntilContextTimeout(ctx, g.Interval, g.Timeout, true, func(ctx context.Context) (bool, error) {
 		target := m.gateTarget(o)
 		v := m.pollGate(ctx, g, target)
@@ -159,7 +160,7 @@ func (m *migrator) awaitGate(ctx context.Context, o int32, idx int, g planner.Ga
 	if last.Answer == "" {
 		last.Answer = "none (not polled yet)"
 	}
-	ge := &GateError{Ordinal: o, Pod: pod, Gate: planner.DescribeGate(g, lastTarget), Answer: last.Answer,
+	ge := &GateError{Ordinal: o, Pod: pod, Gate: gates.DescribeGate(g, lastTarget), Answer: last.Answer,
 		Polls: res.Polls, Waited: res.Duration}
 	// PollUntilContextTimeout reports its own timeout and the parent's end alike: tell them apart.
 	if ctx.Err() != nil {
@@ -171,8 +172,8 @@ func (m *migrator) awaitGate(ctx context.Context, o int32, idx int, g planner.Ga
 }
 
 // gateTarget fills a gate's placeholders from ordinal o's current Pod.
-func (m *migrator) gateTarget(o int32) planner.GateTarget {
-	t := planner.GateTarget{Namespace: m.run.Namespace, StatefulSet: m.run.Name, Pod: stsutil.PodName(m.run.Name, o), Ordinal: o}
+func (m *migrator) gateTarget(o int32) gates.GateTarget {
+	t := gates.GateTarget{Namespace: m.run.Namespace, StatefulSet: m.run.Name, Pod: stsutil.PodName(m.run.Name, o), Ordinal: o}
 	if p := m.w.pod(t.Pod); p != nil {
 		t.Node, t.PodIP = p.Spec.NodeName, p.Status.PodIP
 	}
@@ -180,21 +181,21 @@ func (m *migrator) gateTarget(o int32) planner.GateTarget {
 }
 
 // pollGate asks once: the Pod's conditions from the watcher's cache, or one HTTP request.
-func (m *migrator) pollGate(ctx context.Context, g planner.Gate, t planner.GateTarget) planner.GateVerdict {
+func (m *migrator) pollGate(ctx context.Context, g gates.Gate, t gates.GateTarget) gates.GateVerdict {
 	if c := g.PodCondition; c != nil {
-		return planner.JudgePodGate(*c, m.w.pod(t.Pod))
+		return gates.JudgePodGate(*c, m.w.pod(t.Pod))
 	}
 	h := g.HTTP
 	// A request may take up to the interval (at least 1 s): a slow answer is "not yet", not an
 	// error, and the gate's timeout still bounds the whole wait through ctx.
 	rctx, cancel := context.WithTimeout(ctx, requestTimeout(g))
 	defer cancel()
-	req, err := http.NewRequestWithContext(rctx, h.Method, planner.ExpandGate(h.URL, t), nil)
+	req, err := http.NewRequestWithContext(rctx, h.Method, gates.ExpandGate(h.URL, t), nil)
 	if err != nil {
-		return planner.GateVerdict{Answer: "invalid request: " + err.Error()}
+		return gates.GateVerdict{Answer: "invalid request: " + err.Error()}
 	}
 	for k, v := range h.Headers {
-		req.Header.Set(k, planner.ExpandGate(v, t))
+		req.Header.Set(k, gates.ExpandGate(v, t))
 	}
 	client := m.run.HTTPClient
 	if client == nil {
@@ -203,17 +204,17 @@ func (m *migrator) pollGate(ctx context.Context, g planner.Gate, t planner.GateT
 	resp, err := client.Do(req)
 	if err != nil {
 		if rctx.Err() != nil && ctx.Err() == nil {
-			return planner.GateVerdict{Answer: fmt.Sprintf("no answer within %s", requestTimeout(g))}
+			return gates.GateVerdict{Answer: fmt.Sprintf("no answer within %s", requestTimeout(g))}
 		}
 		// client.Do's error names the method and URL, never a header.
-		return planner.GateVerdict{Answer: strings.TrimSpace(err.Error())}
+		return gates.GateVerdict{Answer: strings.TrimSpace(err.Error())}
 	}
 	defer func() { _ = resp.Body.Close() }()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, gateBody))
 	if err != nil {
-		return planner.GateVerdict{Answer: fmt.Sprintf("HTTP %d, reading the body failed: %v", resp.StatusCode, err)}
+		return gates.GateVerdict{Answer: fmt.Sprintf("HTTP %d, reading the body failed: %v", resp.StatusCode, err)}
 	}
-	return planner.JudgeHTTPGate(*h, t, resp.StatusCode, body)
+	return gates.JudgeHTTPGate(*h, t, resp.StatusCode, body)
 }
 
 // pod returns the cached Pod called name of the set, or nil.
@@ -227,7 +228,7 @@ func (w *migrationWatcher) pod(name string) *corev1.Pod {
 }
 
 // requestTimeout is how long one request of g may take: its interval, at least a second.
-func requestTimeout(g planner.Gate) time.Duration { return max(g.Interval, time.Second) }
+func requestTimeout(g gates.Gate) time.Duration { return max(g.Interval, time.Second) }
 
 // done reports whether ctx has ended.
 func done(ctx context.Context) bool {

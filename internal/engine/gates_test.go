@@ -18,7 +18,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/utils/clock"
 
-	"github.com/olapgke/terraform-provider-olapgke/internal/planner"
+	"github.com/olapgke/terraform-provider-olapgke/internal/planner/gates"
 	"github.com/olapgke/terraform-provider-olapgke/internal/stsutil"
 )
 
@@ -31,7 +31,7 @@ type gateWorld struct {
 	logs []string
 }
 
-func newGateWorld(t *testing.T, gates ...planner.Gate) *gateWorld {
+func newGateWorld(t *testing.T, gates ...gates.Gate) *gateWorld {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -81,8 +81,8 @@ func TestAwaitGatesHTTP(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	g := newGateWorld(t, planner.Gate{Name: "loaded", Timeout: 30 * time.Second, Interval: 10 * time.Millisecond,
-		HTTP: &planner.HTTPGate{URL: srv.URL + "/load/{pod}/{node}", Method: "GET", ExpectStatus: 200,
+	g := newGateWorld(t, gates.Gate{Name: "loaded", Timeout: 30 * time.Second, Interval: 10 * time.Millisecond,
+		HTTP: &gates.HTTPGate{URL: srv.URL + "/load/{pod}/{node}", Method: "GET", ExpectStatus: 200,
 			Headers: map[string]string{"X-Token": "s3cret-{ordinal}"}, ExpectJSONPath: "$.left", ExpectValue: "0"}})
 	res, err := g.m.awaitGates(t.Context(), 1, 1)
 	if err != nil {
@@ -114,10 +114,10 @@ func TestAwaitGatesTimeout(t *testing.T) {
 	}))
 	defer srv.Close()
 	g := newGateWorld(t,
-		planner.Gate{Name: "never", Timeout: 300 * time.Millisecond, Interval: 20 * time.Millisecond,
-			HTTP: &planner.HTTPGate{URL: srv.URL, Method: "GET", ExpectStatus: 200}},
-		planner.Gate{Name: "cond", Timeout: time.Hour, Interval: 20 * time.Millisecond,
-			PodCondition: &planner.PodConditionGate{Type: "example.com/loaded", Status: corev1.ConditionTrue}})
+		gates.Gate{Name: "never", Timeout: 300 * time.Millisecond, Interval: 20 * time.Millisecond,
+			HTTP: &gates.HTTPGate{URL: srv.URL, Method: "GET", ExpectStatus: 200}},
+		gates.Gate{Name: "cond", Timeout: time.Hour, Interval: 20 * time.Millisecond,
+			PodCondition: &gates.PodConditionGate{Type: "example.com/loaded", Status: corev1.ConditionTrue}})
 	start := time.Now()
 	_, err := g.m.awaitGates(t.Context(), 1, 1)
 	var ge *GateError
@@ -133,8 +133,8 @@ func TestAwaitGatesTimeout(t *testing.T) {
 // TestAwaitGatesPodCondition: the gate passes once the Pod's condition says so (watched).
 func TestAwaitGatesPodCondition(t *testing.T) {
 	t.Parallel()
-	g := newGateWorld(t, planner.Gate{Name: "cond", Timeout: 30 * time.Second, Interval: 20 * time.Millisecond,
-		PodCondition: &planner.PodConditionGate{Type: "example.com/loaded", Status: corev1.ConditionTrue}})
+	g := newGateWorld(t, gates.Gate{Name: "cond", Timeout: 30 * time.Second, Interval: 20 * time.Millisecond,
+		PodCondition: &gates.PodConditionGate{Type: "example.com/loaded", Status: corev1.ConditionTrue}})
 	done := make(chan error, 1)
 	go func() {
 		_, err := g.m.awaitGates(t.Context(), 1, 1)
@@ -161,7 +161,7 @@ func TestAwaitGatesPodCondition(t *testing.T) {
 // TestMarkGatesPending: the annotation lists what is pending, and disappears when nothing is.
 func TestMarkGatesPending(t *testing.T) {
 	t.Parallel()
-	g := newGateWorld(t, planner.Gate{Name: "g"})
+	g := newGateWorld(t, gates.Gate{Name: "g"})
 	annotation := func() (string, bool) {
 		set, err := g.kube.AppsV1().StatefulSets("olap").Get(t.Context(), "hist", metav1.GetOptions{})
 		if err != nil {

@@ -29,6 +29,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/olapgke/terraform-provider-olapgke/internal/planner"
+	"github.com/olapgke/terraform-provider-olapgke/internal/planner/gates"
+	"github.com/olapgke/terraform-provider-olapgke/internal/planner/migration"
 	"github.com/olapgke/terraform-provider-olapgke/internal/stsutil"
 )
 
@@ -41,7 +43,7 @@ type MigrationRun struct {
 	// deletes a PVC: if the live state asks for that by then, the ordinal
 	// stops before anything is deleted. Ordinals without an entry take what
 	// the planner decides when their turn comes.
-	Actions map[int32]planner.MigrationAction
+	Actions map[int32]migration.MigrationAction
 	// Claims are the node-local volumeClaimTemplates whose PVCs are recreated.
 	Claims []string
 	// Parallelism is how many ordinals move at once (>= 1).
@@ -76,8 +78,8 @@ type MigrationRun struct {
 	Done func(MigratedOrdinal)
 	// Gates are waited for after each batch's steps, before the next batch starts (with
 	// gates the window of Parallelism ordinals moves as a batch, see slide)
-	// (gates.go). Ordinals whose action is planner.MigrationGate only wait for them.
-	Gates []planner.Gate
+	// (gates.go). Ordinals whose action is migration.MigrationGate only wait for them.
+	Gates []gates.Gate
 	// HTTPClient sends the HTTP gates' requests (default http.DefaultClient).
 	HTTPClient *http.Client
 	// ForceDeleteOnUnreachableNodes: an ordinal whose Pod is on a node that does not answer
@@ -90,7 +92,7 @@ type MigrationRun struct {
 // MigratedOrdinal is one finished ordinal.
 type MigratedOrdinal struct {
 	Ordinal  int32
-	Action   planner.MigrationAction
+	Action   migration.MigrationAction
 	Pod      string
 	PodUID   types.UID
 	Node     string
@@ -154,7 +156,7 @@ func (e *PreconditionError) Unwrap() error { return e.Err }
 // Pod exists), then the Pod (UID preconditions), and waits, driven by
 // informers, until the new Pod is Running and Ready at the update revision on
 // a node the template admits with new PVs pinned there; then it soaks and
-// reports the ordinal through run.Done. Decisions are planner.NextStep's:
+// reports the ordinal through run.Done. Decisions are migration.NextStep's:
 // this function only reads state, acts once, and waits for the next change.
 func Migrate(ctx context.Context, kube kubernetes.Interface, run MigrationRun) (retErr error) {
 	if run.Clock == nil {
@@ -211,7 +213,7 @@ func Migrate(ctx context.Context, kube kubernetes.Interface, run MigrationRun) (
 	}
 	var remaining []int32
 	for _, o := range run.Ordinals {
-		if run.Actions[o] != planner.MigrationGate {
+		if run.Actions[o] != migration.MigrationGate {
 			remaining = append(remaining, o)
 			continue
 		}
@@ -233,7 +235,7 @@ func (m *migrator) gateOnly(ctx context.Context, o int32) error {
 	if err != nil {
 		return err
 	}
-	rec := MigratedOrdinal{Ordinal: o, Action: planner.MigrationGate, Pod: name, Finished: m.run.Clock.Now(), Gates: res}
+	rec := MigratedOrdinal{Ordinal: o, Action: migration.MigrationGate, Pod: name, Finished: m.run.Clock.Now(), Gates: res}
 	if p := m.w.pod(name); p != nil {
 		rec.PodUID, rec.Node = p.UID, p.Spec.NodeName
 	}
@@ -275,7 +277,7 @@ func (m *migrator) logf(o int32, idx int, format string, args ...any) {
 // judgeBatch checks the live set against the plan and picks the next ordinals, at most free of
 // them, while the ordinals in moving are on their way: an error when they cannot start
 // (nothing is deleted), else what they wait for ("" when they can start now).
-func (m *migrator) judgeBatch(v *planner.Migration, set *appsv1.StatefulSet, remaining []int32, free int, moving []int32) ([]int32, string, error) {
+func (m *migrator) judgeBatch(v *migration.Migration, set *appsv1.StatefulSet, remaining []int32, free int, moving []int32) ([]int32, string, error) {
 	if p := m.run.Placement; p != nil && !planner.PlacementEqual(p, &set.Spec.Template) {
 		return nil, "", &PreconditionError{Msg: fmt.Sprintf(
 			"the live template of StatefulSet %s/%s asks for placement %q, the plan was made for %q: the StatefulSet was not updated as planned",
@@ -291,7 +293,7 @@ func (m *migrator) judgeBatch(v *planner.Migration, set *appsv1.StatefulSet, rem
 	// anything of its ordinal, unless the user accepted to force-delete it.
 	if !m.run.ForceDeleteOnUnreachableNodes {
 		for _, o := range batch {
-			if m.run.Actions[o] == planner.MigrationGate {
+			if m.run.Actions[o] == migration.MigrationGate {
 				continue
 			}
 			if u := v.Unreachable(o, m.run.Clock.Now()); u != nil {
@@ -320,7 +322,7 @@ func (m *migrator) judgeBatch(v *planner.Migration, set *appsv1.StatefulSet, rem
 		down, up := v.OthersDown(m.run.Claims, batch, without(remaining, batch), moving)
 		if len(down) > 0 {
 			return nil, "", &PreconditionError{Msg: fmt.Sprintf("before moving ordinal(s) %s, ordinals that are not moved must be Running and Ready: %s",
-				planner.JoinOrdinals(batch), strings.Join(down, "; "))}
+				migration.JoinOrdinals(batch), strings.Join(down, "; "))}
 		}
 		if len(up) > 0 {
 			return batch, "ordinals that are not moved to be Running and Ready: " + strings.Join(up, "; "), nil
@@ -331,14 +333,14 @@ func (m *migrator) judgeBatch(v *planner.Migration, set *appsv1.StatefulSet, rem
 
 // action is the planned action of ordinal o, or what the planner decides
 // from s when the plan named none.
-func (m *migrator) action(v *planner.Migration, o int32) planner.MigrationAction {
+func (m *migrator) action(v *migration.Migration, o int32) migration.MigrationAction {
 	if a, ok := m.run.Actions[o]; ok && a != "" {
 		return a
 	}
 	if a := v.Need(o, m.run.Claims); a != "" {
 		return a
 	}
-	return planner.MigrationRestart
+	return migration.MigrationRestart
 }
 
 func podOf(s *planner.Snapshot, name string) *corev1.Pod {
@@ -352,11 +354,11 @@ func podOf(s *planner.Snapshot, name string) *corev1.Pod {
 
 type ordinalRun struct {
 	o        int32
-	action   planner.MigrationAction
+	action   migration.MigrationAction
 	idx      int
-	progress planner.MoveProgress
+	progress migration.MoveProgress
 	start    time.Time
-	last     planner.Step
+	last     migration.Step
 	// wait keeps the awaited Pod's failure durations for planner.JudgeWait.
 	wait   planner.WaitClock
 	done   bool
@@ -383,7 +385,7 @@ func (m *migrator) slide(ctx context.Context, remaining []int32) error {
 	var (
 		active    []*ordinalRun
 		batch     []int32 // with gates: the ordinals of the window, in start order
-		v         *planner.Migration
+		v         *migration.Migration
 		waitSince time.Time // when the next ordinal(s) began to wait for a slot's judgement
 		waiting   string    // what they wait for
 		logged    string
@@ -394,7 +396,7 @@ func (m *migrator) slide(ctx context.Context, remaining []int32) error {
 			if err != nil {
 				return err
 			}
-			v = planner.NewMigration(s)
+			v = migration.NewMigration(s)
 		}
 		set := v.Snapshot().Live
 		if set == nil || set.UID != m.setUID {
@@ -473,7 +475,7 @@ func (m *migrator) slide(ctx context.Context, remaining []int32) error {
 				}
 				if logged != why {
 					logged = why
-					m.run.Log(fmt.Sprintf("ordinal(s) %s: waiting: %s", planner.JoinOrdinals(next), why))
+					m.run.Log(fmt.Sprintf("ordinal(s) %s: waiting: %s", migration.JoinOrdinals(next), why))
 				}
 				waiting = why
 			}
@@ -519,7 +521,7 @@ func (m *migrator) slide(ctx context.Context, remaining []int32) error {
 }
 
 // start opens a run for each ordinal of next, judged on v, and records its first step.
-func (m *migrator) start(v *planner.Migration, next []int32) []*ordinalRun {
+func (m *migrator) start(v *migration.Migration, next []int32) []*ordinalRun {
 	s := v.Snapshot()
 	runs := make([]*ordinalRun, 0, len(next))
 	for _, o := range next {
@@ -533,7 +535,7 @@ func (m *migrator) start(v *planner.Migration, next []int32) []*ordinalRun {
 		if p := podOf(s, name); p != nil {
 			node, related = p.Spec.NodeName, podRef(m.run.Namespace, name, p.UID)
 		}
-		if r.action == planner.MigrationRestart {
+		if r.action == migration.MigrationRestart {
 			m.step(o, r.idx, ReasonOrdinalRestarting, "Restart", related, "restarting in place on node %s at revision %s (PVCs kept)", node, v.UpdateRevision())
 		} else {
 			m.step(o, r.idx, ReasonOrdinalMoving, "Move", related, "moving to %s", planner.DescribePlacement(&s.Live.Spec.Template))
@@ -548,7 +550,7 @@ func (m *migrator) start(v *planner.Migration, next []int32) []*ordinalRun {
 // upstream controllers do with their expectations; the informer event that follows confirms
 // what the snapshot already shows. It returns the view after its acts and how soon to look
 // again without an event (0: the default resync).
-func (m *migrator) look(ctx context.Context, v *planner.Migration, r *ordinalRun, now time.Time) (*planner.Migration, time.Duration, error) {
+func (m *migrator) look(ctx context.Context, v *migration.Migration, r *ordinalRun, now time.Time) (*migration.Migration, time.Duration, error) {
 	s := v.Snapshot()
 	var d time.Duration
 	for range maxStepsPerLook {
@@ -558,7 +560,7 @@ func (m *migrator) look(ctx context.Context, v *planner.Migration, r *ordinalRun
 			if !m.run.ForceDeleteOnUnreachableNodes {
 				return v, 0, unreachableError(*u, string(st.Kind), len(m.deletedOf(s, r.o)) > 0)
 			}
-			if u.Terminating && st.Kind == planner.StepWait {
+			if u.Terminating && st.Kind == migration.StepWait {
 				// Already deleted (by this run, an earlier one or taint eviction) and its
 				// PVCs too (NextStep deletes them first, so that the controller cannot
 				// give the new Pod an old claim): finish it.
@@ -567,12 +569,12 @@ func (m *migrator) look(ctx context.Context, v *planner.Migration, r *ordinalRun
 					return v, 0, err
 				}
 				if acted {
-					v = planner.NewMigration(s)
+					v = migration.NewMigration(s)
 					continue
 				}
 			}
 		}
-		if st.Kind == planner.StepDeletePVCs && r.action == planner.MigrationRestart {
+		if st.Kind == migration.StepDeletePVCs && r.action == migration.MigrationRestart {
 			return v, 0, &MigrationError{Ordinal: r.o, Pod: stsutil.PodName(m.run.Name, r.o), Phase: string(st.Kind),
 				Reason: "the plan restarts this ordinal in place, keeping its PVCs, but the live state now needs them recreated (" +
 					st.Reason + "); stopped before deleting any PVC. Plan again to see the ordinal as a move"}
@@ -586,7 +588,7 @@ func (m *migrator) look(ctx context.Context, v *planner.Migration, r *ordinalRun
 		if !acted {
 			break
 		}
-		v = planner.NewMigration(s) // s changed under the view
+		v = migration.NewMigration(s) // s changed under the view
 	}
 	return v, d, nil
 }
@@ -622,10 +624,10 @@ const maxStepsPerLook = 3
 // without an event (0: the default resync), and whether it issued a delete
 // and applied its effect to s, so that the next step can be decided from s
 // without waiting for the informer event.
-func (m *migrator) act(ctx context.Context, s *planner.Snapshot, r *ordinalRun, st planner.Step, now time.Time) (time.Duration, bool, error) {
+func (m *migrator) act(ctx context.Context, s *planner.Snapshot, r *ordinalRun, st migration.Step, now time.Time) (time.Duration, bool, error) {
 	pod := stsutil.PodName(m.run.Name, r.o)
 	switch st.Kind {
-	case planner.StepDeletePVCs:
+	case migration.StepDeletePVCs:
 		acted := false
 		for _, c := range st.PVCs {
 			if m.deleted[c.UID] {
@@ -644,7 +646,7 @@ func (m *migrator) act(ctx context.Context, s *planner.Snapshot, r *ordinalRun, 
 			}
 		}
 		return 0, acted, nil
-	case planner.StepDeletePod:
+	case migration.StepDeletePod:
 		if m.deleted[st.Pod.UID] {
 			return 0, false, nil
 		}
@@ -669,39 +671,39 @@ func (m *migrator) act(ctx context.Context, s *planner.Snapshot, r *ordinalRun, 
 		}
 		gone := apierrors.IsNotFound(err) || (force && err == nil)
 		return 0, !apierrors.IsConflict(err) && expectPodDeleted(s, uid, gone, now), nil
-	case planner.StepWait:
+	case migration.StepWait:
 		if !r.logged[st.Reason] {
 			r.logged[st.Reason] = true
 			m.logf(r.o, r.idx, "%s", st.Reason)
 		}
 		d, err := m.failFast(s, r, st, now)
 		return d, false, err
-	case planner.StepSoak:
+	case migration.StepSoak:
 		if !r.logged["soak"] {
 			r.logged["soak"] = true
 			m.logf(r.o, r.idx, "Pod Ready on %s after %s; soaking %s", st.Node, now.Sub(r.start).Round(100*time.Millisecond), st.Remaining.Round(time.Second))
 		}
 		return st.Remaining, false, nil
-	case planner.StepDone:
+	case migration.StepDone:
 		r.done = true
 		res := MigratedOrdinal{Ordinal: r.o, Action: r.action, Pod: pod, PodUID: st.Pod.UID, Node: st.Node, Duration: now.Sub(r.start), Finished: now}
 		res.PVs = boundPVs(s, m.run.Namespace, m.run.Name, r.o, m.run.Claims)
 		m.step(r.o, r.idx, ReasonPodReady, "WaitForReady", podRef(m.run.Namespace, st.Pod.Name, st.Pod.UID), "Pod %s Ready on node %s after %s", st.Pod.Name, st.Node, res.Duration.Round(100*time.Millisecond))
 		m.finished[r.o] = finishedOrdinal{MigratedOrdinal: res, idx: r.idx}
 		m.run.Done(res)
-	case planner.StepFail:
+	case migration.StepFail:
 		return 0, false, &MigrationError{Ordinal: r.o, Pod: pod, Phase: string(st.Kind), Reason: st.Reason}
 	}
 	return 0, false, nil
 }
 
-// oldPodUnreachable is planner.Migration.Unreachable for the Pod that step st of ordinal o is
+// oldPodUnreachable is migration.Migration.Unreachable for the Pod that step st of ordinal o is
 // about to delete (delete_pvcs, delete_pod) or waits to go (Terminating); nil for a new Pod
 // or when its node answers.
-func (m *migrator) oldPodUnreachable(v *planner.Migration, s *planner.Snapshot, o int32, st planner.Step, now time.Time) *planner.UnreachableOrdinal {
+func (m *migrator) oldPodUnreachable(v *migration.Migration, s *planner.Snapshot, o int32, st migration.Step, now time.Time) *migration.UnreachableOrdinal {
 	switch st.Kind {
-	case planner.StepDeletePVCs, planner.StepDeletePod:
-	case planner.StepWait:
+	case migration.StepDeletePVCs, migration.StepDeletePod:
+	case migration.StepWait:
 		if p := podOf(s, stsutil.PodName(m.run.Name, o)); p == nil || p.DeletionTimestamp == nil {
 			return nil
 		}
@@ -730,7 +732,7 @@ func (m *migrator) deletedOf(s *planner.Snapshot, o int32) []string {
 
 // forceDelete removes ordinal o's Terminating Pod on an unreachable node with grace period 0
 // (once per Pod), and applies it to s. It reports whether s changed.
-func (m *migrator) forceDelete(ctx context.Context, s *planner.Snapshot, r *ordinalRun, u planner.UnreachableOrdinal, now time.Time) (bool, error) {
+func (m *migrator) forceDelete(ctx context.Context, s *planner.Snapshot, r *ordinalRun, u migration.UnreachableOrdinal, now time.Time) (bool, error) {
 	p := podOf(s, u.Pod)
 	if p == nil || m.forced[p.UID] {
 		return false, nil
@@ -739,7 +741,7 @@ func (m *migrator) forceDelete(ctx context.Context, s *planner.Snapshot, r *ordi
 	err := m.kube.CoreV1().Pods(m.run.Namespace).Delete(ctx, u.Pod, metav1.DeleteOptions{
 		GracePeriodSeconds: ptr.To[int64](0), Preconditions: &metav1.Preconditions{UID: &uid}})
 	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
-		return false, &MigrationError{Ordinal: r.o, Pod: u.Pod, Phase: string(planner.StepWait), Reason: "force-deleting Pod " + u.Pod, Err: err}
+		return false, &MigrationError{Ordinal: r.o, Pod: u.Pod, Phase: string(migration.StepWait), Reason: "force-deleting Pod " + u.Pod, Err: err}
 	}
 	m.forced[uid], m.deleted[uid] = true, true
 	r.deleted = append(r.deleted, "Pod "+u.Pod)
@@ -749,7 +751,7 @@ func (m *migrator) forceDelete(ctx context.Context, s *planner.Snapshot, r *ordi
 
 // unreachableError stops ordinal u.Ordinal because its Pod is on a node that does not answer.
 // deleted says whether this run already deleted something of it.
-func unreachableError(u planner.UnreachableOrdinal, phase string, deleted bool) *MigrationError {
+func unreachableError(u migration.UnreachableOrdinal, phase string, deleted bool) *MigrationError {
 	reason := fmt.Sprintf("its Pod %s is on node %s, which does not answer", u.Pod, u.Node)
 	if u.Terminating {
 		reason = fmt.Sprintf("its Pod %s is Terminating on node %s, which does not answer: no kubelet will confirm the deletion", u.Pod, u.Node)
@@ -806,7 +808,7 @@ func expectDeleted[T any](items *[]T, meta func(*T) *metav1.ObjectMeta, uid type
 // PV node affinity at once; unschedulable, failing provisioning or mounts, or a container that
 // cannot pull its image, keeps crashing or cannot be created, after the grace. It returns how
 // soon to look again when a failure's grace is running.
-func (m *migrator) failFast(s *planner.Snapshot, r *ordinalRun, st planner.Step, now time.Time) (time.Duration, error) {
+func (m *migrator) failFast(s *planner.Snapshot, r *ordinalRun, st migration.Step, now time.Time) (time.Duration, error) {
 	pod := podOf(s, stsutil.PodName(m.run.Name, r.o))
 	if pod == nil || pod.DeletionTimestamp != nil {
 		r.wait.Reset()

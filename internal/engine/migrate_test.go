@@ -32,6 +32,8 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/olapgke/terraform-provider-olapgke/internal/planner"
+	"github.com/olapgke/terraform-provider-olapgke/internal/planner/gates"
+	"github.com/olapgke/terraform-provider-olapgke/internal/planner/migration"
 )
 
 // The watcher's events feed planner.JudgeWait: the latest ProvisioningFailed event of the
@@ -67,7 +69,7 @@ func TestMigrationWatcherProvisioningFailedMatchesCurrentPVCByUID(t *testing.T) 
 	}
 	m := &migrator{run: MigrationRun{Name: "hist", UnschedulableGrace: 20 * time.Second}, w: w}
 	r := &ordinalRun{o: 2}
-	st := planner.Step{Kind: planner.StepWait, Reason: "waiting for PVC cache-hist-2 to be bound"}
+	st := migration.Step{Kind: migration.StepWait, Reason: "waiting for PVC cache-hist-2 to be bound"}
 	if d, err := m.failFast(s, r, st, t0); err != nil || d != 20*time.Second {
 		t.Fatalf("first sight: d=%s err=%v, want 20s of grace", d, err)
 	}
@@ -84,7 +86,7 @@ func TestWithoutAndJoin(t *testing.T) {
 	if d := cmp.Diff([]int32{3, 0}, without([]int32{3, 2, 1, 0}, []int32{1, 2})); d != "" {
 		t.Error(d)
 	}
-	if got := planner.JoinOrdinals([]int32{2, 1}); got != "2, 1" {
+	if got := migration.JoinOrdinals([]int32{2, 1}); got != "2, 1" {
 		t.Errorf("join = %q", got)
 	}
 }
@@ -539,7 +541,7 @@ func TestMigratePlannedRestartNeverDeletesPVC(t *testing.T) {
 			defer cancel()
 			err := Migrate(ctx, kube, MigrationRun{
 				Namespace: "olap", Name: "hist", Ordinals: []int32{0}, Claims: []string{"cache"},
-				Actions: map[int32]planner.MigrationAction{0: planner.MigrationRestart},
+				Actions: map[int32]migration.MigrationAction{0: migration.MigrationRestart},
 				Resync:  50 * time.Millisecond, OrdinalTimeout: time.Second,
 				Log: func(l string) { t.Log(l) },
 			})
@@ -635,7 +637,7 @@ func TestMigrateSlidesItsWindow(t *testing.T) {
 	go func() {
 		done <- Migrate(ctx, kube, MigrationRun{
 			Namespace: "olap", Name: "hist", Ordinals: []int32{0, 1, 2}, Claims: []string{"cache"}, Parallelism: 2,
-			Actions: map[int32]planner.MigrationAction{0: planner.MigrationRestart, 1: planner.MigrationRestart, 2: planner.MigrationRestart},
+			Actions: map[int32]migration.MigrationAction{0: migration.MigrationRestart, 1: migration.MigrationRestart, 2: migration.MigrationRestart},
 			Resync:  50 * time.Millisecond, OrdinalTimeout: 20 * time.Second,
 			Log: func(l string) { t.Log(l) },
 		})
@@ -675,17 +677,17 @@ func TestPDBBlocksCountsLivePods(t *testing.T) {
 			s.Pods = append(s.Pods, *p)
 		}
 	}
-	if why := planner.NewMigration(s).PDBBlocks([]int32{1}); why != "" {
+	if why := migration.NewMigration(s).PDBBlocks([]int32{1}); why != "" {
 		t.Fatalf("all three Ready, one allowed: %s", why)
 	}
 	s.Pods[0].DeletionTimestamp = &metav1.Time{Time: time.Now()} // hist-0 deleted; the status has not caught up
-	if why := planner.NewMigration(s).PDBBlocks([]int32{1}); !strings.Contains(why, "allows 0 disruption(s)") {
+	if why := migration.NewMigration(s).PDBBlocks([]int32{1}); !strings.Contains(why, "allows 0 disruption(s)") {
 		t.Fatalf("hist-0 deleted, status stale: %q, want a block at 0 allowed", why)
 	}
 	// A budget over more Pods than the set has (5 expected, 3 replicas): the snapshot cannot
 	// count the others, so the status stands.
 	s.PDBs[0].Status.ExpectedPods, s.PDBs[0].Status.CurrentHealthy, s.PDBs[0].Status.DesiredHealthy = 5, 5, 4
-	if why := planner.NewMigration(s).PDBBlocks([]int32{1}); why != "" {
+	if why := migration.NewMigration(s).PDBBlocks([]int32{1}); why != "" {
 		t.Fatalf("a budget over other workloads too, 1 allowed by its status: %q", why)
 	}
 }
@@ -716,10 +718,10 @@ func TestMigrateWithGatesMovesInBatches(t *testing.T) {
 	go func() {
 		done <- Migrate(ctx, kube, MigrationRun{
 			Namespace: "olap", Name: "hist", Ordinals: []int32{0, 1, 2}, Claims: []string{"cache"}, Parallelism: 2,
-			Actions: map[int32]planner.MigrationAction{0: planner.MigrationRestart, 1: planner.MigrationRestart, 2: planner.MigrationRestart},
+			Actions: map[int32]migration.MigrationAction{0: migration.MigrationRestart, 1: migration.MigrationRestart, 2: migration.MigrationRestart},
 			Resync:  20 * time.Millisecond, OrdinalTimeout: 20 * time.Second,
-			Gates: []planner.Gate{{Name: "loaded", Timeout: 20 * time.Second, Interval: 20 * time.Millisecond,
-				HTTP: &planner.HTTPGate{URL: srv.URL, Method: http.MethodGet, ExpectStatus: http.StatusOK}}},
+			Gates: []gates.Gate{{Name: "loaded", Timeout: 20 * time.Second, Interval: 20 * time.Millisecond,
+				HTTP: &gates.HTTPGate{URL: srv.URL, Method: http.MethodGet, ExpectStatus: http.StatusOK}}},
 			Log: func(l string) {
 				t.Log(l)
 				if strings.Contains(l, "Pod hist-0") && strings.Contains(l, "Ready on node") {

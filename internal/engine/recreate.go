@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/olapgke/terraform-provider-olapgke/internal/planner"
+	"github.com/olapgke/terraform-provider-olapgke/internal/planner/rollout"
 )
 
 // RecreateRun configures RecreateOrphaning.
@@ -24,8 +25,8 @@ type RecreateRun struct {
 	// UID is the object to delete (a precondition: a StatefulSet someone else
 	// re-created in between is left alone).
 	UID types.UID
-	// Expansions are the PVCs to grow first (planner.Replacement.Expansions).
-	Expansions []planner.ClaimExpansion
+	// Expansions are the PVCs to grow first (rollout.Replacement.Expansions).
+	Expansions []rollout.ClaimExpansion
 	// Poll is how often the waits look again (default 500ms).
 	Poll time.Duration
 	Log  func(string)

@@ -13,7 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
 
-	"github.com/olapgke/terraform-provider-olapgke/internal/planner"
+	"github.com/olapgke/terraform-provider-olapgke/internal/planner/rollout"
 )
 
 // TestRecreateOrphaningAcceptsNodeExpansionPending: a claim whose volume was grown (the PV has
@@ -40,7 +40,7 @@ func TestRecreateOrphaningAcceptsNodeExpansionPending(t *testing.T) {
 		return []runtime.Object{pvc, pv, set}
 	}
 	run := RecreateRun{Namespace: "ns", Name: "hist", Poll: 10 * time.Millisecond,
-		Expansions: []planner.ClaimExpansion{{Claim: "cache", PVC: "cache-hist-3", To: to}}}
+		Expansions: []rollout.ClaimExpansion{{Claim: "cache", PVC: "cache-hist-3", To: to}}}
 
 	kube := fake.NewClientset()
 	for _, o := range objects(60) {

@@ -18,7 +18,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/utils/ptr"
 
-	"github.com/olapgke/terraform-provider-olapgke/internal/planner"
+	"github.com/olapgke/terraform-provider-olapgke/internal/planner/migration"
 )
 
 // freshTargetNode is oneOrdinalOnPoolA with TopoLVM's capacity tracking on (CSIDriver
@@ -51,7 +51,7 @@ func publishedCapacity(node string) *storagev1.CSIStorageCapacity {
 func TestMigrateWaitsForTopoLVMOnTargetNodes(t *testing.T) {
 	t.Parallel()
 	run := MigrationRun{Namespace: "olap", Name: "hist", Ordinals: []int32{0}, Claims: []string{"cache"},
-		Actions: map[int32]planner.MigrationAction{0: planner.MigrationMove}}
+		Actions: map[int32]migration.MigrationAction{0: migration.MigrationMove}}
 
 	t.Run("never ready: precondition error naming the node, nothing deleted", func(t *testing.T) {
 		t.Parallel()

@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/util/retry"
 
 	"github.com/olapgke/terraform-provider-olapgke/internal/planner"
+	"github.com/olapgke/terraform-provider-olapgke/internal/planner/migration"
 	"github.com/olapgke/terraform-provider-olapgke/internal/stsutil"
 )
 
@@ -39,11 +40,11 @@ func RequestRestart(ctx context.Context, kube kubernetes.Interface, ns, name str
 }
 
 // MarkEvacuating cordons each named node and gives it pool's evacuation taint
-// (planner.EvacuationTaint), as `kubectl cordon` does plus the taint: a read-modify-write
+// (migration.EvacuationTaint), as `kubectl cordon` does plus the taint: a read-modify-write
 // retried on conflicts (a taint list cannot be merge-patched without replacing the node's
 // other taints). A node already marked is left as it is; a node that is gone is skipped.
 func MarkEvacuating(ctx context.Context, kube kubernetes.Interface, nodes []string, pool string) error {
-	taint := planner.EvacuationTaint(pool)
+	taint := migration.EvacuationTaint(pool)
 	for _, name := range nodes {
 		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 			n, err := kube.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})

@@ -17,6 +17,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/olapgke/terraform-provider-olapgke/internal/planner"
+	"github.com/olapgke/terraform-provider-olapgke/internal/planner/migration"
 )
 
 // waitPod is ordinal 2 of olap/hist at the update revision, scheduled on n1 with its claim
@@ -220,7 +221,7 @@ func migrationJudge(t *testing.T, events []*corev1.Event, looks []look) []*Migra
 	var out []*MigrationError
 	for _, l := range looks {
 		s := &planner.Snapshot{Pods: []corev1.Pod{*l.pod}, PVCs: []corev1.PersistentVolumeClaim{*waitPVC()}}
-		st := planner.Step{Kind: planner.StepWait, Pod: planner.ObjectRef{Name: l.pod.Name, UID: l.pod.UID},
+		st := migration.Step{Kind: migration.StepWait, Pod: migration.ObjectRef{Name: l.pod.Name, UID: l.pod.UID},
 			Reason: "waiting for Pod hist-2 to be Running and Ready"}
 		_, err := m.failFast(s, r, st, t0.Add(l.at))
 		var me *MigrationError

@@ -20,12 +20,12 @@ const AnnotationDefaultClass = "storageclass.kubernetes.io/is-default-class"
 // label, plus caches of placement decisions. Build one per snapshot with
 // NewIndex and reuse it for every predicate; it is not safe for concurrent use.
 type Index struct {
-	nodes     []*corev1.Node
-	nodeByNm  map[string]int
+	Nodes     []*corev1.Node
+	NodeByNm  map[string]int
 	byLabel   map[string]map[string][]int // label key -> value -> node indexes
 	pvs       map[string]*corev1.PersistentVolume
 	pvcs      map[string]*corev1.PersistentVolumeClaim // namespace/name
-	scs       map[string]*storagev1.StorageClass
+	Scs       map[string]*storagev1.StorageClass
 	defaultSC string
 	caps      map[string][]*storagev1.CSIStorageCapacity // by storage class
 	capSels   map[string]*capSelectors                   // by storage class, built on first use
@@ -44,20 +44,20 @@ type capKey struct {
 }
 
 type capInfo struct {
-	limited bool
-	bytes   int64 // total free
+	Limited bool
+	Bytes   int64 // total free
 	maxVol  int64 // largest single volume, -1 when unknown
-	source  string
+	Source  string
 }
 
 // NewIndex indexes s. It keeps pointers into s: do not change s afterwards.
 func NewIndex(s *Snapshot) *Index {
 	ix := &Index{
-		nodeByNm:   make(map[string]int, len(s.Nodes)),
+		NodeByNm:   make(map[string]int, len(s.Nodes)),
 		byLabel:    map[string]map[string][]int{},
 		pvs:        make(map[string]*corev1.PersistentVolume, len(s.PVs)),
 		pvcs:       make(map[string]*corev1.PersistentVolumeClaim, len(s.PVCs)),
-		scs:        map[string]*storagev1.StorageClass{},
+		Scs:        map[string]*storagev1.StorageClass{},
 		caps:       map[string][]*storagev1.CSIStorageCapacity{},
 		capSels:    map[string]*capSelectors{},
 		pinCache:   map[string]*pvPin{},
@@ -65,11 +65,11 @@ func NewIndex(s *Snapshot) *Index {
 		capCache:   map[capKey]capInfo{},
 		snap:       s,
 	}
-	ix.nodes = make([]*corev1.Node, len(s.Nodes))
+	ix.Nodes = make([]*corev1.Node, len(s.Nodes))
 	for i := range s.Nodes {
 		n := &s.Nodes[i]
-		ix.nodes[i] = n
-		ix.nodeByNm[n.Name] = i
+		ix.Nodes[i] = n
+		ix.NodeByNm[n.Name] = i
 		for k, v := range n.Labels {
 			m := ix.byLabel[k]
 			if m == nil {
@@ -88,7 +88,7 @@ func NewIndex(s *Snapshot) *Index {
 	}
 	for i := range s.StorageClasses {
 		sc := &s.StorageClasses[i]
-		ix.scs[sc.Name] = sc
+		ix.Scs[sc.Name] = sc
 		if sc.Annotations[AnnotationDefaultClass] == "true" {
 			ix.defaultSC = sc.Name
 		}
@@ -102,8 +102,8 @@ func NewIndex(s *Snapshot) *Index {
 
 // Node returns the node named name, nil when absent.
 func (ix *Index) Node(name string) *corev1.Node {
-	if i, ok := ix.nodeByNm[name]; ok {
-		return ix.nodes[i]
+	if i, ok := ix.NodeByNm[name]; ok {
+		return ix.Nodes[i]
 	}
 	return nil
 }
@@ -118,29 +118,29 @@ func (ix *Index) PVC(namespace, name string) *corev1.PersistentVolumeClaim {
 
 // pvPin is the set of nodes a PV's required node affinity admits.
 type pvPin struct {
-	unconstrained bool
-	nodes         []int
+	Unconstrained bool
+	Nodes         []int
 	key           string // label key of the pinning term, for reasons
 	value         string // pinned node name as written in the PV
-	desc          string // the PV's selector, for reasons
+	Desc          string // the PV's selector, for reasons
 }
 
-// pin evaluates a PV's node affinity once. Candidate nodes come from the label
+// Pin evaluates a PV's node affinity once. Candidate nodes come from the label
 // index when a term has an In requirement (TopoLVM writes
 // topology.topolvm.io/node In [<node>]); matching itself is
 // component-helpers' nodeaffinity.
-func (ix *Index) pin(pv *corev1.PersistentVolume) *pvPin {
+func (ix *Index) Pin(pv *corev1.PersistentVolume) *pvPin {
 	if p, ok := ix.pinCache[pv.Name]; ok {
 		return p
 	}
 	p := &pvPin{}
 	ix.pinCache[pv.Name] = p
 	if pv.Spec.NodeAffinity == nil || pv.Spec.NodeAffinity.Required == nil || len(pv.Spec.NodeAffinity.Required.NodeSelectorTerms) == 0 {
-		p.unconstrained = true
+		p.Unconstrained = true
 		return p
 	}
 	req := pv.Spec.NodeAffinity.Required
-	p.desc = describeNodeSelector(req)
+	p.Desc = describeNodeSelector(req)
 	for _, t := range req.NodeSelectorTerms {
 		for _, e := range t.MatchExpressions {
 			if e.Operator == corev1.NodeSelectorOpIn && len(e.Values) == 1 && p.key == "" {
@@ -179,7 +179,7 @@ func (ix *Index) pin(pv *corev1.PersistentVolume) *pvPin {
 	}
 	if scanAll {
 		cands = cands[:0]
-		for i := range ix.nodes {
+		for i := range ix.Nodes {
 			cands = append(cands, i)
 		}
 	}
@@ -188,11 +188,11 @@ func (ix *Index) pin(pv *corev1.PersistentVolume) *pvPin {
 			continue
 		}
 		seen[i] = true
-		if sel.Match(ix.nodes[i]) {
-			p.nodes = append(p.nodes, i)
+		if sel.Match(ix.Nodes[i]) {
+			p.Nodes = append(p.Nodes, i)
 		}
 	}
-	sort.Ints(p.nodes)
+	sort.Ints(p.Nodes)
 	return p
 }
 
@@ -203,32 +203,32 @@ func (ix *Index) PinnedNode(pv *corev1.PersistentVolume) string {
 	if pv == nil {
 		return ""
 	}
-	p := ix.pin(pv)
-	if p.unconstrained {
+	p := ix.Pin(pv)
+	if p.Unconstrained {
 		return ""
 	}
-	if len(p.nodes) == 1 {
-		return ix.nodes[p.nodes[0]].Name
+	if len(p.Nodes) == 1 {
+		return ix.Nodes[p.Nodes[0]].Name
 	}
-	if len(p.nodes) == 0 {
+	if len(p.Nodes) == 0 {
 		return p.value
 	}
 	return ""
 }
 
-// storageClassFor returns the class a claim uses (explicit or default).
-func (ix *Index) storageClassFor(name *string) string {
+// StorageClassFor returns the class a claim uses (explicit or default).
+func (ix *Index) StorageClassFor(name *string) string {
 	if name != nil {
 		return *name
 	}
 	return ix.defaultSC
 }
 
-// capacity returns how much a node can provision for a storage class:
+// Capacity returns how much a node can provision for a storage class:
 // CSIStorageCapacity objects when the class has any (as the scheduler's
 // volume binding does with storageCapacity: true), else TopoLVM's node
 // annotation for the class's device class, else unlimited.
-func (ix *Index) capacity(node int, sc string) capInfo {
+func (ix *Index) Capacity(node int, sc string) capInfo {
 	k := capKey{node, sc}
 	if c, ok := ix.capCache[k]; ok {
 		return c
@@ -239,12 +239,12 @@ func (ix *Index) capacity(node int, sc string) capInfo {
 }
 
 func (ix *Index) computeCapacity(node int, sc string) capInfo {
-	n := ix.nodes[node]
+	n := ix.Nodes[node]
 	if objs := ix.caps[sc]; len(objs) > 0 {
-		c := capInfo{limited: true, maxVol: -1, source: "CSIStorageCapacity for storage class " + sc}
+		c := capInfo{Limited: true, maxVol: -1, Source: "CSIStorageCapacity for storage class " + sc}
 		for _, o := range ix.capacitiesSelecting(n, sc) {
-			if o.Capacity != nil && o.Capacity.Value() > c.bytes {
-				c.bytes = o.Capacity.Value()
+			if o.Capacity != nil && o.Capacity.Value() > c.Bytes {
+				c.Bytes = o.Capacity.Value()
 			}
 			if o.MaximumVolumeSize != nil && o.MaximumVolumeSize.Value() > c.maxVol {
 				c.maxVol = o.MaximumVolumeSize.Value()
@@ -252,15 +252,15 @@ func (ix *Index) computeCapacity(node int, sc string) capInfo {
 		}
 		return c
 	}
-	cls := ix.scs[sc]
+	cls := ix.Scs[sc]
 	if cls == nil || (cls.Provisioner != stsutil.ProvisionerTopoLVM && cls.Provisioner != stsutil.ProvisionerTopoLVMLegacy) {
 		return capInfo{maxVol: -1}
 	}
 	key := stsutil.AnnotationCapacityPrefix + deviceClassKey(cls)
-	c := capInfo{limited: true, maxVol: -1, source: "node annotation " + key}
+	c := capInfo{Limited: true, maxVol: -1, Source: "node annotation " + key}
 	if v, ok := n.Annotations[key]; ok {
 		if q, err := resource.ParseQuantity(v); err == nil {
-			c.bytes = q.Value()
+			c.Bytes = q.Value()
 		}
 	}
 	return c
@@ -289,7 +289,7 @@ func describeRequirement(e corev1.NodeSelectorRequirement) string {
 	return e.Key + " " + string(e.Operator) + " [" + strings.Join(e.Values, ", ") + "]"
 }
 
-func formatBytes(b int64) string {
+func FormatBytes(b int64) string {
 	return resource.NewQuantity(b, resource.BinarySI).String()
 }
 

@@ -156,7 +156,7 @@ func JudgeLocalData(set *appsv1.StatefulSet, s *Snapshot, prior map[string]NodeS
 		return out
 	}
 	ix := NewIndex(s)
-	pods := ownedPods(set, s.Pods)
+	pods := stsutil.OwnedPods(set, s.Pods)
 	pinnedVolumes(set, ix, func(o int32, pvc *corev1.PersistentVolumeClaim, pv *corev1.PersistentVolume, node string) {
 		n := ix.Node(node)
 		was, known := prior[pv.Name]

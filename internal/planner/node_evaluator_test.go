@@ -1,9 +1,11 @@
-package planner
+package planner_test
 
 import (
 	"strings"
 	"testing"
 
+	"github.com/olapgke/terraform-provider-olapgke/internal/planner"
+	"github.com/olapgke/terraform-provider-olapgke/internal/planner/plannertest"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -49,30 +51,30 @@ func TestOneNodeEvaluator(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			set := mkSet(3)
+			set := plannertest.MkSet(3)
 			set.Spec.Template.Spec.Tolerations = []corev1.Toleration{tc.toleration}
-			w := newWorld(t, set, twoPools())
+			w := plannertest.NewWorld(t, set, plannertest.TwoPools())
 			for i := 0; i < 3; i++ {
-				w.node(nodeName("pool-b", i)).Spec.Taints = []corev1.Taint{tc.taint}
+				w.Node(plannertest.NodeName("pool-b", i)).Spec.Taints = []corev1.Taint{tc.taint}
 			}
-			w.desire(toPoolB)
-			snap := w.final()
-			ix := NewIndex(&snap)
-			target := ix.Node(nodeName("pool-b", 0))
+			w.Desire(plannertest.ToPoolB)
+			snap := w.Final()
+			ix := planner.NewIndex(&snap)
+			target := ix.Node(plannertest.NodeName("pool-b", 0))
 
 			// The migration's target check.
-			p := newPodPlacement(&snap.Desired.Spec.Template)
-			admits, why := p.admits(target)
+			p := planner.NewPodPlacement(&snap.Desired.Spec.Template)
+			admits, why := p.Admits(target)
 
 			// The plan's durable verdict for a Pod of the template whose PV is pinned to target.
-			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "olap-0", Namespace: ns}, Spec: *snap.Desired.Spec.Template.Spec.DeepCopy()}
-			w2 := newWorld(t, mkSet(3), twoPools())
-			w2.addBoundClaim("data-olap-9", vct("data", 1), target.Name)
-			pin := NewIndex(&w2.snap).PV("pv-data-olap-9")
-			back := PodCanComeBack(pod, []ClaimState{{Claim: "data", PVC: "data-olap-9", PV: pin}}, ix)
+			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "olap-0", Namespace: plannertest.NS}, Spec: *snap.Desired.Spec.Template.Spec.DeepCopy()}
+			w2 := plannertest.NewWorld(t, plannertest.MkSet(3), plannertest.TwoPools())
+			w2.AddBoundClaim("data-olap-9", plannertest.Vct("data", 1), target.Name)
+			pin := planner.NewIndex(&w2.Snap).PV("pv-data-olap-9")
+			back := planner.PodCanComeBack(pod, []planner.ClaimState{{Claim: "data", PVC: "data-olap-9", PV: pin}}, ix)
 
 			// kube-scheduler's plugins, for the same Pod with no claims: only pool b is selected.
-			sched := PodCanSchedule(pod, nil, ix)
+			sched := planner.PodCanSchedule(pod, nil, ix)
 
 			if admits != tc.admitted || back.OK != tc.admitted || sched.OK != tc.admitted {
 				t.Fatalf("want admitted=%v; migration admits=%v (%s), plan come-back=%v (%s), scheduler=%v (%s)",

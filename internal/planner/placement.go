@@ -47,7 +47,7 @@ func (ix *Index) placementFor(pod *corev1.Pod, durable bool) *placement {
 		required:    nodeaffinity.GetRequiredNodeAffinity(pod),
 		selector:    pod.Spec.NodeSelector,
 		tolerations: pod.Spec.Tolerations,
-		fails:       make([]string, len(ix.nodes)),
+		fails:       make([]string, len(ix.Nodes)),
 		durable:     durable,
 	}
 	for k := range pod.Spec.NodeSelector {
@@ -85,7 +85,7 @@ func (ix *Index) nodeFails(p *placement, i int) string {
 		}
 		return r
 	}
-	r := ix.explainNode(p, ix.nodes[i])
+	r := ix.explainNode(p, ix.Nodes[i])
 	if r == "" {
 		p.fails[i] = "-"
 	} else {
@@ -97,11 +97,11 @@ func (ix *Index) nodeFails(p *placement, i int) string {
 // explainNode phrases judgeNode's verdict for the plan: which nodeSelector
 // key or affinity term fails, the cordon, or the untolerated taint.
 func (ix *Index) explainNode(p *placement, n *corev1.Node) string {
-	check := checkNow
+	check := CheckNow
 	if p.durable {
 		check = checkDurable
 	}
-	switch f, t := judgeNode(p.required, p.tolerations, n, check); f {
+	switch f, t := JudgeNode(p.required, p.tolerations, n, check); f {
 	case failCordon:
 		return "is cordoned (spec.unschedulable)"
 	case failAffinity:
@@ -134,7 +134,7 @@ func (ix *Index) explainNode(p *placement, n *corev1.Node) string {
 // the same plan placed before it. The reason is the scheduler's own message
 // ("0/6 nodes are available: 3 Insufficient cpu, ...").
 func PodCanSchedule(pod *corev1.Pod, claims []ClaimState, ix *Index) Verdict {
-	return ix.placer().place(ix, pod, claims, false)
+	return ix.Placer().Place(ix, pod, claims, false)
 }
 
 // PodCanComeBack is PodCanSchedule judged only on what stays true between a plan and its apply:
@@ -158,12 +158,12 @@ func PodCanComeBack(pod *corev1.Pod, claims []ClaimState, ix *Index) Verdict {
 		if c.PV == nil {
 			continue
 		}
-		pin := ix.pin(c.PV)
-		if pin.unconstrained {
+		pin := ix.Pin(c.PV)
+		if pin.Unconstrained {
 			continue
 		}
-		if len(pin.nodes) == 0 {
-			what := fmt.Sprintf("PV %s has node affinity %s that matches no node", c.PV.Name, pin.desc)
+		if len(pin.Nodes) == 0 {
+			what := fmt.Sprintf("PV %s has node affinity %s that matches no node", c.PV.Name, pin.Desc)
 			if pin.value != "" {
 				what = fmt.Sprintf("PV %s is pinned to node %s (%s), which does not exist", c.PV.Name, pin.value, pin.key)
 			}
@@ -173,10 +173,10 @@ func PodCanComeBack(pod *corev1.Pod, claims []ClaimState, ix *Index) Verdict {
 	}
 
 	if len(pins) > 0 {
-		cands := pins[0].pin.nodes
+		cands := pins[0].pin.Nodes
 		for _, pn := range pins[1:] {
-			in := make(map[int]bool, len(pn.pin.nodes))
-			for _, i := range pn.pin.nodes {
+			in := make(map[int]bool, len(pn.pin.Nodes))
+			for _, i := range pn.pin.Nodes {
 				in[i] = true
 			}
 			var keep []int
@@ -190,7 +190,7 @@ func PodCanComeBack(pod *corev1.Pod, claims []ClaimState, ix *Index) Verdict {
 		if len(cands) == 0 {
 			var parts []string
 			for _, pn := range pins {
-				parts = append(parts, fmt.Sprintf("PV %s (PVC %s) admits %s", pn.c.PV.Name, pn.c.PVC, ix.nodeList(pn.pin.nodes)))
+				parts = append(parts, fmt.Sprintf("PV %s (PVC %s) admits %s", pn.c.PV.Name, pn.c.PVC, ix.nodeList(pn.pin.Nodes)))
 			}
 			return Verdict{Reason: fmt.Sprintf("%sthe Pod's PVs are pinned to different nodes, no node satisfies them all: %s (Pod %s)", prefix, strings.Join(parts, "; "), pod.Name)}
 		}
@@ -198,30 +198,30 @@ func PodCanComeBack(pod *corev1.Pod, claims []ClaimState, ix *Index) Verdict {
 		for _, i := range cands {
 			r := ix.nodeFails(p, i)
 			if r == "" {
-				return Verdict{OK: true, Node: ix.nodes[i].Name}
+				return Verdict{OK: true, Node: ix.Nodes[i].Name}
 			}
 			if len(fails) < 3 {
-				fails = append(fails, ix.nodes[i].Name+" "+r)
+				fails = append(fails, ix.Nodes[i].Name+" "+r)
 			}
 		}
 		first := pins[0]
 		if len(cands) == 1 {
-			n := ix.nodes[cands[0]].Name
+			n := ix.Nodes[cands[0]].Name
 			key := first.pin.key
 			if key == "" {
-				key = first.pin.desc
+				key = first.pin.Desc
 			}
 			return Verdict{Node: n, Reason: fmt.Sprintf("%sPV %s is pinned to node %s (%s); that node %s (Pod %s, PVC %s)",
 				prefix, first.c.PV.Name, n, key, strings.TrimPrefix(fails[0], n+" "), pod.Name, first.c.PVC)}
 		}
 		return Verdict{Reason: fmt.Sprintf("%sPV %s (PVC %s) admits nodes %s; none can run Pod %s: %s",
-			prefix, first.c.PV.Name, first.c.PVC, first.pin.desc, pod.Name, strings.Join(fails, "; "))}
+			prefix, first.c.PV.Name, first.c.PVC, first.pin.Desc, pod.Name, strings.Join(fails, "; "))}
 	}
 
 	// Without a pinned PV the Pod can come back wherever its template's placement admits a node.
-	for i := range ix.nodes {
+	for i := range ix.Nodes {
 		if ix.nodeFails(p, i) == "" {
-			return Verdict{OK: true, Node: ix.nodes[i].Name}
+			return Verdict{OK: true, Node: ix.Nodes[i].Name}
 		}
 	}
 	return Verdict{Reason: fmt.Sprintf("%sno node matches the placement of Pod %s", prefix, pod.Name)}
@@ -234,7 +234,7 @@ func (ix *Index) nodeList(idx []int) string {
 			names = append(names, fmt.Sprintf("and %d more", len(idx)-3))
 			break
 		}
-		names = append(names, ix.nodes[n].Name)
+		names = append(names, ix.Nodes[n].Name)
 	}
 	return "[" + strings.Join(names, ", ") + "]"
 }

@@ -59,9 +59,9 @@ func RevisionName(setName, hash string) string {
 	return setName + "-" + hash
 }
 
-// ownedRevisions returns the revisions controlled by set, sorted as
+// OwnedRevisions returns the revisions controlled by set, sorted as
 // history.SortControllerRevisions does.
-func ownedRevisions(set *appsv1.StatefulSet, all []appsv1.ControllerRevision) []*appsv1.ControllerRevision {
+func OwnedRevisions(set *appsv1.StatefulSet, all []appsv1.ControllerRevision) []*appsv1.ControllerRevision {
 	var out []*appsv1.ControllerRevision
 	if set == nil {
 		return nil
@@ -92,8 +92,8 @@ func ownedRevisions(set *appsv1.StatefulSet, all []appsv1.ControllerRevision) []
 	return out
 }
 
-// revisionTemplate decodes the pod template stored in a ControllerRevision.
-func revisionTemplate(r *appsv1.ControllerRevision) (*corev1.PodTemplateSpec, error) {
+// RevisionTemplate decodes the pod template stored in a ControllerRevision.
+func RevisionTemplate(r *appsv1.ControllerRevision) (*corev1.PodTemplateSpec, error) {
 	var patch struct {
 		Spec struct {
 			Template corev1.PodTemplateSpec `json:"template"`
@@ -131,7 +131,7 @@ func ResolveUpdateRevision(desired *appsv1.StatefulSet, revisions []*appsv1.Cont
 		// and re-hashes; we cannot run the internal defaulting here, so the
 		// stored template is compared semantically with the (already
 		// server-defaulted) desired template.
-		if t, err := revisionTemplate(revisions[n-1]); err == nil && apiequality.Semantic.DeepEqual(*t, desired.Spec.Template) {
+		if t, err := RevisionTemplate(revisions[n-1]); err == nil && apiequality.Semantic.DeepEqual(*t, desired.Spec.Template) {
 			return revisions[n-1].Name, nil
 		}
 	}

@@ -1,4 +1,4 @@
-package planner
+package planner_test
 
 import (
 	"bytes"
@@ -6,13 +6,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/olapgke/terraform-provider-olapgke/internal/planner"
+	"github.com/olapgke/terraform-provider-olapgke/internal/planner/plannertest"
 	appsv1 "k8s.io/api/apps/v1"
 )
 
 func TestRevisionPatchShape(t *testing.T) {
 	t.Parallel()
-	set := mkSet(3)
-	patch, err := RevisionPatch(set)
+	set := plannertest.MkSet(3)
+	patch, err := planner.RevisionPatch(set)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,22 +30,22 @@ func TestRevisionPatchShape(t *testing.T) {
 	other := set.DeepCopy()
 	other.Spec.Replicas = nil
 	other.Spec.UpdateStrategy = appsv1.StatefulSetUpdateStrategy{Type: appsv1.OnDeleteStatefulSetStrategyType}
-	if p2, _ := RevisionPatch(other); !bytes.Equal(p2, patch) {
+	if p2, _ := planner.RevisionPatch(other); !bytes.Equal(p2, patch) {
 		t.Errorf("fields outside the template changed the revision data")
 	}
-	newImage(other)
-	if p3, _ := RevisionPatch(other); bytes.Equal(p3, patch) {
+	plannertest.NewImage(other)
+	if p3, _ := planner.RevisionPatch(other); bytes.Equal(p3, patch) {
 		t.Errorf("an image change did not change the revision data")
 	}
 }
 
 func TestResolveUpdateRevision(t *testing.T) {
 	t.Parallel()
-	base := mkSet(3)
+	base := plannertest.MkSet(3)
 	changed := base.DeepCopy()
-	newImage(changed)
-	basePatch, _ := RevisionPatch(base)
-	changedPatch, _ := RevisionPatch(changed)
+	plannertest.NewImage(changed)
+	basePatch, _ := planner.RevisionPatch(base)
+	changedPatch, _ := planner.RevisionPatch(changed)
 
 	tests := map[string]struct {
 		desired   *appsv1.StatefulSet
@@ -53,25 +55,25 @@ func TestResolveUpdateRevision(t *testing.T) {
 	}{
 		"no history: hash with collision count 0": {
 			desired: base, revisions: func(*testing.T) []appsv1.ControllerRevision { return nil },
-			want: RevisionName("olap", HashRevision(basePatch, 0)),
+			want: planner.RevisionName("olap", planner.HashRevision(basePatch, 0)),
 		},
 		"collision count from status is hashed in": {
 			desired: base, revisions: func(*testing.T) []appsv1.ControllerRevision { return nil }, collision: 2,
-			want: RevisionName("olap", HashRevision(basePatch, 2)),
+			want: planner.RevisionName("olap", planner.HashRevision(basePatch, 2)),
 		},
 		"name taken by different data bumps the collision count": {
 			desired: changed,
 			revisions: func(t *testing.T) []appsv1.ControllerRevision {
-				r := revisionFor(t, base, 1)
-				r.Name = RevisionName("olap", HashRevision(changedPatch, 0))
+				r := plannertest.RevisionFor(t, base, 1)
+				r.Name = planner.RevisionName("olap", planner.HashRevision(changedPatch, 0))
 				return []appsv1.ControllerRevision{r}
 			},
-			want: RevisionName("olap", HashRevision(changedPatch, 1)),
+			want: planner.RevisionName("olap", planner.HashRevision(changedPatch, 1)),
 		},
 		"latest revision semantically equal but different bytes is kept": {
 			desired: base,
 			revisions: func(t *testing.T) []appsv1.ControllerRevision {
-				r := revisionFor(t, base, 1)
+				r := plannertest.RevisionFor(t, base, 1)
 				var indented bytes.Buffer
 				_ = json.Indent(&indented, r.Data.Raw, "", "  ")
 				r.Data.Raw = indented.Bytes()
@@ -83,9 +85,9 @@ func TestResolveUpdateRevision(t *testing.T) {
 		"older equal revision is reused (revert)": {
 			desired: base,
 			revisions: func(t *testing.T) []appsv1.ControllerRevision {
-				old := revisionFor(t, base, 1)
+				old := plannertest.RevisionFor(t, base, 1)
 				old.Name = "olap-old"
-				return []appsv1.ControllerRevision{revisionFor(t, changed, 2), old}
+				return []appsv1.ControllerRevision{plannertest.RevisionFor(t, changed, 2), old}
 			},
 			want: "olap-old",
 		},
@@ -95,7 +97,7 @@ func TestResolveUpdateRevision(t *testing.T) {
 			t.Parallel()
 			revs := tc.revisions(t)
 			live := base.DeepCopy()
-			got, err := ResolveUpdateRevision(tc.desired, ownedRevisions(live, revs), tc.collision)
+			got, err := planner.ResolveUpdateRevision(tc.desired, planner.OwnedRevisions(live, revs), tc.collision)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -108,15 +110,15 @@ func TestResolveUpdateRevision(t *testing.T) {
 
 func TestHashRevisionMatchesHistoryFormat(t *testing.T) {
 	t.Parallel()
-	h := HashRevision([]byte(`{"spec":{}}`), 0)
+	h := planner.HashRevision([]byte(`{"spec":{}}`), 0)
 	// rand.SafeEncodeString uses an alphabet without vowels and look-alikes.
 	if h == "" || strings.ContainsAny(h, "aeiou013") {
 		t.Errorf("hash %q is not safe-encoded", h)
 	}
-	if HashRevision([]byte(`{"spec":{}}`), 1) == h {
+	if planner.HashRevision([]byte(`{"spec":{}}`), 1) == h {
 		t.Errorf("collision count does not change the hash")
 	}
-	if got := RevisionName(strings.Repeat("x", 300), "abc"); len(got) != 223+4 {
+	if got := planner.RevisionName(strings.Repeat("x", 300), "abc"); len(got) != 223+4 {
 		t.Errorf("long prefix not truncated: %d", len(got))
 	}
 }

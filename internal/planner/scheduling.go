@@ -24,7 +24,7 @@ import (
 // The one placement check still written here is PodCanComeBack (placement.go): it judges only
 // what stays true between a plan and its apply, which is not a question the scheduler answers.
 
-// placer is the scheduling simulation of one Index, built on first use.
+// Placer is the scheduling simulation of one Index, built on first use.
 type placer struct {
 	sim   *schedsim.Sim
 	err   error
@@ -32,7 +32,7 @@ type placer struct {
 	synth int             // counter for UIDs of simulated Pods
 }
 
-func (ix *Index) placer() *placer {
+func (ix *Index) Placer() *placer {
 	if ix.pl != nil {
 		return ix.pl
 	}
@@ -58,7 +58,7 @@ func (ix *Index) placer() *placer {
 
 // removeOrdinalPod takes the Pod named name out of the simulation: the controller deletes it
 // before it creates its replacement, so its resources, ports and affinity no longer count.
-func (pl *placer) removePod(ix *Index, namespace, name string) {
+func (pl *placer) RemovePod(ix *Index, namespace, name string) {
 	key := namespace + "/" + name
 	if pl.sim == nil || pl.gone[key] {
 		return
@@ -76,11 +76,11 @@ func (pl *placer) removePod(ix *Index, namespace, name string) {
 	}
 }
 
-// place asks the scheduler whether pod (spec from the template it is created from) can run with
+// Place asks the scheduler whether pod (spec from the template it is created from) can run with
 // claims. The Pod gets the claim volumes the StatefulSet controller adds; claims still to be
 // provisioned enter the simulation as new unbound PVCs. With assume, a Pod that fits occupies its
 // node for every later placement.
-func (pl *placer) place(ix *Index, pod *corev1.Pod, claims []ClaimState, assume bool) Verdict {
+func (pl *placer) Place(ix *Index, pod *corev1.Pod, claims []ClaimState, assume bool) Verdict {
 	if pl.err != nil {
 		return Verdict{Reason: "the scheduling simulation could not be built: " + pl.err.Error()}
 	}

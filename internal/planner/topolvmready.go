@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/olapgke/terraform-provider-olapgke/internal/stsutil"
@@ -66,7 +65,7 @@ func (ix *Index) TopoLVMNotReady(n *corev1.Node, scs []string) string {
 	}
 	var topo []string
 	for _, name := range scs {
-		if sc := ix.scs[name]; sc != nil && isTopoLVMDriver(sc.Provisioner) && !slices.Contains(topo, name) {
+		if sc := ix.Scs[name]; sc != nil && stsutil.IsTopoLVM(sc.Provisioner) && !slices.Contains(topo, name) {
 			topo = append(topo, name)
 		}
 	}
@@ -84,7 +83,7 @@ func (ix *Index) TopoLVMNotReady(n *corev1.Node, scs []string) string {
 		// TopoLVM's metrics exporter annotates the classes its lvmd loaded; a class added to
 		// lvmd's config is loaded when lvmd restarts (restart_lvmd rolls the DaemonSet). Until
 		// then external-provisioner publishes 0 for it.
-		key := stsutil.AnnotationCapacityPrefix + deviceClassKey(ix.scs[name])
+		key := stsutil.AnnotationCapacityPrefix + deviceClassKey(ix.Scs[name])
 		if _, ok := n.Annotations[key]; !ok {
 			return "no " + key + " annotation yet (its lvmd has not loaded the device class)"
 		}
@@ -118,10 +117,6 @@ func (ix *Index) capacityPublishedStale(n *corev1.Node, sc, key string) bool {
 	return len(cs) > 0
 }
 
-func isTopoLVMDriver(name string) bool {
-	return name == stsutil.ProvisionerTopoLVM || name == stsutil.ProvisionerTopoLVMLegacy
-}
-
 // deviceClassKey is the capacity annotation suffix of the StorageClass's device class.
 func deviceClassKey(sc *storagev1.StorageClass) string {
 	if dc := sc.Parameters[stsutil.ParamDeviceClass]; dc != "" {
@@ -137,7 +132,7 @@ func (ix *Index) csiNotRegistered(n *corev1.Node) string {
 			continue
 		}
 		for _, d := range cn.Spec.Drivers {
-			if isTopoLVMDriver(d.Name) {
+			if stsutil.IsTopoLVM(d.Name) {
 				return ""
 			}
 		}
@@ -153,7 +148,7 @@ func (ix *Index) csiNotRegistered(n *corev1.Node) string {
 // reads CSIStorageCapacity).
 func (ix *Index) driverTracksCapacity() bool {
 	for _, d := range ix.snap.CSIDrivers {
-		if isTopoLVMDriver(d.Name) && d.Spec.StorageCapacity != nil && *d.Spec.StorageCapacity {
+		if stsutil.IsTopoLVM(d.Name) && d.Spec.StorageCapacity != nil && *d.Spec.StorageCapacity {
 			return true
 		}
 	}
@@ -165,89 +160,16 @@ func (ix *Index) capacityPublished(n *corev1.Node, sc string) bool {
 	return len(ix.capacitiesSelecting(n, sc)) > 0
 }
 
-// claimStorageClasses are the StorageClasses of the node-local claims a move recreates.
-func (v *Migration) claimStorageClasses(claims []string) []string {
-	var out []string
-	for _, c := range claims {
-		for i := range v.set.Spec.VolumeClaimTemplates {
-			vct := &v.set.Spec.VolumeClaimTemplates[i]
-			if vct.Name == c {
-				if sc := v.ix.storageClassFor(vct.Spec.StorageClassName); sc != "" && !slices.Contains(out, sc) {
-					out = append(out, sc)
-				}
-			}
-		}
-	}
-	return out
-}
-
-// TopoLVMPending lists, by name, the nodes the template would admit but for the start-up
-// taint on which TopoLVM is not ready yet for the claims' StorageClasses.
-func (v *Migration) TopoLVMPending(claims []string) []NodeWait {
-	if v.set == nil {
-		return nil
-	}
-	scs := v.claimStorageClasses(claims)
-	tols := append(slices.Clip(v.tmpl.Spec.Tolerations), corev1.Toleration{Key: TaintStorageNotReady, Operator: corev1.TolerationOpExists})
-	var out []NodeWait
-	for _, n := range v.ix.nodes {
-		if f, _ := judgeNode(v.affinity.req, tols, n, checkNow); f != failNone {
-			continue
-		}
-		if why := v.ix.TopoLVMNotReady(n, scs); why != "" {
-			out = append(out, NodeWait{Node: n.Name, Reason: why})
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Node < out[j].Node })
-	return out
-}
-
-// placementKinds are the problems a target node that is not TopoLVM-ready can cause.
-func placementProblem(k MigrationProblemKind) bool {
-	return k == ProblemTargetNodesMissing || k == ProblemCapacity || k == ProblemUnschedulable
-}
-
-// topoLVMWait is the decision for steps that do not fit now: the target nodes to wait for
-// when the steps would fit were TopoLVM ready on them (no start-up taint, driver registered,
-// capacity published without limit: TopoLVM's real capacity is judged again once published);
-// nil when they fit now, when every target node is ready, or when they would not fit anyway
-// (then the problems stand).
-func (v *Migration) topoLVMWait(steps []Move, claims []string, problems []MigrationProblem) []NodeWait {
-	moving := false
-	for _, m := range steps {
-		moving = moving || m.Action == MigrationMove
-	}
-	failing := false
-	for _, p := range problems {
-		failing = failing || placementProblem(p.Kind)
-	}
-	if !moving || !failing {
-		return nil
-	}
-	pending := v.TopoLVMPending(claims)
-	if len(pending) == 0 {
-		return nil
-	}
-	hv := NewMigration(assumeTopoLVMReady(v.s, pending, v.claimStorageClasses(claims)))
-	if len(hv.targetNodes()) == 0 {
-		return nil
-	}
-	if probs := hv.simulatePlacement(slices.Clone(steps), claims); len(probs) > 0 {
-		return nil
-	}
-	return pending
-}
-
 // unlimitedCapacity stands for a capacity not published yet in assumeTopoLVMReady. It is a
 // new Quantity per call, not a package variable: Quantity.String caches its text in the
 // value (pointer receiver), so a shared one is written by concurrent plans.
 func unlimitedCapacity() resource.Quantity { return resource.MustParse("1Ei") }
 
-// assumeTopoLVMReady is s with TopoLVM ready on the pending nodes: start-up taint removed,
+// AssumeTopoLVMReady is s with TopoLVM ready on the pending nodes: start-up taint removed,
 // topology label set, driver in their CSINode, and CSIStorageCapacity without limit for each
 // TopoLVM StorageClass of scs that has none for the node, or only a stale 0 (an annotation
 // likewise).
-func assumeTopoLVMReady(s *Snapshot, pending []NodeWait, scs []string) *Snapshot {
+func AssumeTopoLVMReady(s *Snapshot, pending []NodeWait, scs []string) *Snapshot {
 	c := *s
 	c.PodCache = nil
 	wait := map[string]bool{}
@@ -276,7 +198,7 @@ func assumeTopoLVMReady(s *Snapshot, pending []NodeWait, scs []string) *Snapshot
 		if !wait[cn.Name] {
 			continue
 		}
-		if !slices.ContainsFunc(cn.Spec.Drivers, func(d storagev1.CSINodeDriver) bool { return isTopoLVMDriver(d.Name) }) {
+		if !slices.ContainsFunc(cn.Spec.Drivers, func(d storagev1.CSINodeDriver) bool { return stsutil.IsTopoLVM(d.Name) }) {
 			cp := cn.DeepCopy()
 			cp.Spec.Drivers = append(cp.Spec.Drivers, storagev1.CSINodeDriver{Name: stsutil.ProvisionerTopoLVM, NodeID: cn.Name,
 				TopologyKeys: []string{stsutil.LabelTopoLVMNode}})
@@ -291,8 +213,8 @@ func assumeTopoLVMReady(s *Snapshot, pending []NodeWait, scs []string) *Snapshot
 			continue
 		}
 		for _, sc := range scs {
-			cls := ix.scs[sc]
-			if cls == nil || !isTopoLVMDriver(cls.Provisioner) {
+			cls := ix.Scs[sc]
+			if cls == nil || !stsutil.IsTopoLVM(cls.Provisioner) {
 				continue
 			}
 			key := stsutil.AnnotationCapacityPrefix + deviceClassKey(cls)

@@ -1,12 +1,11 @@
-package planner
+package planner_test
 
 import (
-	"fmt"
 	"strings"
-	"sync"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
+	"github.com/olapgke/terraform-provider-olapgke/internal/planner"
+	"github.com/olapgke/terraform-provider-olapgke/internal/planner/plannertest"
 	"github.com/olapgke/terraform-provider-olapgke/internal/stsutil"
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
@@ -15,47 +14,29 @@ import (
 	"k8s.io/utils/ptr"
 )
 
-// freshPoolB makes pool-b's nodes look as a pool created moments ago does under real
-// TopoLVM: no capacity annotation (hence no CSIStorageCapacity in final()), and, with
-// unregistered, no topology label either.
-func freshPoolB(w *migWorld, unregistered bool) {
-	for i := range w.s.Nodes {
-		n := &w.s.Nodes[i]
-		if n.Labels[stsutil.LabelNodePool] != "pool-b" {
-			continue
-		}
-		delete(n.Annotations, stsutil.AnnotationCapacityPrefix+"ssd")
-		if unregistered {
-			delete(n.Labels, stsutil.LabelTopoLVMNode)
-		}
-	}
-}
-
-var poolBNodes = []string{"gke-olap-pool-b-0", "gke-olap-pool-b-1", "gke-olap-pool-b-2"}
-
 func TestTopoLVMNotReady(t *testing.T) {
 	t.Parallel()
 	const node = "gke-olap-pool-b-0"
 	tests := map[string]struct {
-		setup func(s *Snapshot, n *corev1.Node)
+		setup func(s *planner.Snapshot, n *corev1.Node)
 		scs   []string
 		want  string
 	}{
-		"ready (capacity published)": {setup: func(*Snapshot, *corev1.Node) {}, want: ""},
-		"start-up taint": {setup: func(_ *Snapshot, n *corev1.Node) {
-			n.Spec.Taints = []corev1.Taint{{Key: TaintStorageNotReady, Effect: corev1.TaintEffectNoSchedule}}
+		"ready (capacity published)": {setup: func(*planner.Snapshot, *corev1.Node) {}, want: ""},
+		"start-up taint": {setup: func(_ *planner.Snapshot, n *corev1.Node) {
+			n.Spec.Taints = []corev1.Taint{{Key: planner.TaintStorageNotReady, Effect: corev1.TaintEffectNoSchedule}}
 		}, want: "carries the start-up taint olapgke.io/storage-not-ready"},
-		"CSINode without the driver": {setup: func(s *Snapshot, _ *corev1.Node) {
+		"CSINode without the driver": {setup: func(s *planner.Snapshot, _ *corev1.Node) {
 			s.CSINodes = []storagev1.CSINode{{ObjectMeta: metav1.ObjectMeta{Name: node}}}
 		}, want: "CSINode gke-olap-pool-b-0 does not list topolvm.io"},
-		"CSINode with the driver": {setup: func(s *Snapshot, _ *corev1.Node) {
+		"CSINode with the driver": {setup: func(s *planner.Snapshot, _ *corev1.Node) {
 			s.CSINodes = []storagev1.CSINode{{ObjectMeta: metav1.ObjectMeta{Name: node},
 				Spec: storagev1.CSINodeSpec{Drivers: []storagev1.CSINodeDriver{{Name: "topolvm.io", NodeID: node}}}}}
 		}, want: ""},
-		"no CSINode, no topology label": {setup: func(_ *Snapshot, n *corev1.Node) {
+		"no CSINode, no topology label": {setup: func(_ *planner.Snapshot, n *corev1.Node) {
 			delete(n.Labels, stsutil.LabelTopoLVMNode)
 		}, want: "no CSINode, no topology.topolvm.io/node label"},
-		"no CSIStorageCapacity for the node yet": {setup: func(s *Snapshot, _ *corev1.Node) {
+		"no CSIStorageCapacity for the node yet": {setup: func(s *planner.Snapshot, _ *corev1.Node) {
 			var keep []storagev1.CSIStorageCapacity
 			for _, c := range s.Capacities {
 				if c.NodeTopology.MatchLabels[stsutil.LabelTopoLVMNode] != node {
@@ -64,21 +45,21 @@ func TestTopoLVMNotReady(t *testing.T) {
 			}
 			s.Capacities = keep
 		}, want: "no CSIStorageCapacity of StorageClass topolvm-provisioner for it yet"},
-		"capacity published but small: not a readiness question": {setup: func(s *Snapshot, _ *corev1.Node) {
+		"capacity published but small: not a readiness question": {setup: func(s *planner.Snapshot, _ *corev1.Node) {
 			for i := range s.Capacities {
 				if s.Capacities[i].NodeTopology.MatchLabels[stsutil.LabelTopoLVMNode] == node {
 					s.Capacities[i].Capacity = ptr.To(resource.MustParse("1Gi"))
 				}
 			}
 		}, want: ""},
-		"capacity published as 0, annotation says free space: the first publication raced TopoLVM": {setup: func(s *Snapshot, _ *corev1.Node) {
+		"capacity published as 0, annotation says free space: the first publication raced TopoLVM": {setup: func(s *planner.Snapshot, _ *corev1.Node) {
 			for i := range s.Capacities {
 				if s.Capacities[i].NodeTopology.MatchLabels[stsutil.LabelTopoLVMNode] == node {
 					s.Capacities[i].Capacity = ptr.To(resource.MustParse("0"))
 				}
 			}
 		}, want: "its CSIStorageCapacity of StorageClass topolvm-provisioner says 0 while capacity.topolvm.io/ssd says"},
-		"capacity published as 0, annotation says 0: a full node, not a readiness question": {setup: func(s *Snapshot, n *corev1.Node) {
+		"capacity published as 0, annotation says 0: a full node, not a readiness question": {setup: func(s *planner.Snapshot, n *corev1.Node) {
 			for i := range s.Capacities {
 				if s.Capacities[i].NodeTopology.MatchLabels[stsutil.LabelTopoLVMNode] == node {
 					s.Capacities[i].Capacity = ptr.To(resource.MustParse("0"))
@@ -86,11 +67,11 @@ func TestTopoLVMNotReady(t *testing.T) {
 			}
 			n.Annotations[stsutil.AnnotationCapacityPrefix+"ssd"] = "0"
 		}, want: ""},
-		"driver without capacity tracking: the annotation": {setup: func(s *Snapshot, n *corev1.Node) {
+		"driver without capacity tracking: the annotation": {setup: func(s *planner.Snapshot, n *corev1.Node) {
 			s.CSIDrivers = []storagev1.CSIDriver{{ObjectMeta: metav1.ObjectMeta{Name: "topolvm.io"}}}
 			delete(n.Annotations, stsutil.AnnotationCapacityPrefix+"ssd")
 		}, want: "no capacity.topolvm.io/ssd annotation yet"},
-		"StorageClass of another provisioner is not judged": {scs: []string{"standard-rwo"}, setup: func(s *Snapshot, n *corev1.Node) {
+		"StorageClass of another provisioner is not judged": {scs: []string{"standard-rwo"}, setup: func(s *planner.Snapshot, n *corev1.Node) {
 			s.StorageClasses = append(s.StorageClasses, storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "standard-rwo"}, Provisioner: "pd.csi.storage.gke.io"})
 			delete(n.Labels, stsutil.LabelTopoLVMNode)
 		}, want: ""},
@@ -98,8 +79,8 @@ func TestTopoLVMNotReady(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			w := newMigWorld(3, "pool-a")
-			s := w.final()
+			w := plannertest.NewMigWorld(3, "pool-a")
+			s := w.Final()
 			var n *corev1.Node
 			for i := range s.Nodes {
 				if s.Nodes[i].Name == node {
@@ -109,9 +90,9 @@ func TestTopoLVMNotReady(t *testing.T) {
 			tc.setup(s, n)
 			scs := tc.scs
 			if scs == nil {
-				scs = []string{migSC}
+				scs = []string{plannertest.MigSC}
 			}
-			got := NewIndex(s).TopoLVMNotReady(n, scs)
+			got := planner.NewIndex(s).TopoLVMNotReady(n, scs)
 			if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
 				t.Errorf("TopoLVMNotReady = %q, want %q", got, tc.want)
 			}
@@ -119,187 +100,10 @@ func TestTopoLVMNotReady(t *testing.T) {
 	}
 }
 
-// TestMigrationWaitsForTopoLVMOnFreshPool: a move onto a pool whose nodes TopoLVM is not
-// ready on yet plans its moves (the same as once ready), no problem, and names the nodes to
-// wait for; once ready the plan is the same without waits; the engine's StepCheck agrees.
-func TestMigrationWaitsForTopoLVMOnFreshPool(t *testing.T) {
-	t.Parallel()
-	type want struct {
-		probs []MigrationProblemKind
-		waits []string
-		why   string // in every wait reason
-	}
-	tests := map[string]struct {
-		setup func(w *migWorld)
-		want  want
-	}{
-		"capacity not published yet": {
-			setup: func(w *migWorld) { freshPoolB(w, false) },
-			want:  want{waits: poolBNodes, why: "no CSIStorageCapacity of StorageClass topolvm-provisioner"},
-		},
-		"CSI driver not registered yet": {
-			setup: func(w *migWorld) { freshPoolB(w, true) },
-			want:  want{waits: poolBNodes, why: "CSI driver is not registered"},
-		},
-		"start-up taint (capacity published)": {
-			setup: func(w *migWorld) {
-				for i := range w.s.Nodes {
-					if w.s.Nodes[i].Labels[stsutil.LabelNodePool] == "pool-b" {
-						w.s.Nodes[i].Spec.Taints = []corev1.Taint{{Key: TaintStorageNotReady, Value: "true", Effect: corev1.TaintEffectNoSchedule}}
-					}
-				}
-			},
-			want: want{waits: poolBNodes, why: "start-up taint"},
-		},
-		"capacity published as 0 before TopoLVM's controller saw the nodes": {
-			setup: func(w *migWorld) {
-				for _, n := range poolBNodes {
-					w.s.Capacities = append(w.s.Capacities, storagev1.CSIStorageCapacity{
-						ObjectMeta:       metav1.ObjectMeta{Namespace: "topolvm-system", Name: "csisc-" + n},
-						NodeTopology:     &metav1.LabelSelector{MatchLabels: map[string]string{stsutil.LabelTopoLVMNode: n}},
-						StorageClassName: migSC, Capacity: ptr.To(resource.MustParse("0")),
-					})
-				}
-			},
-			want: want{waits: poolBNodes, why: "says 0 while capacity.topolvm.io/ssd says"},
-		},
-		"one node not ready, the others take the moves": {
-			setup: func(w *migWorld) {
-				delete(w.node("gke-olap-pool-b-2").Annotations, stsutil.AnnotationCapacityPrefix+"ssd")
-			},
-			want: want{},
-		},
-		"ready but too small: refused, no wait": {
-			setup: func(w *migWorld) {
-				for _, n := range poolBNodes {
-					w.node(n).Annotations[stsutil.AnnotationCapacityPrefix+"ssd"] = capacityBytes("1Gi")
-				}
-			},
-			want: want{probs: []MigrationProblemKind{ProblemCapacity, ProblemCapacity, ProblemCapacity}},
-		},
-		"not ready and would not fit anyway (CPU): refused, no wait": {
-			setup: func(w *migWorld) {
-				freshPoolB(w, false)
-				w.s.Live.Spec.Template.Spec.Containers = []corev1.Container{{Name: "olap", Image: "olap:1",
-					Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("64")}}}}
-			},
-			want: want{probs: []MigrationProblemKind{ProblemUnschedulable, ProblemUnschedulable, ProblemUnschedulable}},
-		},
-	}
-	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			w := newMigWorld(3, "pool-a")
-			w.switchTemplate("pool-b")
-			tc.setup(w)
-			v := NewMigration(w.final())
-			p := v.Plan(MigrationOptions{Order: OrderDescending, MaxUnavailable: 1})
-			var kinds []MigrationProblemKind
-			for _, pr := range p.Problems {
-				kinds = append(kinds, pr.Kind)
-			}
-			if diff := cmp.Diff(tc.want.probs, kinds); diff != "" {
-				t.Errorf("problems (-want +got):\n%s\n%v", diff, p.Problems)
-			}
-			var waits []string
-			for _, nw := range p.TopoLVMWaits {
-				waits = append(waits, nw.Node)
-				if !strings.Contains(nw.Reason, tc.want.why) {
-					t.Errorf("wait %s: reason %q lacks %q", nw.Node, nw.Reason, tc.want.why)
-				}
-			}
-			if diff := cmp.Diff(tc.want.waits, waits); diff != "" {
-				t.Errorf("waits (-want +got):\n%s", diff)
-			}
-			if got := movesOf(p); fmt.Sprint(got) != "[2 1 0]" {
-				t.Errorf("moves %v, want [2 1 0]", got)
-			}
-			// One decision: the executor's check before ordinal 2's first deletion agrees.
-			why, wait := NewMigration(w.final()).StepCheck(2, MigrationMove, p.Claims)
-			switch {
-			case len(tc.want.waits) > 0 && (len(wait) == 0 || why == ""):
-				t.Errorf("StepCheck = %q, %v; want a wait", why, wait)
-			case len(tc.want.waits) == 0 && len(wait) > 0:
-				t.Errorf("StepCheck waits %v; want none", wait)
-			case len(tc.want.probs) > 0 && why == "":
-				t.Errorf("StepCheck lets a step that does not fit go")
-			}
-		})
-	}
-}
-
-// TestTopoLVMWaitKeepsMovesStable: the moves planned while waiting are those planned once
-// TopoLVM is ready (Terraform plans again at apply and requires the same values).
-func TestTopoLVMWaitKeepsMovesStable(t *testing.T) {
-	t.Parallel()
-	ready := newMigWorld(3, "pool-a")
-	ready.switchTemplate("pool-b")
-	fresh := newMigWorld(3, "pool-a")
-	fresh.switchTemplate("pool-b")
-	freshPoolB(fresh, true)
-	opts := MigrationOptions{Order: OrderDescending, MaxUnavailable: 1}
-	a := NewMigration(fresh.final()).Plan(opts)
-	b := NewMigration(ready.final()).Plan(opts)
-	strip := func(ms []Move) []Move {
-		out := append([]Move(nil), ms...)
-		for i := range out {
-			out[i].TargetNode = "" // a prediction, not in `moves`
-		}
-		return out
-	}
-	if diff := cmp.Diff(strip(b.Moves), strip(a.Moves)); diff != "" {
-		t.Errorf("moves while waiting differ from moves once ready (-ready +waiting):\n%s", diff)
-	}
-	if len(a.TopoLVMWaits) != 3 || len(b.TopoLVMWaits) != 0 || !a.OK() || !b.OK() {
-		t.Errorf("waits %v / %v, problems %v / %v", a.TopoLVMWaits, b.TopoLVMWaits, a.Problems, b.Problems)
-	}
-}
-
 func TestDescribeNodeWaits(t *testing.T) {
 	t.Parallel()
-	got := DescribeNodeWaits([]NodeWait{{"n1", "carries the start-up taint x"}, {"n2", "no y"}})
+	got := planner.DescribeNodeWaits([]planner.NodeWait{{"n1", "carries the start-up taint x"}, {"n2", "no y"}})
 	if want := "n1 (carries the start-up taint x); n2 (no y)"; got != want {
 		t.Errorf("got %q, want %q", got, want)
-	}
-}
-
-func movesOf(p MigrationPlan) []int32 {
-	out := []int32{}
-	for _, m := range p.Moves {
-		out = append(out, m.Ordinal)
-	}
-	return out
-}
-
-// TestTopoLVMWaitPlansConcurrently plans fresh-pool migrations from several goroutines at once,
-// as parallel applies in one provider process do. Under -race (make test-race) it fails when
-// the TopoLVM-ready assumption writes shared state (once: a package-level Quantity whose
-// String caches its text).
-func TestTopoLVMWaitPlansConcurrently(t *testing.T) {
-	const n = 4
-	worlds := make([]*Snapshot, n)
-	for i := range worlds {
-		w := newMigWorld(3, "pool-a")
-		w.switchTemplate("pool-b")
-		freshPoolB(w, true)
-		worlds[i] = w.final()
-	}
-	start := make(chan struct{})
-	waits := make([]int, n)
-	var wg sync.WaitGroup
-	for i := range worlds {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-start
-			waits[i] = len(NewMigration(worlds[i]).Plan(MigrationOptions{Order: OrderDescending, MaxUnavailable: 1}).TopoLVMWaits)
-		}()
-	}
-	close(start)
-	wg.Wait()
-	for i, w := range waits {
-		if w != 3 {
-			t.Errorf("plan %d: %d TopoLVM waits, want 3", i, w)
-		}
 	}
 }

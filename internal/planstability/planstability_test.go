@@ -574,7 +574,7 @@ func perturbations() []perturbation {
 // TestAccPlanStability is the harness: every perturbation, against every resource and data
 // source at once (one config), then the saved first plan applied; all of it with
 // allow_unschedulable false, then true. allow_unschedulable only decides how node state that
-// holds ordinals is reported (planner.Build's Held), so with true `make testacc` runs only the
+// holds ordinals is reported (rollout.PlanRollout's Held), so with true `make testacc` runs only the
 // perturbations of node state (mayRefuse); OLAPGKE_PLANSTABILITY=full (`make planstability`)
 // runs every one with both settings.
 func TestAccPlanStability(t *testing.T) {

@@ -1,7 +1,7 @@
 package snapshot_test
 
 // Acceptance tests: each scenario plans a change with snapshot.Read +
-// planner.Build, applies it to the sandbox (real API server, StatefulSet
+// rollout.PlanRollout, applies it to the sandbox (real API server, StatefulSet
 // controller, scheduler, TopoLVM simulator) and asserts the controllers did
 // exactly what the plan said: which ordinals were recreated, which are
 // Pending, where the rollout stalls, and the revision name.
@@ -32,6 +32,7 @@ import (
 	"github.com/olapgke/terraform-provider-olapgke/internal/acctest"
 	"github.com/olapgke/terraform-provider-olapgke/internal/gke"
 	"github.com/olapgke/terraform-provider-olapgke/internal/planner"
+	"github.com/olapgke/terraform-provider-olapgke/internal/planner/rollout"
 	"github.com/olapgke/terraform-provider-olapgke/internal/provider"
 	"github.com/olapgke/terraform-provider-olapgke/internal/snapshot"
 	"github.com/olapgke/terraform-provider-olapgke/internal/stsutil"
@@ -184,7 +185,7 @@ func createReady(t *testing.T, kube kubernetes.Interface, set *appsv1.StatefulSe
 }
 
 // plan dry-runs desired and plans it against a fresh snapshot.
-func plan(t *testing.T, kube kubernetes.Interface, desired *appsv1.StatefulSet) (*planner.Plan, *planner.Snapshot) {
+func plan(t *testing.T, kube kubernetes.Interface, desired *appsv1.StatefulSet) (*rollout.Plan, *planner.Snapshot) {
 	t.Helper()
 	ctx := context.Background()
 	defaulted, imm, err := snapshot.DryRunApply(ctx, kube, desired, "", true)
@@ -196,7 +197,7 @@ func plan(t *testing.T, kube kubernetes.Interface, desired *appsv1.StatefulSet) 
 		t.Fatalf("snapshot: %v", err)
 	}
 	s.Immutable = imm
-	p, err := planner.Build(*s)
+	p, err := rollout.PlanRollout(*s)
 	if err != nil {
 		t.Fatalf("plan: %v", err)
 	}
@@ -248,19 +249,19 @@ type expect struct {
 	absent    map[int32]bool // deleted and not recreated
 	// noPod: the plan's NoPod ordinals. The controller deletes them and, on
 	// the path the planner follows, never recreates them; see
-	// planner.OrdinalPlan.NoPod for the race in which it recreates one Pending.
+	// rollout.OrdinalPlan.NoPod for the race in which it recreates one Pending.
 	noPod map[int32]bool
 }
 
-func predicted(p *planner.Plan) expect {
+func predicted(p *rollout.Plan) expect {
 	e := expect{recreated: map[int32]bool{}, pending: map[int32]bool{}, absent: map[int32]bool{}, noPod: map[int32]bool{}}
 	for _, o := range p.Ordinals {
 		switch {
-		case o.Action == planner.ActionDelete && o.Wave > 0 && !o.Blocked:
+		case o.Action == rollout.ActionDelete && o.Wave > 0 && !o.Blocked:
 			e.absent[o.Ordinal] = true
 		case o.NoPod:
 			e.noPod[o.Ordinal] = true
-		case (o.Action == planner.ActionRecreate || o.Action == planner.ActionCreate) && !o.Blocked:
+		case (o.Action == rollout.ActionRecreate || o.Action == rollout.ActionCreate) && !o.Blocked:
 			e.recreated[o.Ordinal] = true
 			if !o.Schedulable {
 				e.pending[o.Ordinal] = true
@@ -273,7 +274,7 @@ func predicted(p *planner.Plan) expect {
 // assertHappened waits until the cluster is in the predicted end state, then
 // watches the Pods for quietWindow and fails on any further change (the
 // stall point holds), and checks the revision names.
-func assertHappened(t *testing.T, kube kubernetes.Interface, ns string, p *planner.Plan, before map[int32]corev1.Pod, schedulerSays string) {
+func assertHappened(t *testing.T, kube kubernetes.Interface, ns string, p *rollout.Plan, before map[int32]corev1.Pod, schedulerSays string) {
 	t.Helper()
 	e := predicted(p)
 	var last string
@@ -365,7 +366,7 @@ func assertHappened(t *testing.T, kube kubernetes.Interface, ns string, p *plann
 			}
 		}
 	}
-	if st := planner.Rollout(live, podList(podsByOrdinal(t, kube, ns))); p.Stall != nil {
+	if st := rollout.Rollout(live, podList(podsByOrdinal(t, kube, ns))); p.Stall != nil {
 		if !st.Stalled() {
 			t.Errorf("planner predicted a stall at %v but Rollout sees none: %+v", p.Stall.Ordinals, st)
 		}
@@ -391,7 +392,7 @@ func podList(m map[int32]corev1.Pod) []corev1.Pod {
 	return out
 }
 
-func ordinalsWith(p *planner.Plan, f func(planner.OrdinalPlan) bool) []int32 {
+func ordinalsWith(p *rollout.Plan, f func(rollout.OrdinalPlan) bool) []int32 {
 	var out []int32
 	for _, o := range p.Ordinals {
 		if f(o) {
@@ -410,7 +411,7 @@ func TestAccPlanner_revisionHashMatchesController(t *testing.T) {
 	if p.UpdateRevision != s.Live.Status.UpdateRevision {
 		t.Fatalf("planner names the live template %s, the controller %s", p.UpdateRevision, s.Live.Status.UpdateRevision)
 	}
-	if p.TemplateChanged || len(ordinalsWith(p, func(o planner.OrdinalPlan) bool { return o.Action != planner.ActionUnchanged })) != 0 {
+	if p.TemplateChanged || len(ordinalsWith(p, func(o rollout.OrdinalPlan) bool { return o.Action != rollout.ActionUnchanged })) != 0 {
 		t.Errorf("an unchanged manifest plans changes: %+v", p.Ordinals)
 	}
 	// And for a second revision, hashed before the controller sees it.
@@ -460,7 +461,7 @@ func TestAccPlanner_incidentOnDelete(t *testing.T) {
 	desired := set.DeepCopy()
 	desired.Spec.Template.Spec.NodeSelector[accPoolKey] = "pool-b"
 	p, _ := plan(t, env.Kube, desired)
-	if got := ordinalsWith(p, func(o planner.OrdinalPlan) bool { return o.Action == planner.ActionStranded && o.Schedulable }); len(got) != 3 || p.Stall != nil {
+	if got := ordinalsWith(p, func(o rollout.OrdinalPlan) bool { return o.Action == rollout.ActionStranded && o.Schedulable }); len(got) != 3 || p.Stall != nil {
 		t.Fatalf("want 3 stale unschedulable ordinals and no stall, got %v stall %+v", got, p.Stall)
 	}
 	before := podsByOrdinal(t, env.Kube, ns)
@@ -492,7 +493,7 @@ func TestAccPlanner_partition(t *testing.T) {
 	desired := set.DeepCopy()
 	desired.Spec.Template.Spec.Containers[0].Image = "olap/historical:2"
 	p, _ := plan(t, env.Kube, desired)
-	if got := ordinalsWith(p, func(o planner.OrdinalPlan) bool { return o.Action == planner.ActionRecreate }); fmt.Sprint(got) != "[2]" {
+	if got := ordinalsWith(p, func(o rollout.OrdinalPlan) bool { return o.Action == rollout.ActionRecreate }); fmt.Sprint(got) != "[2]" {
 		t.Fatalf("recreated %v, want [2]", got)
 	}
 	before := podsByOrdinal(t, env.Kube, ns)
@@ -538,8 +539,8 @@ func TestAccPlanner_scaleDownDeletesPVCs(t *testing.T) {
 	desired := set.DeepCopy()
 	desired.Spec.Replicas = ptr.To[int32](1)
 	p, _ := plan(t, env.Kube, desired)
-	if got := ordinalsWith(p, func(o planner.OrdinalPlan) bool {
-		return o.Action == planner.ActionDelete && o.PVCsAfter == planner.PVCsDeleted
+	if got := ordinalsWith(p, func(o rollout.OrdinalPlan) bool {
+		return o.Action == rollout.ActionDelete && o.PVCsAfter == rollout.PVCsDeleted
 	}); fmt.Sprint(got) != "[1 2]" {
 		t.Fatalf("deleted with PVCs %v, want [1 2]", got)
 	}
@@ -658,7 +659,7 @@ func TestAccPlanner_cordonedPinnedNode(t *testing.T) {
 		!strings.Contains(p.Held[0].Reason, "1 node(s) were unschedulable, 2 node(s) didn't match PersistentVolume's node affinity") {
 		t.Fatalf("want no stall and ordinal 1 held by cordoned node %s, got stall %+v held %+v", node, p.Stall, p.Held)
 	}
-	now, err := planner.BuildNow(*s)
+	now, err := rollout.PlanRolloutNow(*s)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -278,7 +278,7 @@ func deleteStorageClass(ctx context.Context, kube kubernetes.Interface, name str
 	if err != nil {
 		return err
 	}
-	if !isTopoLVM(cur.Provisioner) {
+	if !stsutil.IsTopoLVM(cur.Provisioner) {
 		return nil
 	}
 	err = kube.StorageV1().StorageClasses().Delete(ctx, name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &cur.UID}})
@@ -288,16 +288,12 @@ func deleteStorageClass(ctx context.Context, kube kubernetes.Interface, name str
 	return err
 }
 
-func isTopoLVM(provisioner string) bool {
-	return provisioner == Provisioner || provisioner == LegacyProvisioner
-}
-
 // classStorageClasses are the TopoLVM StorageClasses provisioning from class: their
 // topolvm.io/device-class parameter names it, or (for the default class) names none.
 func classStorageClasses(scs []storagev1.StorageClass, class string, isDefault bool) map[string]bool {
 	out := map[string]bool{}
 	for _, sc := range scs {
-		if !isTopoLVM(sc.Provisioner) {
+		if !stsutil.IsTopoLVM(sc.Provisioner) {
 			continue
 		}
 		dc := sc.Parameters[DeviceClassParam]

@@ -3,6 +3,7 @@ package deviceclass
 import (
 	"sort"
 
+	"github.com/olapgke/terraform-provider-olapgke/internal/stsutil"
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -47,7 +48,7 @@ const (
 // defaultClass is the lvmd config's default class ("" when unknown: volumes of the default
 // class are then attributed to none).
 func classOf(pv *corev1.PersistentVolume, scs map[string]*storagev1.StorageClass, lvs map[string]logicalVolume, defaultClass string) (string, string) {
-	if pv.Spec.CSI == nil || !isTopoLVM(pv.Spec.CSI.Driver) {
+	if pv.Spec.CSI == nil || !stsutil.IsTopoLVM(pv.Spec.CSI.Driver) {
 		return "", ""
 	}
 	orDefault := func(c string) string {
@@ -62,7 +63,7 @@ func classOf(pv *corev1.PersistentVolume, scs map[string]*storagev1.StorageClass
 	if c := pv.Spec.CSI.VolumeAttributes[DeviceClassParam]; c != "" {
 		return c, fromAttributes
 	}
-	if sc := scs[pv.Spec.StorageClassName]; sc != nil && isTopoLVM(sc.Provisioner) {
+	if sc := scs[pv.Spec.StorageClassName]; sc != nil && stsutil.IsTopoLVM(sc.Provisioner) {
 		if c := orDefault(sc.Parameters[DeviceClassParam]); c != "" {
 			return c, fromStorageClass
 		}
@@ -73,7 +74,7 @@ func classOf(pv *corev1.PersistentVolume, scs map[string]*storagev1.StorageClass
 // storageClassClass is the device class a TopoLVM StorageClass provisions from ("" for
 // another provisioner, or the default class when unknown).
 func storageClassClass(sc *storagev1.StorageClass, defaultClass string) string {
-	if sc == nil || !isTopoLVM(sc.Provisioner) {
+	if sc == nil || !stsutil.IsTopoLVM(sc.Provisioner) {
 		return ""
 	}
 	if c := sc.Parameters[DeviceClassParam]; c != "" {
@@ -98,7 +99,7 @@ func volumesByClass(pvs []corev1.PersistentVolume, scs []storagev1.StorageClass,
 	out := map[string][]string{}
 	for i := range pvs {
 		pv := &pvs[i]
-		if pv.Spec.CSI == nil || !isTopoLVM(pv.Spec.CSI.Driver) {
+		if pv.Spec.CSI == nil || !stsutil.IsTopoLVM(pv.Spec.CSI.Driver) {
 			continue
 		}
 		c, _ := classOf(pv, scByName, lvByID, defaultClass)

@@ -18,6 +18,7 @@ import (
 	"github.com/olapgke/terraform-provider-olapgke/internal/diagnostics"
 	"github.com/olapgke/terraform-provider-olapgke/internal/engine"
 	"github.com/olapgke/terraform-provider-olapgke/internal/planner"
+	planmigration "github.com/olapgke/terraform-provider-olapgke/internal/planner/migration"
 	"github.com/olapgke/terraform-provider-olapgke/internal/stsutil"
 )
 
@@ -120,7 +121,7 @@ func (a *evacuateNodePoolAction) Invoke(ctx context.Context, req action.InvokeRe
 	for _, e := range sets {
 		total += len(e.ev.plan.Moves)
 		p.say("%s/%s: would move ordinal(s) %s off node pool %s: %s", e.m.Namespace.ValueString(), e.m.StatefulSet.ValueString(),
-			planner.JoinOrdinals(moveList(e.ev.plan.Moves)), pool, describeMoves(e.ev.plan.Moves))
+			planmigration.JoinOrdinals(moveList(e.ev.plan.Moves)), pool, describeMoves(e.ev.plan.Moves))
 	}
 	if cfg.PlanOnly.ValueBool() {
 		p.say("plan_only: node pool %s (%d node(s)) holds %d ordinal(s) of %d StatefulSet(s); nothing was changed", pool, len(nodes), total, len(sets))
@@ -157,7 +158,7 @@ func (a *evacuateNodePoolAction) Invoke(ctx context.Context, req action.InvokeRe
 }
 
 // judge finds the StatefulSets with ordinals pinned to the pool's nodes and plans each one's
-// moves on the cluster as it is once the nodes are marked (planner.WithEvacuation).
+// moves on the cluster as it is once the nodes are marked (planmigration.WithEvacuation).
 func (a *evacuateNodePoolAction) judge(ctx context.Context, kube kubernetes.Interface, cfg evacuateNodePoolModel) ([]string, []evacuation, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	pool := cfg.NodePool.ValueString()
@@ -185,8 +186,8 @@ func (a *evacuateNodePoolAction) judge(ctx context.Context, kube kubernetes.Inte
 		return nil, nil, diags
 	}
 	var out []evacuation
-	mark := func(s *planner.Snapshot) *planner.Snapshot { return planner.WithEvacuation(s, nodes, pool) }
-	for _, ref := range planner.PinnedStatefulSets(sets.Items, pvs.Items, nodes) {
+	mark := func(s *planner.Snapshot) *planner.Snapshot { return planmigration.WithEvacuation(s, nodes, pool) }
+	for _, ref := range planmigration.PinnedStatefulSets(sets.Items, pvs.Items, nodes) {
 		m := cfg.model(ref.Namespace, ref.Name, types.ListNull(types.Int64Type), types.ListNull(types.StringType), types.ListNull(types.ObjectType{}))
 		res := a.migration()
 		ev, d := res.evaluateWith(ctx, m, m.VolumeClaims, false, mark)
@@ -194,7 +195,7 @@ func (a *evacuateNodePoolAction) judge(ctx context.Context, kube kubernetes.Inte
 		if d.HasError() || ev == nil || ev.plan == nil {
 			continue
 		}
-		moving := moveList(slices.DeleteFunc(slices.Clone(ev.plan.Moves), func(mv planner.Move) bool { return !evacuationStep(ev, mv) }))
+		moving := moveList(slices.DeleteFunc(slices.Clone(ev.plan.Moves), func(mv planmigration.Move) bool { return !evacuationStep(ev, mv) }))
 		if len(moving) == 0 {
 			continue
 		}
@@ -217,7 +218,7 @@ func checkSelector(cfg evacuateNodePoolModel, ev *evaluation, set string) diag.D
 		"The nodes outside node pool %s that the template of StatefulSet %s admits for new Pods", cfg.NodePool.ValueString(), set))
 }
 
-func moveList(moves []planner.Move) []int32 {
+func moveList(moves []planmigration.Move) []int32 {
 	out := make([]int32, 0, len(moves))
 	for _, m := range moves {
 		out = append(out, m.Ordinal)
@@ -225,7 +226,7 @@ func moveList(moves []planner.Move) []int32 {
 	return out
 }
 
-func describeMoves(moves []planner.Move) string {
+func describeMoves(moves []planmigration.Move) string {
 	parts := make([]string, 0, len(moves))
 	for _, m := range moves {
 		to := m.TargetNode
@@ -241,11 +242,11 @@ func describeMoves(moves []planner.Move) string {
 // pool), a gate a killed run left pending, or a restart whose Pod is not Running and Ready (a
 // move a killed run left half done, the new Pod on its way). A restart of a Ready Pod at an
 // old revision is not the evacuation's: it stays for the migration that rolls the template.
-func evacuationStep(ev *evaluation, mv planner.Move) bool {
+func evacuationStep(ev *evaluation, mv planmigration.Move) bool {
 	switch mv.Action {
-	case planner.MigrationMove, planner.MigrationGate:
+	case planmigration.MigrationMove, planmigration.MigrationGate:
 		return true
-	case planner.MigrationRestart:
+	case planmigration.MigrationRestart:
 		for i := range ev.snap.Pods {
 			if p := &ev.snap.Pods[i]; p.Name == mv.Pod && p.Namespace == ev.snap.Live.Namespace {
 				return !stsutil.PodRunningAndReady(p) || p.DeletionTimestamp != nil

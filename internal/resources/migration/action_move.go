@@ -18,7 +18,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/olapgke/terraform-provider-olapgke/internal/diagnostics"
-	"github.com/olapgke/terraform-provider-olapgke/internal/planner"
+	planmigration "github.com/olapgke/terraform-provider-olapgke/internal/planner/migration"
 	"github.com/olapgke/terraform-provider-olapgke/internal/stsutil"
 )
 
@@ -144,9 +144,9 @@ func (a *moveOrdinalsAction) judge(ctx context.Context, cfg moveOrdinalsModel, p
 	// step are where the template places them.
 	var staying []int32
 	for _, o := range ordinalsOf(cfg.Ordinals) {
-		if !slices.ContainsFunc(ev.plan.Moves, func(mv planner.Move) bool { return mv.Ordinal == o }) &&
-			!slices.ContainsFunc(ev.plan.Problems, func(p planner.MigrationProblem) bool {
-				return p.Ordinal == o && p.Kind == planner.ProblemUnknownOrdinal
+		if !slices.ContainsFunc(ev.plan.Moves, func(mv planmigration.Move) bool { return mv.Ordinal == o }) &&
+			!slices.ContainsFunc(ev.plan.Problems, func(p planmigration.MigrationProblem) bool {
+				return p.Ordinal == o && p.Kind == planmigration.ProblemUnknownOrdinal
 			}) {
 			staying = append(staying, o)
 		}
@@ -154,7 +154,7 @@ func (a *moveOrdinalsAction) judge(ctx context.Context, cfg moveOrdinalsModel, p
 	if len(staying) > 0 {
 		diags.Append(diagnostics.Warning("Ordinals Not Moved", diagnostics.Detail{
 			Checked: fmt.Sprintf("Where ordinal(s) %s of StatefulSet %s/%s run, against its template placement (%s).",
-				planner.JoinOrdinals(staying), ns, name, ev.plan.Target),
+				planmigration.JoinOrdinals(staying), ns, name, ev.plan.Target),
 			Found: "Their Pods and PVs are where the template places them, so they need no move. A StatefulSet " +
 				"has one template for every Pod: an ordinal moves only when its node or PVs no longer fit it.",
 			Do: "Nothing, if they are where they should be. To move them, change the template's placement to the " +

@@ -18,6 +18,7 @@ import (
 	"github.com/olapgke/terraform-provider-olapgke/internal/diagnostics"
 	"github.com/olapgke/terraform-provider-olapgke/internal/engine"
 	"github.com/olapgke/terraform-provider-olapgke/internal/planner"
+	planmigration "github.com/olapgke/terraform-provider-olapgke/internal/planner/migration"
 	"github.com/olapgke/terraform-provider-olapgke/internal/stsutil"
 )
 
@@ -132,7 +133,7 @@ func (a *restartOrdinalsAction) Invoke(ctx context.Context, req action.InvokeReq
 }
 
 // judge plans the restart as the engine will run it: the cluster seen with the request written
-// (planner.WithRestart), so every decision is the migration planner's. An ordinal that needs
+// (planmigration.WithRestart), so every decision is the migration planner's. An ordinal that needs
 // a move is refused.
 func (a *restartOrdinalsAction) judge(ctx context.Context, cfg restartOrdinalsModel, planning bool) (resourceModel, *evaluation, stsutil.RestartRequest, diag.Diagnostics) {
 	ns, name := cfg.Namespace.ValueString(), cfg.StatefulSet.ValueString()
@@ -143,15 +144,15 @@ func (a *restartOrdinalsAction) judge(ctx context.Context, cfg restartOrdinalsMo
 		if ordinals == nil {
 			ordinals = stsutil.OrdinalRange(s.Live)
 		}
-		request = planner.RestartRequestFor(s, ordinals, stsutil.ReadRestart(s.Live), time.Now())
-		return planner.WithRestart(s, request)
+		request = planmigration.RestartRequestFor(s, ordinals, stsutil.ReadRestart(s.Live), time.Now())
+		return planmigration.WithRestart(s, request)
 	})
 	if diags.HasError() || ev == nil || ev.plan == nil {
 		return m, nil, request, diags
 	}
 	var moves []string
 	for _, mv := range ev.plan.Moves {
-		if mv.Action == planner.MigrationMove {
+		if mv.Action == planmigration.MigrationMove {
 			moves = append(moves, fmt.Sprintf("%d: %s", mv.Ordinal, mv.Reason))
 		}
 	}

@@ -19,7 +19,8 @@ import (
 	"github.com/olapgke/terraform-provider-olapgke/internal/clients"
 	"github.com/olapgke/terraform-provider-olapgke/internal/diagnostics"
 	"github.com/olapgke/terraform-provider-olapgke/internal/engine"
-	"github.com/olapgke/terraform-provider-olapgke/internal/planner"
+	"github.com/olapgke/terraform-provider-olapgke/internal/planner/gates"
+	planmigration "github.com/olapgke/terraform-provider-olapgke/internal/planner/migration"
 	"github.com/olapgke/terraform-provider-olapgke/internal/resources/durations"
 	"github.com/olapgke/terraform-provider-olapgke/internal/stsutil"
 )
@@ -80,7 +81,7 @@ func (s verbSettings) known() bool {
 func (s verbSettings) model(ns, name string, ordinals, claims, gates types.List) resourceModel {
 	m := resourceModel{
 		Namespace: types.StringValue(ns), StatefulSet: types.StringValue(name), Ordinals: ordinals,
-		Order: types.StringValue(string(planner.OrderDescending)), VolumeClaims: claims,
+		Order: types.StringValue(string(planmigration.OrderDescending)), VolumeClaims: claims,
 		MaxUnavailable: types.Int64Value(1), MinReadySeconds: s.MinReadySeconds,
 		RequireOthersReady: s.RequireOthersReady, ForceDeleteOnUnreachableNodes: s.ForceDeleteOnUnreachableNodes,
 		OrdinalTimeout: s.OrdinalTimeout, UnschedulableTimeout: s.UnschedulableTimeout,
@@ -134,7 +135,7 @@ func actionGateBlock() aschema.ListNestedBlock {
 		"gate has exactly one of `pod_condition` and `http`, and its own `timeout` and `interval`. A gate that does not " +
 		"pass in time stops the action quoting its last answer; the StatefulSet annotation `" + stsutil.AnnotationGatesPending +
 		"` marks the ordinal, so invoking the action again waits for its gates first without deleting anything of it. " +
-		"Strings of `http` take the placeholders `{" + strings.Join(planner.GatePlaceholders, "}`, `{") + "}`."
+		"Strings of `http` take the placeholders `{" + strings.Join(gates.GatePlaceholders, "}`, `{") + "}`."
 	return aschema.ListNestedBlock{MarkdownDescription: desc, NestedObject: aschema.NestedBlockObject{
 		Attributes: actionAttributes(b.NestedObject.Attributes), Blocks: actionBlocks(b.NestedObject.Blocks)}}
 }
@@ -189,12 +190,12 @@ func (p *progress) say(format string, args ...any) {
 
 // runMoves replaces the planned moves of one StatefulSet with the migration engine, streaming
 // progress. again says how the user resumes after a stop.
-func (v *verb) runMoves(ctx context.Context, kube kubernetes.Interface, m resourceModel, ev *evaluation, gates []planner.Gate,
+func (v *verb) runMoves(ctx context.Context, kube kubernetes.Interface, m resourceModel, ev *evaluation, gates []gates.Gate,
 	p *progress, again string) diag.Diagnostics {
 	var diags diag.Diagnostics
 	ns, name := m.Namespace.ValueString(), m.StatefulSet.ValueString()
 	var ordinals []int32
-	actions := map[int32]planner.MigrationAction{}
+	actions := map[int32]planmigration.MigrationAction{}
 	for _, mv := range ev.plan.Moves {
 		ordinals = append(ordinals, mv.Ordinal)
 		actions[mv.Ordinal] = mv.Action
@@ -219,7 +220,7 @@ func (v *verb) runMoves(ctx context.Context, kube kubernetes.Interface, m resour
 			p.say("%s/%s: ordinal %d %s done in %s on node %s", ns, name, d.Ordinal, actions[d.Ordinal], d.Duration.Round(time.Second), d.Node)
 		},
 	}
-	p.say("%s/%s: ordinals %s (%s), one at a time", ns, name, planner.JoinOrdinals(ordinals), describeActions(ordinals, actions))
+	p.say("%s/%s: ordinals %s (%s), one at a time", ns, name, planmigration.JoinOrdinals(ordinals), describeActions(ordinals, actions))
 	if err := engine.Migrate(ctx, kube, run); err != nil {
 		kept := "No ordinal finished in this run."
 		if len(done) > 0 {

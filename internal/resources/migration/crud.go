@@ -19,6 +19,7 @@ import (
 	"github.com/olapgke/terraform-provider-olapgke/internal/diagnostics"
 	"github.com/olapgke/terraform-provider-olapgke/internal/engine"
 	"github.com/olapgke/terraform-provider-olapgke/internal/planner"
+	planmigration "github.com/olapgke/terraform-provider-olapgke/internal/planner/migration"
 	"github.com/olapgke/terraform-provider-olapgke/internal/snapshot"
 )
 
@@ -79,7 +80,7 @@ func (r *migrationResource) apply(ctx context.Context, plan resourceModel, cfgGa
 			plan.Moves, _ = flattenMoves(ctx, nil, moveContext{})
 		}
 		if plan.PlanSummary.IsUnknown() {
-			plan.PlanSummary = types.StringValue(planner.MigrationSummary(nil, "", planner.MigrationSummaryInput{}))
+			plan.PlanSummary = types.StringValue(planmigration.MigrationSummary(nil, "", planmigration.MigrationSummaryInput{}))
 		}
 		if plan.UpdateRevision.IsUnknown() {
 			plan.UpdateRevision = types.StringValue("")
@@ -113,7 +114,7 @@ func (r *migrationResource) apply(ctx context.Context, plan resourceModel, cfgGa
 		return
 	}
 	var ordinals []int32
-	var actions map[int32]planner.MigrationAction
+	var actions map[int32]planmigration.MigrationAction
 	if plan.Moves.IsUnknown() {
 		out.Append(problemDiagnostics(plan, ev)...)
 		if out.HasError() {
@@ -122,7 +123,7 @@ func (r *migrationResource) apply(ctx context.Context, plan resourceModel, cfgGa
 		plan.Moves, diags = flattenMoves(ctx, ev.plan.Moves, movesContext(ctx, plan, prior))
 		out.Append(diags...)
 		plan.PlanSummary = types.StringValue(planSummary(ctx, ev.plan, ev.snap, plan, prior))
-		actions = map[int32]planner.MigrationAction{}
+		actions = map[int32]planmigration.MigrationAction{}
 		for _, m := range ev.plan.Moves {
 			ordinals = append(ordinals, m.Ordinal)
 			actions[m.Ordinal] = m.Action
@@ -251,7 +252,7 @@ func (r *migrationResource) Read(ctx context.Context, req resource.ReadRequest, 
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	v := planner.NewMigration(s)
+	v := planmigration.NewMigration(s)
 	p := v.Plan(opts)
 	st.UpdateRevision = types.StringValue(v.UpdateRevision())
 	history, _ := completedFromState(ctx, st.Completed)
@@ -284,7 +285,7 @@ func migrationDiagnostic(ns, name string, ordinals []int32, completed []complete
 // advice, kept what is recorded of the ordinals that finished.
 func stoppedDiagnostic(ns, name string, ordinals []int32, again, what, kept string, err error) diag.Diagnostic {
 	Again := strings.ToUpper(again[:1]) + again[1:]
-	checked := fmt.Sprintf("Restarting or moving ordinal(s) %s of StatefulSet %s/%s.", planner.JoinOrdinals(ordinals), ns, name)
+	checked := fmt.Sprintf("Restarting or moving ordinal(s) %s of StatefulSet %s/%s.", planmigration.JoinOrdinals(ordinals), ns, name)
 	if errors.Is(err, context.Canceled) { // Ctrl-C, or a run cancelled in HCP Terraform
 		return diagnostics.Error("Migration Cancelled", diagnostics.Detail{
 			Checked: checked,
@@ -373,7 +374,7 @@ func mustDuration(s string) time.Duration {
 var _ = path.Root
 
 // describeActions names the planned action of each ordinal ("2 restart, 1 move").
-func describeActions(ordinals []int32, actions map[int32]planner.MigrationAction) string {
+func describeActions(ordinals []int32, actions map[int32]planmigration.MigrationAction) string {
 	parts := make([]string, 0, len(ordinals))
 	for _, o := range ordinals {
 		a := actions[o]

@@ -18,7 +18,8 @@ import (
 
 	"github.com/olapgke/terraform-provider-olapgke/internal/diagnostics"
 	"github.com/olapgke/terraform-provider-olapgke/internal/engine"
-	"github.com/olapgke/terraform-provider-olapgke/internal/planner"
+	"github.com/olapgke/terraform-provider-olapgke/internal/planner/gates"
+	planmigration "github.com/olapgke/terraform-provider-olapgke/internal/planner/migration"
 	"github.com/olapgke/terraform-provider-olapgke/internal/resources/durations"
 )
 
@@ -62,7 +63,7 @@ type gateResultModel struct {
 }
 
 func gateBlock() schema.ListNestedBlock {
-	placeholders := "`{" + strings.Join(planner.GatePlaceholders, "}`, `{") + "}`"
+	placeholders := "`{" + strings.Join(gates.GatePlaceholders, "}`, `{") + "}`"
 	return schema.ListNestedBlock{
 		MarkdownDescription: "Hydration gates: checks that must all pass after each restart or move (and its soak) before the " +
 			"next batch starts, because Kubernetes Ready is not \"loaded\". Each gate has exactly one of `pod_condition` and `http`, " +
@@ -114,9 +115,9 @@ func gateBlock() schema.ListNestedBlock {
 // gatesFrom converts the gate blocks to the planner's gates. withSecrets reads header values
 // (the configuration at apply: headers are write-only, and headers_from_env is read from the
 // environment); without it headers are left out (plans never show them).
-func gatesFrom(ctx context.Context, l types.List, withSecrets bool) ([]planner.Gate, diag.Diagnostics) {
+func gatesFrom(ctx context.Context, l types.List, withSecrets bool) ([]gates.Gate, diag.Diagnostics) {
 	ms, diags := gateModels(ctx, l)
-	out := make([]planner.Gate, 0, len(ms))
+	out := make([]gates.Gate, 0, len(ms))
 	for i, m := range ms {
 		g, d := gateFrom(ctx, i, m, withSecrets)
 		diags.Append(d...)
@@ -139,23 +140,23 @@ func gateModels(ctx context.Context, l types.List) ([]gateModel, diag.Diagnostic
 }
 
 // gateFrom converts gate block i (see gatesFrom).
-func gateFrom(ctx context.Context, i int, m gateModel, withSecrets bool) (planner.Gate, diag.Diagnostics) {
+func gateFrom(ctx context.Context, i int, m gateModel, withSecrets bool) (gates.Gate, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	at := path.Root("gate").AtListIndex(i)
-	g := planner.Gate{Name: m.Name.ValueString(), Timeout: parseDuration(m.Timeout, DefaultGateTimeout),
+	g := gates.Gate{Name: m.Name.ValueString(), Timeout: parseDuration(m.Timeout, DefaultGateTimeout),
 		Interval: parseDuration(m.Interval, DefaultGateInterval)}
 	if g.Name == "" {
 		g.Name = fmt.Sprintf("gate %d", i+1)
 	}
 	if c := m.PodCondition; c != nil {
-		g.PodCondition = &planner.PodConditionGate{Type: corev1.PodConditionType(c.Type.ValueString()),
+		g.PodCondition = &gates.PodConditionGate{Type: corev1.PodConditionType(c.Type.ValueString()),
 			Status: corev1.ConditionStatus(c.Status.ValueString())}
 		if g.PodCondition.Status == "" {
 			g.PodCondition.Status = corev1.ConditionTrue
 		}
 	}
 	if h := m.HTTP; h != nil {
-		hg := &planner.HTTPGate{URL: h.URL.ValueString(), Method: strings.ToUpper(h.Method.ValueString()),
+		hg := &gates.HTTPGate{URL: h.URL.ValueString(), Method: strings.ToUpper(h.Method.ValueString()),
 			ExpectStatus: int(h.ExpectStatus.ValueInt64()), ExpectJSONPath: h.ExpectJSONPath.ValueString(),
 			ExpectValue: h.ExpectValue.ValueString()}
 		if hg.Method == "" {
@@ -234,7 +235,7 @@ func validateGates(ctx context.Context, l types.List) diag.Diagnostics {
 				}
 			}
 		}
-		if err := planner.CheckGate(g); err != nil {
+		if err := gates.CheckGate(g); err != nil {
 			diags.Append(diagnostics.AttributeError(path.Root("gate").AtListIndex(i), "Invalid Gate", diagnostics.Detail{
 				Checked: fmt.Sprintf("Gate %d (%s).", i+1, g.Name),
 				Found:   capitalize(err.Error()) + ".",
@@ -246,10 +247,10 @@ func validateGates(ctx context.Context, l types.List) diag.Diagnostics {
 }
 
 // stepHistory is what earlier runs recorded, for the plan's estimates.
-func stepHistory(list []completedModel) []planner.StepRecord {
-	out := make([]planner.StepRecord, 0, len(list))
+func stepHistory(list []completedModel) []planmigration.StepRecord {
+	out := make([]planmigration.StepRecord, 0, len(list))
 	for _, c := range list {
-		r := planner.StepRecord{Action: planner.MigrationAction(c.Action.ValueString()), Seconds: c.DurationSeconds}
+		r := planmigration.StepRecord{Action: planmigration.MigrationAction(c.Action.ValueString()), Seconds: c.DurationSeconds}
 		for _, g := range c.gateResults() {
 			r.GateSeconds += g.Seconds
 			r.Gated = true

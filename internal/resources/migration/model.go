@@ -10,7 +10,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/olapgke/terraform-provider-olapgke/internal/engine"
-	"github.com/olapgke/terraform-provider-olapgke/internal/planner"
+	"github.com/olapgke/terraform-provider-olapgke/internal/planner/gates"
+	planmigration "github.com/olapgke/terraform-provider-olapgke/internal/planner/migration"
 )
 
 type resourceModel struct {
@@ -99,26 +100,26 @@ func (c completedModel) gateResults() []gateResultModel {
 // the ordinal, without header values) and estimates from earlier runs.
 type moveContext struct {
 	namespace, statefulset string
-	gates                  []planner.Gate
-	history                []planner.StepRecord
+	gates                  []gates.Gate
+	history                []planmigration.StepRecord
 }
 
 // flattenMoves converts the planner's moves to the `moves` attribute.
-func flattenMoves(ctx context.Context, moves []planner.Move, mc moveContext) (types.List, diag.Diagnostics) {
+func flattenMoves(ctx context.Context, moves []planmigration.Move, mc moveContext) (types.List, diag.Diagnostics) {
 	out := make([]moveModel, 0, len(moves))
 	for _, m := range moves {
 		mm := moveModel{Name: m.Pod, Ordinal: int64(m.Ordinal), Pod: m.Pod, Action: string(m.Action), FromNode: m.FromNode, Target: m.Target, Reason: m.Reason,
 			Volumes: make([]volumeModel, 0, len(m.Volumes)), Gates: make([]string, 0, len(mc.gates)), Estimate: types.Float64Null()}
 		// The node is known at plan only for a Pod that stays where it is; a moved Pod's
 		// {node} and every {pod_ip} are filled at apply.
-		t := planner.GateTarget{Namespace: mc.namespace, StatefulSet: mc.statefulset, Pod: m.Pod, Ordinal: m.Ordinal}
-		if m.Action != planner.MigrationMove {
+		t := gates.GateTarget{Namespace: mc.namespace, StatefulSet: mc.statefulset, Pod: m.Pod, Ordinal: m.Ordinal}
+		if m.Action != planmigration.MigrationMove {
 			t.Node = m.FromNode
 		}
 		for _, g := range mc.gates {
-			mm.Gates = append(mm.Gates, planner.DescribeGate(g, t))
+			mm.Gates = append(mm.Gates, gates.DescribeGate(g, t))
 		}
-		if est, ok := planner.EstimateStep(mc.history, m.Action); ok {
+		if est, ok := planmigration.EstimateStep(mc.history, m.Action); ok {
 			mm.Estimate = types.Float64Value(est)
 		}
 		for _, v := range m.Volumes {
@@ -131,14 +132,14 @@ func flattenMoves(ctx context.Context, moves []planner.Move, mc moveContext) (ty
 
 // moveOrdinals reads the ordinals of a known `moves` list, in order, and
 // their planned actions.
-func moveOrdinals(ctx context.Context, l types.List) ([]int32, map[int32]planner.MigrationAction, diag.Diagnostics) {
+func moveOrdinals(ctx context.Context, l types.List) ([]int32, map[int32]planmigration.MigrationAction, diag.Diagnostics) {
 	var ms []moveModel
 	diags := l.ElementsAs(ctx, &ms, false)
 	out := make([]int32, 0, len(ms))
-	actions := make(map[int32]planner.MigrationAction, len(ms))
+	actions := make(map[int32]planmigration.MigrationAction, len(ms))
 	for _, m := range ms {
 		out = append(out, int32(m.Ordinal))
-		actions[int32(m.Ordinal)] = planner.MigrationAction(m.Action)
+		actions[int32(m.Ordinal)] = planmigration.MigrationAction(m.Action)
 	}
 	return out, actions, diags
 }
@@ -159,7 +160,7 @@ func mergeCompleted(list []completedModel, m engine.MigratedOrdinal) []completed
 	rec := completedModel{Name: types.StringValue(m.Pod), Ordinal: int64(m.Ordinal), Action: types.StringValue(string(m.Action)), Pod: m.Pod, PodUID: string(m.PodUID), Node: m.Node,
 		PVs: append([]string{}, m.PVs...), DurationSeconds: float64(m.Duration.Milliseconds()) / 1000,
 		FinishedAt: m.Finished.UTC().Format(time.RFC3339), Gates: gates}
-	if m.Action == planner.MigrationGate {
+	if m.Action == planmigration.MigrationGate {
 		// Gates waited for again after an earlier run finished the step: that run's record
 		// of the step stays, with the gates' waits added.
 		for _, c := range list {

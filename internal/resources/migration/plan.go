@@ -16,6 +16,7 @@ import (
 	"github.com/olapgke/terraform-provider-olapgke/internal/clients"
 	"github.com/olapgke/terraform-provider-olapgke/internal/diagnostics"
 	"github.com/olapgke/terraform-provider-olapgke/internal/planner"
+	planmigration "github.com/olapgke/terraform-provider-olapgke/internal/planner/migration"
 	"github.com/olapgke/terraform-provider-olapgke/internal/resources/apifailure"
 	"github.com/olapgke/terraform-provider-olapgke/internal/snapshot"
 )
@@ -192,9 +193,9 @@ type evaluation struct {
 	// recreated: this run deletes and creates the StatefulSet again
 	// (immutable fields), so its revisions are only known at apply.
 	recreated bool
-	view      *planner.Migration
-	plan      *planner.MigrationPlan
-	opts      planner.MigrationOptions
+	view      *planmigration.Migration
+	plan      *planmigration.MigrationPlan
+	opts      planmigration.MigrationOptions
 }
 
 // evaluate reads the cluster and asks the planner. plan is nil when the
@@ -279,7 +280,7 @@ func (r *migrationResource) evaluateWith(ctx context.Context, m resourceModel, c
 		return nil, diags
 	}
 	ev.opts = opts
-	ev.view = planner.NewMigration(s)
+	ev.view = planmigration.NewMigration(s)
 	p := ev.view.Plan(opts)
 	ev.plan = &p
 	return ev, diags
@@ -287,10 +288,10 @@ func (r *migrationResource) evaluateWith(ctx context.Context, m resourceModel, c
 
 // options maps the model to planner options; claims is the configured
 // volume_claims (null: the planner's default).
-func options(ctx context.Context, m resourceModel, claims types.List) (planner.MigrationOptions, diag.Diagnostics) {
+func options(ctx context.Context, m resourceModel, claims types.List) (planmigration.MigrationOptions, diag.Diagnostics) {
 	var diags diag.Diagnostics
-	opts := planner.MigrationOptions{
-		Order:              planner.MigrationOrder(m.Order.ValueString()),
+	opts := planmigration.MigrationOptions{
+		Order:              planmigration.MigrationOrder(m.Order.ValueString()),
 		MaxUnavailable:     int(m.MaxUnavailable.ValueInt64()),
 		RequireOthersReady: m.RequireOthersReady.IsNull() || m.RequireOthersReady.ValueBool(),
 		Gated:              !m.Gates.IsNull() && !m.Gates.IsUnknown() && len(m.Gates.Elements()) > 0,
@@ -299,7 +300,7 @@ func options(ctx context.Context, m resourceModel, claims types.List) (planner.M
 		Now:                           time.Now(),
 	}
 	if opts.Order == "" {
-		opts.Order = planner.OrderDescending
+		opts.Order = planmigration.OrderDescending
 	}
 	if opts.MaxUnavailable < 1 {
 		opts.MaxUnavailable = 1
@@ -351,7 +352,7 @@ func fillDesired(d, live *appsv1.StatefulSet) {
 }
 
 // topoLVMWaitDiagnostic is the plan's word on target nodes TopoLVM is not ready on yet, when
-// that alone keeps the moves from fitting (planner.MigrationPlan.TopoLVMWaits); nil otherwise.
+// that alone keeps the moves from fitting (planmigration.MigrationPlan.TopoLVMWaits); nil otherwise.
 func topoLVMWaitDiagnostic(m resourceModel, ev *evaluation) diag.Diagnostic {
 	w := ev.plan.TopoLVMWaits
 	if len(w) == 0 {
@@ -368,7 +369,7 @@ func topoLVMWaitDiagnostic(m resourceModel, ev *evaluation) diag.Diagnostic {
 }
 
 // othersComingUpDiagnostic is the plan's word on ordinals left alone that are not Ready yet but
-// run where and as the template says (planner.MigrationPlan.OthersComingUp); nil otherwise.
+// run where and as the template says (planmigration.MigrationPlan.OthersComingUp); nil otherwise.
 func othersComingUpDiagnostic(m resourceModel, ev *evaluation) diag.Diagnostic {
 	up := ev.plan.OthersComingUp
 	if len(up) == 0 {
@@ -385,7 +386,7 @@ func othersComingUpDiagnostic(m resourceModel, ev *evaluation) diag.Diagnostic {
 }
 
 // unreachableDo is what a user can do about an ordinal whose Pod is on a node that does not
-// answer (planner.ProblemUnreachableNode, planner.CauseUnreachableNode).
+// answer (planmigration.ProblemUnreachableNode, planner.CauseUnreachableNode).
 const unreachableDo = "The apply cannot move this ordinal as it is: a Pod deleted on that node stays " +
 	"Terminating until its kubelet answers again or the Pod is force-deleted, and the ordinal's Local " +
 	"SSD data there cannot be read from anywhere else. Either bring the node back (or wait for GKE's " +
@@ -432,30 +433,30 @@ func problemDiagnostics(m resourceModel, ev *evaluation) diag.Diagnostics {
 		var at path.Path
 		var summary, do string
 		switch pr.Kind {
-		case planner.ProblemUnknownOrdinal:
+		case planmigration.ProblemUnknownOrdinal:
 			at, summary, do = path.Root("ordinals"), "Unknown Ordinal", "Remove the ordinal from `ordinals`."
-		case planner.ProblemUnknownClaim:
+		case planmigration.ProblemUnknownClaim:
 			at, summary, do = path.Root("volume_claims"), "Unknown Volume Claim", "List volumeClaimTemplate names in `volume_claims`, or leave it unset."
-		case planner.ProblemTargetNodesMissing:
+		case planmigration.ProblemTargetNodesMissing:
 			at, summary, do = path.Root("statefulset"), "Target Nodes Missing",
 				"Create or uncordon nodes that match the template placement (e.g. the target node pool) before migrating."
-		case planner.ProblemUnschedulable:
+		case planmigration.ProblemUnschedulable:
 			at, summary, do = path.Root("statefulset"), "Ordinal Cannot Be Placed",
 				"Make room where the scheduler says (uncordon the node, tolerate the taint, add nodes to the target pool, lower the requests or the anti-affinity) and plan again; nothing was deleted."
-		case planner.ProblemCapacity:
+		case planmigration.ProblemCapacity:
 			at, summary, do = path.Root("statefulset"), "Not Enough Device-Class Capacity",
 				"Add nodes (or Local SSDs) to the target pool, free space there, or move fewer ordinals (`ordinals`)."
-		case planner.ProblemStrategy:
+		case planmigration.ProblemStrategy:
 			at, summary, do = path.Root("statefulset"), "Update Strategy Would Roll Other Ordinals",
 				"Switch the StatefulSet to updateStrategy.type = OnDelete (in the same apply: set planned_manifest) and let this resource move the ordinals."
 			if ev.desired != nil {
 				at = path.Root("planned_manifest")
 			}
-		case planner.ProblemPDB:
+		case planmigration.ProblemPDB:
 			at, summary, do = path.Root("max_unavailable"), "PodDisruptionBudget Forbids Migration", "Wait until every Pod is Ready or relax the PodDisruptionBudget."
-		case planner.ProblemUnreachableNode:
+		case planmigration.ProblemUnreachableNode:
 			at, summary, do = path.Root("force_delete_on_unreachable_nodes"), "Ordinal On Unreachable Node", unreachableDo
-		case planner.ProblemOthersUnhealthy:
+		case planmigration.ProblemOthersUnhealthy:
 			at, summary, do = path.Root("require_others_ready"), "Other Ordinals Not Ready",
 				"Bring those ordinals back to Ready, include them in the migration, or set require_others_ready = false."
 		default:
@@ -499,7 +500,7 @@ func snapshotFailed(checked string, err error) diag.Diagnostic {
 // first): the ordinals its change leaves on the old revision that could not come back in place
 // (clients.PlannedStatefulSet.Stranded) and that these moves do not include, typically because
 // `ordinals` names only some of them. nil when the moves include them all.
-func strandedWarning(c *clients.Clients, m resourceModel, moves []planner.Move) diag.Diagnostic {
+func strandedWarning(c *clients.Clients, m resourceModel, moves []planmigration.Move) diag.Diagnostic {
 	ns, name := m.Namespace.ValueString(), m.StatefulSet.ValueString()
 	p, ok := c.PlannedStatefulSet(ns, name)
 	if !ok || len(p.Stranded) == 0 {

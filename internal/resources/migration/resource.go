@@ -1,6 +1,6 @@
 // Package migration is the olapgke_statefulset_migration resource: it moves
 // StatefulSet ordinals between node pools one at a time during apply
-// (planner.PlanMigration decides at plan, engine.Migrate acts at apply).
+// (planmigration.Migration.Plan decides at plan, engine.Migrate acts at apply).
 package migration
 
 import (
@@ -15,7 +15,7 @@ import (
 
 	"github.com/olapgke/terraform-provider-olapgke/internal/clients"
 	"github.com/olapgke/terraform-provider-olapgke/internal/diagnostics"
-	"github.com/olapgke/terraform-provider-olapgke/internal/planner"
+	planmigration "github.com/olapgke/terraform-provider-olapgke/internal/planner/migration"
 )
 
 var (
@@ -74,7 +74,7 @@ func (r *migrationResource) ValidateConfig(ctx context.Context, req resource.Val
 	var gates types.List
 	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("gate"), &gates)...)
 	resp.Diagnostics.Append(validateGates(ctx, gates)...)
-	if order.ValueString() == string(planner.OrderExplicit) && ordinals.IsNull() {
+	if order.ValueString() == string(planmigration.OrderExplicit) && ordinals.IsNull() {
 		resp.Diagnostics.Append(diagnostics.AttributeError(path.Root("ordinals"), "Ordinals Required For Explicit Order", diagnostics.Detail{
 			Checked: `order = "explicit".`,
 			Found:   "`ordinals` is not set, so there is no order to follow.",

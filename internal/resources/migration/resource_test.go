@@ -12,6 +12,8 @@ import (
 	"github.com/olapgke/terraform-provider-olapgke/internal/diagnostics/diagtest"
 	"github.com/olapgke/terraform-provider-olapgke/internal/engine"
 	"github.com/olapgke/terraform-provider-olapgke/internal/planner"
+	"github.com/olapgke/terraform-provider-olapgke/internal/planner/gates"
+	planmigration "github.com/olapgke/terraform-provider-olapgke/internal/planner/migration"
 )
 
 func TestSchemaIsValid(t *testing.T) {
@@ -133,23 +135,23 @@ func TestMigrationDiagnosticCancelled(t *testing.T) {
 func TestMovesShowGatesAndEstimates(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	gates := []planner.Gate{{Name: "loaded", Timeout: time.Minute, Interval: time.Second,
-		HTTP: &planner.HTTPGate{URL: "http://c/{pod}/{node}", Method: "GET", ExpectStatus: 200}}}
+	gates := []gates.Gate{{Name: "loaded", Timeout: time.Minute, Interval: time.Second,
+		HTTP: &gates.HTTPGate{URL: "http://c/{pod}/{node}", Method: "GET", ExpectStatus: 200}}}
 	var history []completedModel
-	history = mergeCompleted(history, engine.MigratedOrdinal{Ordinal: 2, Action: planner.MigrationMove, Pod: "hist-2", PodUID: "u2",
+	history = mergeCompleted(history, engine.MigratedOrdinal{Ordinal: 2, Action: planmigration.MigrationMove, Pod: "hist-2", PodUID: "u2",
 		Duration: 20 * time.Second, Gates: []engine.GateResult{{Name: "loaded", Duration: 40 * time.Second, Polls: 9}}})
-	history = mergeCompleted(history, engine.MigratedOrdinal{Ordinal: 1, Action: planner.MigrationRestart, Pod: "hist-1", PodUID: "u1",
+	history = mergeCompleted(history, engine.MigratedOrdinal{Ordinal: 1, Action: planmigration.MigrationRestart, Pod: "hist-1", PodUID: "u1",
 		Duration: 6 * time.Second})
 	// A later gate-only wait of ordinal 1's same Pod adds its gates to the restart's record.
-	history = mergeCompleted(history, engine.MigratedOrdinal{Ordinal: 1, Action: planner.MigrationGate, Pod: "hist-1", PodUID: "u1",
+	history = mergeCompleted(history, engine.MigratedOrdinal{Ordinal: 1, Action: planmigration.MigrationGate, Pod: "hist-1", PodUID: "u1",
 		Gates: []engine.GateResult{{Name: "loaded", Duration: 4 * time.Second, Polls: 2}}})
 	if len(history) != 2 || history[0].Action.ValueString() != "restart" || len(history[0].gateResults()) != 1 {
 		t.Fatalf("records %+v, want the restart record kept with its gate added", history)
 	}
-	l, diags := flattenMoves(ctx, []planner.Move{
-		{Ordinal: 0, Pod: "hist-0", Action: planner.MigrationMove, FromNode: "a-0"},
-		{Ordinal: 3, Pod: "hist-3", Action: planner.MigrationRestart, FromNode: "a-3"},
-		{Ordinal: 4, Pod: "hist-4", Action: planner.MigrationGate, FromNode: "b-4"},
+	l, diags := flattenMoves(ctx, []planmigration.Move{
+		{Ordinal: 0, Pod: "hist-0", Action: planmigration.MigrationMove, FromNode: "a-0"},
+		{Ordinal: 3, Pod: "hist-3", Action: planmigration.MigrationRestart, FromNode: "a-3"},
+		{Ordinal: 4, Pod: "hist-4", Action: planmigration.MigrationGate, FromNode: "b-4"},
 	}, moveContext{namespace: "olap", statefulset: "hist", gates: gates, history: stepHistory(history)})
 	if diags.HasError() {
 		t.Fatal(diags)

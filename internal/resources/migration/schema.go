@@ -18,7 +18,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
-	"github.com/olapgke/terraform-provider-olapgke/internal/planner"
+	planmigration "github.com/olapgke/terraform-provider-olapgke/internal/planner/migration"
 	"github.com/olapgke/terraform-provider-olapgke/internal/resources/durations"
 )
 
@@ -91,10 +91,10 @@ func (r *migrationResource) Schema(ctx context.Context, _ resource.SchemaRequest
 					listvalidator.ValueInt64sAre(int64validator.AtLeast(0))},
 			},
 			"order": schema.StringAttribute{
-				Optional: true, Computed: true, Default: stringdefault.StaticString(string(planner.OrderDescending)),
+				Optional: true, Computed: true, Default: stringdefault.StaticString(string(planmigration.OrderDescending)),
 				MarkdownDescription: "`descending` (default, like the controller's RollingUpdate), `ascending`, or " +
 					"`explicit` (the order of `ordinals`, which is then required). Ordinals whose Pod is not Ready go first.",
-				Validators: []validator.String{stringvalidator.OneOf(string(planner.OrderDescending), string(planner.OrderAscending), string(planner.OrderExplicit))},
+				Validators: []validator.String{stringvalidator.OneOf(string(planmigration.OrderDescending), string(planmigration.OrderAscending), string(planmigration.OrderExplicit))},
 			},
 			"volume_claims": schema.ListAttribute{
 				ElementType: types.StringType, Optional: true, Computed: true,

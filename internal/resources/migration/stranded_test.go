@@ -8,7 +8,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 
 	"github.com/olapgke/terraform-provider-olapgke/internal/clients"
-	"github.com/olapgke/terraform-provider-olapgke/internal/planner"
+	planmigration "github.com/olapgke/terraform-provider-olapgke/internal/planner/migration"
 )
 
 // The migration warns for the ordinals olapgke_statefulset stranded in this run (it gave no
@@ -20,10 +20,10 @@ func TestStrandedWarning(t *testing.T) {
 		{Ordinal: 0, Pod: "hist-0", Reason: "PV pinned to a pool-a node"}, {Ordinal: 2, Pod: "hist-2", Reason: "PV pinned to a pool-a node"},
 	}})
 	m := resourceModel{Namespace: types.StringValue("olap"), StatefulSet: types.StringValue("hist")}
-	moves := func(os ...int32) []planner.Move {
-		var out []planner.Move
+	moves := func(os ...int32) []planmigration.Move {
+		var out []planmigration.Move
 		for _, o := range os {
-			out = append(out, planner.Move{Ordinal: o, Action: planner.MigrationMove})
+			out = append(out, planmigration.Move{Ordinal: o, Action: planmigration.MigrationMove})
 		}
 		return out
 	}

@@ -4,14 +4,15 @@ import (
 	"context"
 
 	"github.com/olapgke/terraform-provider-olapgke/internal/planner"
+	planmigration "github.com/olapgke/terraform-provider-olapgke/internal/planner/migration"
 	"github.com/olapgke/terraform-provider-olapgke/internal/stsutil"
 )
 
-// planSummary is `plan_summary` for the moves p plans on snapshot s (planner.MigrationSummary):
+// planSummary is `plan_summary` for the moves p plans on snapshot s (planmigration.MigrationSummary):
 // the set's size and the nodes' pools from s, the settings from m, the estimates from the steps
 // recorded in history.
-func planSummary(ctx context.Context, p *planner.MigrationPlan, s *planner.Snapshot, m resourceModel, history []completedModel) string {
-	in := planner.MigrationSummaryInput{
+func planSummary(ctx context.Context, p *planmigration.MigrationPlan, s *planner.Snapshot, m resourceModel, history []completedModel) string {
+	in := planmigration.MigrationSummaryInput{
 		Parallelism: p.Parallelism,
 		SoakSeconds: m.MinReadySeconds.ValueInt64(),
 		OthersReady: m.RequireOthersReady.IsNull() || m.RequireOthersReady.ValueBool(),
@@ -33,6 +34,6 @@ func planSummary(ctx context.Context, p *planner.MigrationPlan, s *planner.Snaps
 		in.Gates = append(in.Gates, g.Name)
 	}
 	records := stepHistory(history)
-	in.Estimate = func(a planner.MigrationAction) (float64, bool) { return planner.EstimateStep(records, a) }
-	return planner.MigrationSummary(p.Moves, p.Target, in)
+	in.Estimate = func(a planmigration.MigrationAction) (float64, bool) { return planmigration.EstimateStep(records, a) }
+	return planmigration.MigrationSummary(p.Moves, p.Target, in)
 }

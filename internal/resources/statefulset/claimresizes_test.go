@@ -3,20 +3,20 @@ package statefulset
 import (
 	"testing"
 
-	"github.com/olapgke/terraform-provider-olapgke/internal/planner"
+	"github.com/olapgke/terraform-provider-olapgke/internal/planner/rollout"
 )
 
 // claim_resizes lists every claim a growth resizes, the retained ones too, and each retained
 // claim that keeps its size with why (issue 41).
 func TestClaimResizesValue(t *testing.T) {
 	const gi = int64(1) << 30
-	p := &planner.Plan{Replace: &planner.Replacement{
-		Mode: planner.RecreateOrphan,
-		Expansions: []planner.ClaimExpansion{
+	p := &rollout.Plan{Replace: &rollout.Replacement{
+		Mode: rollout.RecreateOrphan,
+		Expansions: []rollout.ClaimExpansion{
 			{Claim: "cache", PVC: "cache-hist-0", Ordinal: 0, From: 50 * gi, To: 60 * gi},
 			{Claim: "cache", PVC: "cache-hist-3", Ordinal: 3, From: 50 * gi, To: 60 * gi, Retained: true},
 		},
-		Kept: []planner.ClaimExpansion{
+		Kept: []rollout.ClaimExpansion{
 			{Claim: "cache", PVC: "cache-hist-4", Ordinal: 4, From: 50 * gi, To: 60 * gi, Retained: true, Why: "node n-4 is gone"},
 		},
 	}}
@@ -37,7 +37,7 @@ func TestClaimResizesValue(t *testing.T) {
 			t.Errorf("entry %d:\n got %s\nwant %s", i, got, want[i])
 		}
 	}
-	if l, _ := claimResizesValue(&planner.Plan{}); len(l.Elements()) != 0 || l.IsNull() {
+	if l, _ := claimResizesValue(&rollout.Plan{}); len(l.Elements()) != 0 || l.IsNull() {
 		t.Errorf("a plan without claim growth: %v, want an empty list", l)
 	}
 }

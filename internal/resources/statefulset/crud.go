@@ -23,6 +23,7 @@ import (
 	"github.com/olapgke/terraform-provider-olapgke/internal/engine"
 	olapkube "github.com/olapgke/terraform-provider-olapgke/internal/kube"
 	"github.com/olapgke/terraform-provider-olapgke/internal/planner"
+	"github.com/olapgke/terraform-provider-olapgke/internal/planner/rollout"
 	"github.com/olapgke/terraform-provider-olapgke/internal/resources/apifailure"
 	"github.com/olapgke/terraform-provider-olapgke/internal/snapshot"
 	"github.com/olapgke/terraform-provider-olapgke/internal/stsutil"
@@ -201,9 +202,9 @@ func awaitedOrdinals(set *appsv1.StatefulSet, views []ordinalView) (out, deleted
 	if views != nil {
 		for _, v := range views {
 			switch v.Action {
-			case string(planner.ActionCreate), string(planner.ActionRecreate):
+			case string(rollout.ActionCreate), string(rollout.ActionRecreate):
 				out = append(out, int32(v.Ordinal))
-			case string(planner.ActionDelete):
+			case string(rollout.ActionDelete):
 				deleted = append(deleted, int32(v.Ordinal))
 			}
 		}
@@ -253,7 +254,7 @@ func (r *statefulSetResource) finishState(ctx context.Context, kube kubernetes.I
 	if err != nil {
 		snap = &planner.Snapshot{Desired: live, Live: live}
 	}
-	ro, d := rolloutValue(planner.Rollout(live, snap.Pods))
+	ro, d := rolloutValue(rollout.Rollout(live, snap.Pods))
 	diags.Append(d...)
 	plan.Rollout = ro
 	if plan.Ordinals.IsUnknown() || plan.Ordinals.IsNull() {
@@ -273,7 +274,7 @@ func (r *statefulSetResource) finishState(ctx context.Context, kube kubernetes.I
 		// half of a replacement): the summary of the live view, as Read records it.
 		plan.PlanSummary = types.StringValue("")
 		if p, err := livePlan(snap); err == nil {
-			plan.PlanSummary = types.StringValue(planner.RolloutSummary(p))
+			plan.PlanSummary = types.StringValue(rollout.RolloutSummary(p))
 		}
 	}
 	return snap
@@ -281,13 +282,13 @@ func (r *statefulSetResource) finishState(ctx context.Context, kube kubernetes.I
 
 // livePlan is the planner run with the live object as the desired one: every ordinal as it is
 // today ("unchanged", or "stale" for a Pod not at the update revision). nil without a live object.
-func livePlan(snap *planner.Snapshot) (*planner.Plan, error) {
+func livePlan(snap *planner.Snapshot) (*rollout.Plan, error) {
 	if snap.Live == nil {
 		return nil, nil
 	}
 	s := *snap
 	s.Desired = snap.Live
-	return planner.Build(s)
+	return rollout.PlanRollout(s)
 }
 
 // liveViews is the current ordinal -> Pod -> node -> PVC -> PV -> pinned node map (livePlan's
@@ -377,7 +378,7 @@ func (r *statefulSetResource) Read(ctx context.Context, req resource.ReadRequest
 		state.Timeouts.Object = types.ObjectNull(state.Timeouts.AttributeTypes(ctx))
 	}
 	state.UpdateRevision = types.StringValue(live.Status.UpdateRevision)
-	ro, d := rolloutValue(planner.Rollout(live, snap.Pods))
+	ro, d := rolloutValue(rollout.Rollout(live, snap.Pods))
 	resp.Diagnostics.Append(d...)
 	state.Rollout = ro
 	judged := recordNodes(ctx, req.Private, resp.Private, snap, &resp.Diagnostics)
@@ -397,7 +398,7 @@ func (r *statefulSetResource) Read(ctx context.Context, req resource.ReadRequest
 	l, d := ordinalsValue(viewsFromPlan(p))
 	resp.Diagnostics.Append(d...)
 	state.Ordinals = l
-	state.PlanSummary = types.StringValue(planner.RolloutSummary(p))
+	state.PlanSummary = types.StringValue(rollout.RolloutSummary(p))
 	state.ClaimResizes = noClaimResizes() // nothing pending once the apply is done
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 }
@@ -534,8 +535,8 @@ func (r *statefulSetResource) recreate(ctx context.Context, kube kubernetes.Inte
 	}
 	snap.Immutable = imm
 	observeGated(m, desired, snap)
-	p, err := planner.Build(*snap)
-	if err != nil || p.Replace == nil || p.Replace.Mode != planner.RecreateOrphan {
+	p, err := rollout.PlanRollout(*snap)
+	if err != nil || p.Replace == nil || p.Replace.Mode != rollout.RecreateOrphan {
 		return notRecreated
 	}
 	if len(p.Replace.Problems) > 0 {

@@ -8,15 +8,15 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 
 	"github.com/olapgke/terraform-provider-olapgke/internal/diagnostics"
-	"github.com/olapgke/terraform-provider-olapgke/internal/planner"
+	"github.com/olapgke/terraform-provider-olapgke/internal/planner/rollout"
 )
 
 // heldDiagnostics reports the ordinals the planned `ordinals` place but that a cordon or a node
-// condition's taint keeps from being placed now (planner.Plan.Held). Terraform plans again at
+// condition's taint keeps from being placed now (rollout.Plan.Held). Terraform plans again at
 // apply, also for a saved plan applied later, and refuses a known value that changed, so the
 // planned values never depend on that state: it is reported here, as an error (nothing is
 // changed) or, with allow_unschedulable, a warning (the apply proceeds and the Pods wait).
-func heldDiagnostics(m *manifest, p *planner.Plan, allowUnschedulable bool) diag.Diagnostics {
+func heldDiagnostics(m *manifest, p *rollout.Plan, allowUnschedulable bool) diag.Diagnostics {
 	var diags diag.Diagnostics
 	if len(p.Held) == 0 {
 		return diags
@@ -25,7 +25,7 @@ func heldDiagnostics(m *manifest, p *planner.Plan, allowUnschedulable bool) diag
 	var lines []string
 	nodes := map[string]bool{}
 	for _, h := range p.Held {
-		lines = append(lines, "- "+planner.DescribeHeld(h))
+		lines = append(lines, "- "+rollout.DescribeHeld(h))
 		for _, n := range h.Nodes {
 			nodes[n.Node] = true
 		}

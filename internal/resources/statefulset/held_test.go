@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/olapgke/terraform-provider-olapgke/internal/planner"
+	"github.com/olapgke/terraform-provider-olapgke/internal/planner/rollout"
 )
 
 // A cordon between a saved plan and its apply: the planned ordinals stay as they were (every
@@ -15,12 +16,12 @@ import (
 func TestHeldDiagnostics(t *testing.T) {
 	t.Parallel()
 	m := &manifest{Namespace: "olap", Name: "roll"}
-	p := &planner.Plan{UpdateRevision: "roll-2", TemplateChanged: true}
+	p := &rollout.Plan{UpdateRevision: "roll-2", TemplateChanged: true}
 	for o := int32(0); o < 3; o++ {
-		p.Ordinals = append(p.Ordinals, planner.OrdinalPlan{Ordinal: o, Pod: "roll-" + strconv.Itoa(int(o)),
-			Action: planner.ActionRecreate, Wave: int(3 - o), Schedulable: true})
+		p.Ordinals = append(p.Ordinals, rollout.OrdinalPlan{Ordinal: o, Pod: "roll-" + strconv.Itoa(int(o)),
+			Action: rollout.ActionRecreate, Wave: int(3 - o), Schedulable: true})
 	}
-	p.Held = []planner.HeldOrdinal{{Ordinal: 0, Pod: "roll-0", Action: planner.ActionRecreate,
+	p.Held = []rollout.HeldOrdinal{{Ordinal: 0, Pod: "roll-0", Action: rollout.ActionRecreate,
 		Nodes:  []planner.NodeWait{{Node: "gke-olap-pool-a-1", Reason: "is cordoned (spec.unschedulable)"}},
 		Reason: "0/6 nodes are available: 1 node(s) were unschedulable."}}
 	for _, allow := range []bool{false, true} {

@@ -18,7 +18,7 @@ import (
 	"github.com/olapgke/terraform-provider-olapgke/internal/clients"
 	"github.com/olapgke/terraform-provider-olapgke/internal/diagnostics"
 	olapkube "github.com/olapgke/terraform-provider-olapgke/internal/kube"
-	"github.com/olapgke/terraform-provider-olapgke/internal/planner"
+	"github.com/olapgke/terraform-provider-olapgke/internal/planner/migration"
 )
 
 var _ list.ListResourceWithConfigure = (*statefulSetList)(nil)
@@ -98,7 +98,7 @@ func (l *statefulSetList) List(ctx context.Context, req list.ListRequest, stream
 		n := int64(0)
 		for i := range sets.Items {
 			set := &sets.Items[i]
-			claims := planner.TopoLVMClaims(set, scs)
+			claims := migration.TopoLVMClaims(set, scs)
 			if len(claims) == 0 {
 				continue
 			}

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/olapgke/terraform-provider-olapgke/internal/planner"
+	"github.com/olapgke/terraform-provider-olapgke/internal/planner/rollout"
 )
 
 type resourceModel struct {
@@ -62,10 +63,10 @@ const (
 // claimResizesValue is claim_resizes from a plan: every PVC a claim growth grows in place (the
 // live ordinals' and the retained claims of scaled-down ordinals) and every retained claim that
 // keeps its size, with why. Empty when the plan grows no claim.
-func claimResizesValue(p *planner.Plan) (types.List, diag.Diagnostics) {
+func claimResizesValue(p *rollout.Plan) (types.List, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	elems := []attr.Value{}
-	add := func(e planner.ClaimExpansion, fate string) {
+	add := func(e rollout.ClaimExpansion, fate string) {
 		after := e.To
 		if fate == claimKeepsSize {
 			after = e.From
@@ -122,7 +123,7 @@ type ordinalView struct {
 	PVCsAfter   string
 }
 
-func viewsFromPlan(p *planner.Plan) []ordinalView {
+func viewsFromPlan(p *rollout.Plan) []ordinalView {
 	out := make([]ordinalView, 0, len(p.Ordinals))
 	for _, o := range p.Ordinals {
 		out = append(out, ordinalView{
@@ -169,7 +170,7 @@ func ordinalsValue(views []ordinalView) (types.List, diag.Diagnostics) {
 	return lv, diags
 }
 
-func rolloutValue(st planner.RolloutStatus) (types.Object, diag.Diagnostics) {
+func rolloutValue(st rollout.RolloutStatus) (types.Object, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	stuck := make([]attr.Value, 0, len(st.Stuck))
 	for _, s := range st.Stuck {
@@ -194,7 +195,7 @@ func rolloutValue(st planner.RolloutStatus) (types.Object, diag.Diagnostics) {
 }
 
 // stuckFromState reads the stuck ordinals recorded by the last Read.
-func stuckFromState(ctx context.Context, ro types.Object) []planner.StuckOrdinal {
+func stuckFromState(ctx context.Context, ro types.Object) []rollout.StuckOrdinal {
 	if ro.IsNull() || ro.IsUnknown() {
 		return nil
 	}
@@ -214,9 +215,9 @@ func stuckFromState(ctx context.Context, ro types.Object) []planner.StuckOrdinal
 	if d := sv.ElementsAs(ctx, &raw, false); d.HasError() {
 		return nil
 	}
-	out := make([]planner.StuckOrdinal, 0, len(raw))
+	out := make([]rollout.StuckOrdinal, 0, len(raw))
 	for _, s := range raw {
-		out = append(out, planner.StuckOrdinal{Ordinal: int32(s.Ordinal), Pod: s.Pod, Node: s.Node, Phase: s.Phase,
+		out = append(out, rollout.StuckOrdinal{Ordinal: int32(s.Ordinal), Pod: s.Pod, Node: s.Node, Phase: s.Phase,
 			Revision: s.Revision, Reason: s.Reason, Message: s.Message})
 	}
 	return out

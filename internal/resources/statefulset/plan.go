@@ -23,6 +23,8 @@ import (
 	"github.com/olapgke/terraform-provider-olapgke/internal/clients"
 	"github.com/olapgke/terraform-provider-olapgke/internal/diagnostics"
 	"github.com/olapgke/terraform-provider-olapgke/internal/planner"
+	"github.com/olapgke/terraform-provider-olapgke/internal/planner/migration"
+	"github.com/olapgke/terraform-provider-olapgke/internal/planner/rollout"
 	"github.com/olapgke/terraform-provider-olapgke/internal/resources/apifailure"
 	"github.com/olapgke/terraform-provider-olapgke/internal/snapshot"
 	"github.com/olapgke/terraform-provider-olapgke/internal/stsutil"
@@ -143,13 +145,13 @@ func (r *statefulSetResource) planChange(ctx context.Context, plan, state *resou
 	ords, d := ordinalsValue(viewsFromPlan(p))
 	diags.Append(d...)
 	plan.Ordinals = ords
-	plan.PlanSummary = types.StringValue(planner.RolloutSummary(p))
+	plan.PlanSummary = types.StringValue(rollout.RolloutSummary(p))
 	resizes, d := claimResizesValue(p)
 	diags.Append(d...)
 	plan.ClaimResizes = resizes
 	if imm != nil {
 		plan.UID = types.StringUnknown()
-		if p.Replace != nil && p.Replace.Mode == planner.RecreateForeground {
+		if p.Replace != nil && p.Replace.Mode == rollout.RecreateForeground {
 			// The selector changes: Terraform replaces the object (delete with its Pods, create).
 			replace = true
 			if state == nil {
@@ -205,7 +207,7 @@ type prediction struct {
 	desired *appsv1.StatefulSet // as the API server's dry run stores it
 	live    *appsv1.StatefulSet // the object as it exists now; nil when there is none
 	imm     *planner.ImmutableChange
-	plan    *planner.Plan
+	plan    *rollout.Plan
 }
 
 // predict dry-runs m as field manager fm, reads the cluster snapshot and asks the planner (replace:
@@ -251,7 +253,7 @@ func predict(ctx context.Context, kube kubernetes.Interface, m *manifest, fm str
 	if replace {
 		snap.Live, snap.Pods, snap.Revisions = nil, nil, nil
 	}
-	p, err := planner.Build(*snap)
+	p, err := rollout.PlanRollout(*snap)
 	if err != nil {
 		diags.Append(diagnostics.ProviderBug("Rollout Planner Failed", fmt.Sprintf("The planner could not predict the rollout of StatefulSet %s/%s.", m.Namespace, m.Name), err))
 		return nil
@@ -332,7 +334,7 @@ func conflictsByManager(se *apierrors.StatusError) map[string][]string {
 	return byManager
 }
 
-func replacementWarning(m *manifest, p *planner.Plan) diag.Diagnostic {
+func replacementWarning(m *manifest, p *rollout.Plan) diag.Diagnostic {
 	rp := p.Replace
 	if rp == nil {
 		return diagnostics.AttributeWarning(manifestPath, "StatefulSet Will Be Replaced", diagnostics.Detail{
@@ -342,13 +344,13 @@ func replacementWarning(m *manifest, p *planner.Plan) diag.Diagnostic {
 	}
 	found := fmt.Sprintf("The API server refuses to update StatefulSet %s/%s in place (fields %s): %s. %s", m.Namespace, m.Name,
 		strings.Join(rp.Fields, ", "), rp.Message, rp.Explanation)
-	if rp.Mode == planner.RecreateOrphan {
+	if rp.Mode == rollout.RecreateOrphan {
 		var byController, stale []int32
 		for _, o := range p.Ordinals {
 			switch o.Action {
-			case planner.ActionRecreate:
+			case rollout.ActionRecreate:
 				byController = append(byController, o.Ordinal)
-			case planner.ActionStale, planner.ActionStranded:
+			case rollout.ActionStale, rollout.ActionStranded:
 				stale = append(stale, o.Ordinal)
 			}
 		}
@@ -357,10 +359,10 @@ func replacementWarning(m *manifest, p *planner.Plan) diag.Diagnostic {
 			summary += fmt.Sprintf(" Retained PVCs of scaled-down ordinals that keep their size: %d.", len(rp.Kept))
 		}
 		if len(byController) > 0 {
-			summary += " Then restarted by the StatefulSet controller (RollingUpdate, the template changes too): ordinal(s) " + planner.JoinOrdinals(byController) + "."
+			summary += " Then restarted by the StatefulSet controller (RollingUpdate, the template changes too): ordinal(s) " + migration.JoinOrdinals(byController) + "."
 		}
 		if len(stale) > 0 {
-			summary += " Then left at the old revision (OnDelete) for olapgke_statefulset_migration to restart in place: ordinal(s) " + planner.JoinOrdinals(stale) + "."
+			summary += " Then left at the old revision (OnDelete) for olapgke_statefulset_migration to restart in place: ordinal(s) " + migration.JoinOrdinals(stale) + "."
 		}
 		return diagnostics.AttributeWarning(manifestPath, "StatefulSet Object Will Be Re-created", diagnostics.Detail{
 			Checked: "A server-side apply dry run of the manifest against the live object, and the existing PVCs of its claim templates.",
@@ -394,7 +396,7 @@ func volumesText(vols []planner.Volume) string {
 // (or warning with allow_unschedulable), the ordinals node state holds now (held.go) and the
 // stale-ordinal warning for every stranded ordinal (the plan data source: it has no
 // configuration around it).
-func verdictDiagnostics(m *manifest, p *planner.Plan, allowUnschedulable bool) diag.Diagnostics {
+func verdictDiagnostics(m *manifest, p *rollout.Plan, allowUnschedulable bool) diag.Diagnostics {
 	diags := rolloutDiagnostics(m, p, allowUnschedulable)
 	diags.Append(staleWarning(m, strandedOrdinals(p))...)
 	return diags
@@ -402,10 +404,10 @@ func verdictDiagnostics(m *manifest, p *planner.Plan, allowUnschedulable bool) d
 
 // strandedOrdinals are the ordinals p leaves on the old revision (OnDelete, partition) whose
 // Pods could not come back in place if deleted: olapgke_statefulset_migration's to move.
-func strandedOrdinals(p *planner.Plan) []planner.OrdinalPlan {
-	var out []planner.OrdinalPlan
+func strandedOrdinals(p *rollout.Plan) []rollout.OrdinalPlan {
+	var out []rollout.OrdinalPlan
 	for _, o := range p.Ordinals {
-		if o.Action == planner.ActionStranded {
+		if o.Action == rollout.ActionStranded {
 			out = append(out, o)
 		}
 	}
@@ -418,12 +420,12 @@ func strandedOrdinals(p *planner.Plan) []planner.OrdinalPlan {
 // it, so this plan cannot know whether the same configuration moves the latter: their warning
 // is left to that migration (clients.PlannedStatefulSet.Stranded), the plan_summary and
 // ordinals[*].reason say it, and once applied, the next plan's live view warns for those left.
-func splitStranded(ctx context.Context, stranded []planner.OrdinalPlan, state *resourceModel) (atRisk, fresh []planner.OrdinalPlan) {
+func splitStranded(ctx context.Context, stranded []rollout.OrdinalPlan, state *resourceModel) (atRisk, fresh []rollout.OrdinalPlan) {
 	live := map[int64]bool{}
 	if state != nil {
 		for _, v := range ordinalsFromState(ctx, state.Ordinals) {
 			// "stale" with schedulable false: state written before the stranded action.
-			if v.Action == string(planner.ActionStranded) || (v.Action == string(planner.ActionStale) && !v.Schedulable) {
+			if v.Action == string(rollout.ActionStranded) || (v.Action == string(rollout.ActionStale) && !v.Schedulable) {
 				live[v.Ordinal] = true
 			}
 		}
@@ -439,17 +441,17 @@ func splitStranded(ctx context.Context, stranded []planner.OrdinalPlan, state *r
 }
 
 // rolloutDiagnostics is verdictDiagnostics without the stale-ordinal warning.
-func rolloutDiagnostics(m *manifest, p *planner.Plan, allowUnschedulable bool) diag.Diagnostics {
+func rolloutDiagnostics(m *manifest, p *rollout.Plan, allowUnschedulable bool) diag.Diagnostics {
 	diags := heldDiagnostics(m, p, allowUnschedulable)
-	var recreate, doomed []planner.OrdinalPlan
+	var recreate, doomed []rollout.OrdinalPlan
 	for _, o := range p.Ordinals {
 		switch o.Action {
-		case planner.ActionRecreate:
+		case rollout.ActionRecreate:
 			recreate = append(recreate, o)
 			if !o.Schedulable {
 				doomed = append(doomed, o)
 			}
-		case planner.ActionCreate:
+		case rollout.ActionCreate:
 			if !o.Schedulable {
 				doomed = append(doomed, o)
 			}
@@ -510,7 +512,7 @@ func rolloutDiagnostics(m *manifest, p *planner.Plan, allowUnschedulable bool) d
 	}
 	var dropped []string
 	for _, o := range p.Ordinals {
-		if o.Action == planner.ActionDelete && o.PVCsAfter == planner.PVCsDeleted {
+		if o.Action == rollout.ActionDelete && o.PVCsAfter == rollout.PVCsDeleted {
 			for _, v := range o.Volumes {
 				s := fmt.Sprintf("- ordinal %d: PVC %s", o.Ordinal, v.PVC)
 				if v.PV != "" {
@@ -535,7 +537,7 @@ func rolloutDiagnostics(m *manifest, p *planner.Plan, allowUnschedulable bool) d
 }
 
 // staleWarning is the warning for stranded ordinals (strandedOrdinals); none without any.
-func staleWarning(m *manifest, stranded []planner.OrdinalPlan) diag.Diagnostics {
+func staleWarning(m *manifest, stranded []rollout.OrdinalPlan) diag.Diagnostics {
 	var diags diag.Diagnostics
 	set := m.Namespace + "/" + m.Name
 	if len(stranded) > 0 {
@@ -635,7 +637,7 @@ func unmountedClaimTemplates(set *appsv1.StatefulSet) []string {
 //
 //	wave 1, ordinal 2 (Pod historical-2): schedulable
 //	  node today: gke-olap-historical-a-75d730ab-jcog
-func recreateTable(recreate []planner.OrdinalPlan) string {
+func recreateTable(recreate []rollout.OrdinalPlan) string {
 	var b strings.Builder
 	for _, o := range recreate {
 		ok := "schedulable"

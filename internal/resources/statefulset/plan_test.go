@@ -14,17 +14,18 @@ import (
 
 	"github.com/olapgke/terraform-provider-olapgke/internal/diagnostics/diagtest"
 	"github.com/olapgke/terraform-provider-olapgke/internal/planner"
+	"github.com/olapgke/terraform-provider-olapgke/internal/planner/rollout"
 )
 
-func incidentPlan(action planner.Action) *planner.Plan {
-	p := &planner.Plan{UpdateRevision: "hist-abc", TemplateChanged: true}
+func incidentPlan(action rollout.Action) *rollout.Plan {
+	p := &rollout.Plan{UpdateRevision: "hist-abc", TemplateChanged: true}
 	for o := int32(0); o < 3; o++ {
-		op := planner.OrdinalPlan{
+		op := rollout.OrdinalPlan{
 			Ordinal: o, Pod: "hist-" + strconv.Itoa(int(o)), Node: "gke-olap-pool-a-" + string('x'+o), Action: action,
 			Schedulable: false, Reason: "PV pinned to a pool-a node; that node fails the pod's node selector",
 			Volumes: []planner.Volume{{Claim: "cache", PVC: "cache-hist-" + strconv.Itoa(int(o)), PV: "pvc-" + string('a'+o), PinnedNode: "gke-olap-pool-a-" + string('x'+o)}},
 		}
-		if action == planner.ActionRecreate {
+		if action == rollout.ActionRecreate {
 			op.Wave = int(3 - o)
 			op.Blocked = o < 2
 		}
@@ -48,14 +49,14 @@ func TestVerdictDiagnostics(t *testing.T) {
 	t.Parallel()
 	m := &manifest{Namespace: "olap", Name: "hist"}
 	cases := map[string]struct {
-		plan       *planner.Plan
+		plan       *rollout.Plan
 		allow      bool
 		errs, warn string
 	}{
-		"incident refused":              {plan: incidentPlan(planner.ActionRecreate), errs: "Ordinals Would Stay Pending", warn: "Ordinals Will Be Recreated"},
-		"incident allowed":              {plan: incidentPlan(planner.ActionRecreate), allow: true, warn: "Ordinals Will Be Recreated,Ordinals Would Stay Pending"},
-		"ondelete stranded is no error": {plan: incidentPlan(planner.ActionStranded), warn: "Stale Ordinals Cannot Be Recreated In Place"},
-		"unchanged says nothing":        {plan: &planner.Plan{Ordinals: []planner.OrdinalPlan{{Ordinal: 0, Action: planner.ActionUnchanged, Schedulable: true}}}},
+		"incident refused":              {plan: incidentPlan(rollout.ActionRecreate), errs: "Ordinals Would Stay Pending", warn: "Ordinals Will Be Recreated"},
+		"incident allowed":              {plan: incidentPlan(rollout.ActionRecreate), allow: true, warn: "Ordinals Will Be Recreated,Ordinals Would Stay Pending"},
+		"ondelete stranded is no error": {plan: incidentPlan(rollout.ActionStranded), warn: "Stale Ordinals Cannot Be Recreated In Place"},
+		"unchanged says nothing":        {plan: &rollout.Plan{Ordinals: []rollout.OrdinalPlan{{Ordinal: 0, Action: rollout.ActionUnchanged, Schedulable: true}}}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -95,8 +96,8 @@ func TestVerdictDiagnostics(t *testing.T) {
 func TestStallWarnings(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	stuck := planner.RolloutStatus{CurrentRevision: "hist-old", UpdateRevision: "hist-new", Replicas: 3, ReadyReplicas: 2,
-		Stuck: []planner.StuckOrdinal{{Ordinal: 2, Pod: "hist-2", Phase: "Pending", Revision: "new", Reason: "Unschedulable",
+	stuck := rollout.RolloutStatus{CurrentRevision: "hist-old", UpdateRevision: "hist-new", Replicas: 3, ReadyReplicas: 2,
+		Stuck: []rollout.StuckOrdinal{{Ordinal: 2, Pod: "hist-2", Phase: "Pending", Revision: "new", Reason: "Unschedulable",
 			Message: "0/6 nodes are available: 3 node(s) didn't match PersistentVolume's node affinity"}}}
 	ro, d := rolloutValue(stuck)
 	if d.HasError() {
@@ -116,7 +117,7 @@ func TestStallWarnings(t *testing.T) {
 	for _, p := range diagtest.Problems(got[0]) { // at 80 columns, as Terraform prints it
 		t.Error(p)
 	}
-	healthy, _ := rolloutValue(planner.RolloutStatus{Complete: true})
+	healthy, _ := rolloutValue(rollout.RolloutStatus{Complete: true})
 	if w := stallWarnings(ctx, &resourceModel{Rollout: healthy}); len(w) != 0 {
 		t.Fatalf("healthy rollout warned: %v", w)
 	}
@@ -126,9 +127,9 @@ func TestStallWarnings(t *testing.T) {
 // one for its node, with GKE-length names.
 func TestRecreateTableFitsEightyColumns(t *testing.T) {
 	t.Parallel()
-	var ords []planner.OrdinalPlan
+	var ords []rollout.OrdinalPlan
 	for o := int32(12); o >= 0; o-- {
-		ords = append(ords, planner.OrdinalPlan{Ordinal: o, Pod: "historical-" + strconv.Itoa(int(o)), Wave: int(13 - o),
+		ords = append(ords, rollout.OrdinalPlan{Ordinal: o, Pod: "historical-" + strconv.Itoa(int(o)), Wave: int(13 - o),
 			Node: "gke-olap-historical-a-75d730ab-" + strconv.Itoa(1000+int(o)), Schedulable: o%2 == 0, Blocked: o < 5})
 	}
 	got := recreateTable(ords)

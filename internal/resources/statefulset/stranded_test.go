@@ -6,14 +6,14 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/olapgke/terraform-provider-olapgke/internal/planner"
+	"github.com/olapgke/terraform-provider-olapgke/internal/planner/rollout"
 )
 
 // The plan warns only for ordinals the live view (the refreshed state) already shows stranded;
 // those this change strands are left to a migration of the same configuration.
 func TestSplitStranded(t *testing.T) {
 	t.Parallel()
-	p := incidentPlan(planner.ActionStranded) // ordinals 0-2 stale, could not come back
+	p := incidentPlan(rollout.ActionStranded) // ordinals 0-2 stale, could not come back
 	stranded := strandedOrdinals(p)
 	if len(stranded) != 3 {
 		t.Fatalf("strandedOrdinals = %d ordinals, want 3", len(stranded))
@@ -29,7 +29,7 @@ func TestSplitStranded(t *testing.T) {
 		}
 		return &resourceModel{Ordinals: l}
 	}
-	ords := func(os []planner.OrdinalPlan) []int32 {
+	ords := func(os []rollout.OrdinalPlan) []int32 {
 		var out []int32
 		for _, o := range os {
 			out = append(out, o.Ordinal)

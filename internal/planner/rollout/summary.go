@@ -1,0 +1,132 @@
+package rollout
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// The one-line plan summaries (`plan_summary` of olapgke_statefulset and
+// olapgke_statefulset_migration): what a reviewer reads first in a plan. They
+// are built only from values that are themselves known at plan and held to
+// the same value at apply (the ordinals' actions, waves and verdicts; the
+// moves, the configuration, the recorded step durations), so a summary known
+// at plan holds at apply as well.
+
+// RolloutSummary is olapgke_statefulset's plan_summary for p, e.g.
+// "restart 3 ordinals in place (2,1,0), keep 3 PVCs". Ordinals are listed in
+// the order the controller acts (wave, then highest ordinal first).
+func RolloutSummary(p *Plan) string {
+	if p == nil {
+		return ""
+	}
+	ords := append([]OrdinalPlan(nil), p.Ordinals...)
+	sort.SliceStable(ords, func(i, j int) bool {
+		if ords[i].Wave != ords[j].Wave {
+			return ords[i].Wave < ords[j].Wave
+		}
+		return ords[i].Ordinal > ords[j].Ordinal
+	})
+	var recreate, create, del, stale, pending, staleStuck, blocked []int32
+	keep := 0
+	retained, deleted := 0, 0
+	for _, o := range ords {
+		switch o.Action {
+		case ActionRecreate:
+			recreate = append(recreate, o.Ordinal)
+			keep += len(o.Volumes)
+		case ActionCreate:
+			create = append(create, o.Ordinal)
+		case ActionDelete:
+			del = append(del, o.Ordinal)
+			if o.PVCsAfter == PVCsDeleted {
+				deleted += len(o.Volumes)
+			} else {
+				retained += len(o.Volumes)
+			}
+		case ActionStale:
+			stale = append(stale, o.Ordinal)
+		case ActionStranded:
+			stale = append(stale, o.Ordinal)
+			staleStuck = append(staleStuck, o.Ordinal)
+		}
+		if (o.Action == ActionRecreate || o.Action == ActionCreate) && !o.Schedulable {
+			pending = append(pending, o.Ordinal)
+		}
+		if o.Blocked {
+			blocked = append(blocked, o.Ordinal)
+		}
+	}
+	var parts []string
+	if r := p.Replace; r != nil {
+		if r.Mode == RecreateForeground {
+			parts = append(parts, "replace the StatefulSet (its Pods are deleted with it)")
+		} else {
+			parts = append(parts, "re-create the StatefulSet object without deleting a Pod")
+		}
+	}
+	if len(recreate) > 0 {
+		s := fmt.Sprintf("restart %s in place (%s)", plural(len(recreate), "ordinal", "ordinals"), compactOrdinals(recreate))
+		if w := p.Disruption.Waves; w > 1 {
+			s += fmt.Sprintf(" in %d waves", w)
+		}
+		if keep > 0 {
+			s += ", keep " + plural(keep, "PVC", "PVCs")
+		}
+		parts = append(parts, s)
+	}
+	if len(create) > 0 {
+		parts = append(parts, fmt.Sprintf("create %s (%s)", plural(len(create), "ordinal", "ordinals"), compactOrdinals(create)))
+	}
+	if len(del) > 0 {
+		s := fmt.Sprintf("delete %s (%s)", plural(len(del), "ordinal", "ordinals"), compactOrdinals(del))
+		if retained > 0 {
+			s += ", retain " + plural(retained, "PVC", "PVCs")
+		}
+		if deleted > 0 {
+			s += ", delete " + plural(deleted, "PVC", "PVCs")
+		}
+		parts = append(parts, s)
+	}
+	if len(stale) > 0 {
+		s := fmt.Sprintf("leave %s on the old revision (%s)", plural(len(stale), "ordinal", "ordinals"), compactOrdinals(stale))
+		if len(staleStuck) == len(stale) {
+			s += " for olapgke_statefulset_migration to move: none could come back in place"
+		} else if len(staleStuck) > 0 {
+			s += fmt.Sprintf(", of which %s could not come back in place", compactOrdinals(staleStuck))
+		}
+		parts = append(parts, s)
+	}
+	if len(pending) > 0 {
+		parts = append(parts, fmt.Sprintf("%s would stay Pending (%s)", plural(len(pending), "ordinal", "ordinals"), compactOrdinals(pending)))
+	}
+	if p.Stall != nil {
+		s := fmt.Sprintf("the rollout stalls at wave %d", p.Stall.Wave)
+		if len(blocked) > 0 {
+			s += fmt.Sprintf(", never reaching %s", compactOrdinals(blocked))
+		}
+		parts = append(parts, s)
+	}
+	if len(parts) == 0 {
+		return "no change to " + plural(len(p.Ordinals), "ordinal", "ordinals")
+	}
+	return strings.Join(parts, "; ")
+}
+
+// compactOrdinals is "2,1,0": ordinals in the given order, no spaces, so the
+// summary stays one short line.
+func compactOrdinals(os []int32) string {
+	parts := make([]string, len(os))
+	for i, o := range os {
+		parts[i] = strconv.Itoa(int(o))
+	}
+	return strings.Join(parts, ",")
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, one)
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
