@@ -5,8 +5,9 @@ import (
 	"math"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
+
+	"github.com/olapgke/terraform-provider-olapgke/internal/planner"
 )
 
 // MigrationSummaryInput is what olapgke_statefulset_migration's plan_summary
@@ -60,7 +61,7 @@ func MigrationSummary(moves []Move, target string, in MigrationSummaryInput) str
 		}
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s of %s (%s)", strings.Join(verbs, " and "), plural(in.Replicas, "ordinal", "ordinals"), compactOrdinals(ords))
+	fmt.Fprintf(&b, "%s of %s (%s)", strings.Join(verbs, " and "), planner.Plural(in.Replicas, "ordinal", "ordinals"), planner.CompactOrdinals(ords))
 	if counts[MigrationMove] > 0 && target != "" {
 		pools := make([]string, 0, len(from))
 		for p := range from {
@@ -132,21 +133,4 @@ func roughDuration(seconds float64) string {
 		return fmt.Sprintf("%dh", m/60)
 	}
 	return fmt.Sprintf("%dh%dm", m/60, m%60)
-}
-
-// compactOrdinals is "2,1,0": ordinals in the given order, no spaces, so the
-// summary stays one short line.
-func compactOrdinals(os []int32) string {
-	parts := make([]string, len(os))
-	for i, o := range os {
-		parts[i] = strconv.Itoa(int(o))
-	}
-	return strings.Join(parts, ",")
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return fmt.Sprintf("%d %s", n, one)
-	}
-	return fmt.Sprintf("%d %s", n, many)
 }

@@ -3,8 +3,9 @@ package rollout
 import (
 	"fmt"
 	"sort"
-	"strconv"
 	"strings"
+
+	"github.com/olapgke/terraform-provider-olapgke/internal/planner"
 )
 
 // The one-line plan summaries (`plan_summary` of olapgke_statefulset and
@@ -67,66 +68,49 @@ func RolloutSummary(p *Plan) string {
 		}
 	}
 	if len(recreate) > 0 {
-		s := fmt.Sprintf("restart %s in place (%s)", plural(len(recreate), "ordinal", "ordinals"), compactOrdinals(recreate))
+		s := fmt.Sprintf("restart %s in place (%s)", planner.Plural(len(recreate), "ordinal", "ordinals"), planner.CompactOrdinals(recreate))
 		if w := p.Disruption.Waves; w > 1 {
 			s += fmt.Sprintf(" in %d waves", w)
 		}
 		if keep > 0 {
-			s += ", keep " + plural(keep, "PVC", "PVCs")
+			s += ", keep " + planner.Plural(keep, "PVC", "PVCs")
 		}
 		parts = append(parts, s)
 	}
 	if len(create) > 0 {
-		parts = append(parts, fmt.Sprintf("create %s (%s)", plural(len(create), "ordinal", "ordinals"), compactOrdinals(create)))
+		parts = append(parts, fmt.Sprintf("create %s (%s)", planner.Plural(len(create), "ordinal", "ordinals"), planner.CompactOrdinals(create)))
 	}
 	if len(del) > 0 {
-		s := fmt.Sprintf("delete %s (%s)", plural(len(del), "ordinal", "ordinals"), compactOrdinals(del))
+		s := fmt.Sprintf("delete %s (%s)", planner.Plural(len(del), "ordinal", "ordinals"), planner.CompactOrdinals(del))
 		if retained > 0 {
-			s += ", retain " + plural(retained, "PVC", "PVCs")
+			s += ", retain " + planner.Plural(retained, "PVC", "PVCs")
 		}
 		if deleted > 0 {
-			s += ", delete " + plural(deleted, "PVC", "PVCs")
+			s += ", delete " + planner.Plural(deleted, "PVC", "PVCs")
 		}
 		parts = append(parts, s)
 	}
 	if len(stale) > 0 {
-		s := fmt.Sprintf("leave %s on the old revision (%s)", plural(len(stale), "ordinal", "ordinals"), compactOrdinals(stale))
+		s := fmt.Sprintf("leave %s on the old revision (%s)", planner.Plural(len(stale), "ordinal", "ordinals"), planner.CompactOrdinals(stale))
 		if len(staleStuck) == len(stale) {
 			s += " for olapgke_statefulset_migration to move: none could come back in place"
 		} else if len(staleStuck) > 0 {
-			s += fmt.Sprintf(", of which %s could not come back in place", compactOrdinals(staleStuck))
+			s += fmt.Sprintf(", of which %s could not come back in place", planner.CompactOrdinals(staleStuck))
 		}
 		parts = append(parts, s)
 	}
 	if len(pending) > 0 {
-		parts = append(parts, fmt.Sprintf("%s would stay Pending (%s)", plural(len(pending), "ordinal", "ordinals"), compactOrdinals(pending)))
+		parts = append(parts, fmt.Sprintf("%s would stay Pending (%s)", planner.Plural(len(pending), "ordinal", "ordinals"), planner.CompactOrdinals(pending)))
 	}
 	if p.Stall != nil {
 		s := fmt.Sprintf("the rollout stalls at wave %d", p.Stall.Wave)
 		if len(blocked) > 0 {
-			s += fmt.Sprintf(", never reaching %s", compactOrdinals(blocked))
+			s += fmt.Sprintf(", never reaching %s", planner.CompactOrdinals(blocked))
 		}
 		parts = append(parts, s)
 	}
 	if len(parts) == 0 {
-		return "no change to " + plural(len(p.Ordinals), "ordinal", "ordinals")
+		return "no change to " + planner.Plural(len(p.Ordinals), "ordinal", "ordinals")
 	}
 	return strings.Join(parts, "; ")
-}
-
-// compactOrdinals is "2,1,0": ordinals in the given order, no spaces, so the
-// summary stays one short line.
-func compactOrdinals(os []int32) string {
-	parts := make([]string, len(os))
-	for i, o := range os {
-		parts[i] = strconv.Itoa(int(o))
-	}
-	return strings.Join(parts, ",")
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return fmt.Sprintf("%d %s", n, one)
-	}
-	return fmt.Sprintf("%d %s", n, many)
 }
