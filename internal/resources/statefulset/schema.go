@@ -70,12 +70,12 @@ func (r *statefulSetResource) Schema(ctx context.Context, _ resource.SchemaReque
 			},
 			"allow_unschedulable": schema.BoolAttribute{
 				Optional: true, Computed: true, Default: booldefault.StaticBool(false),
-				Description: "Downgrade the plan error for ordinals that would be recreated into a Pod that can never schedule to a warning.",
+				Description: "Downgrade the plan error for ordinals that would be recreated into a Pod that can never schedule to a warning. Default `false`.",
 			},
 			"wait_for_rollout": schema.BoolAttribute{
 				Optional: true, Computed: true, Default: booldefault.StaticBool(true),
 				Description: "Wait after apply until the ordinals the plan recreates or creates are Running and Ready at the update revision " +
-					"(RollingUpdate), or only the created ordinals (OnDelete). Fails fast when a Pod cannot schedule because of PV node affinity or its volume cannot be provisioned.",
+					"(RollingUpdate), or only the created ordinals (OnDelete). Fails fast when a Pod cannot schedule because of PV node affinity or its volume cannot be provisioned. Default `true`.",
 			},
 			"pod_disruption_budget": schema.SingleNestedAttribute{
 				Optional:    true,
