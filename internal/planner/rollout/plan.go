@@ -85,9 +85,50 @@ func startOf(set *appsv1.StatefulSet) int { return int(stsutil.Start(set)) }
 
 func replicasOf(set *appsv1.StatefulSet) int { return int(stsutil.Replicas(set)) }
 
+// build runs the stages of the prediction in the controller's order (see the package doc,
+// "Stages"): revisions, the Pods the set owns, the controller simulated twice (optimistic:
+// every Pod becomes Ready, for the waves; actual: the placement verdicts decide, for stalls),
+// then per ordinal the action and placement, the stall, the disruption and the replacement.
 func (b *builder) build() (*Plan, error) {
-	s, set := b.s, b.set
 	plan := &Plan{}
+	if err := b.stageRevisions(plan); err != nil {
+		return nil, err
+	}
+	b.stageClaimPods()
+	cfg, err := b.stageSimConfig()
+	if err != nil {
+		return nil, err
+	}
+	initial := b.stageInitialPods()
+	opt := simulate(cfg, initial, true)
+	actual := simulate(cfg, initial, false)
+
+	// Waves: distinct instants of first action, in order.
+	waveOf := compressWaves(opt.touched)
+	realWave := compressWaves(actual.touched)
+
+	for _, o := range b.stageOrdinals(cfg) {
+		plan.Ordinals = append(plan.Ordinals, b.stageOrdinal(o, cfg, opt, actual, waveOf, realWave))
+	}
+	plan.Stall = b.stageStall(plan, actual, realWave)
+	plan.Disruption = Disruption{MaxUnavailable: int32(actual.maxUnavail), Unbounded: plan.Stall != nil, Waves: len(realWave)}
+	if plan.Disruption.Unbounded {
+		plan.Disruption.Waves = len(waveOf)
+	}
+	plan.Disruption.PDBsExceeded = b.pdbsExceeded(plan.Disruption.MaxUnavailable, initial, cfg)
+
+	if b.replace || b.recreate {
+		plan.Replace = b.replacement()
+	}
+	return plan, nil
+}
+
+// stageRevisions mirrors the controller's getStatefulSetRevisions: the update revision the
+// desired template hashes to (among the live object's ControllerRevisions), the current
+// revision and its template, and whether the template changes. It also decides whether the
+// object is re-created (replace: foreground, with its Pods; recreate: orphaning them).
+func (b *builder) stageRevisions(plan *Plan) error {
+	s, set := b.s, b.set
 	if s.Live != nil && s.Immutable != nil {
 		if RecreateModeFor(s.Live, set) == RecreateForeground {
 			b.replace = true
@@ -107,7 +148,7 @@ func (b *builder) build() (*Plan, error) {
 	var err error
 	b.updateRev, err = planner.ResolveUpdateRevision(set, owned, collision)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	plan.UpdateRevision = b.updateRev
 	b.currentRev = b.updateRev
@@ -136,12 +177,25 @@ func (b *builder) build() (*Plan, error) {
 			b.currentRev, b.currentTemplate = b.updateRev, &set.Spec.Template
 		}
 	}
+	return nil
+}
 
-	b.podsByOrdinal = stsutil.OwnedPods(live, s.Pods)
+// stageClaimPods mirrors the controller's getPodsForStatefulSet: the Pods the set owns, by
+// ordinal (the live object's, or the desired one's when there is no live object).
+func (b *builder) stageClaimPods() {
+	live := b.s.Live
+	b.podsByOrdinal = stsutil.OwnedPods(live, b.s.Pods)
 	if live == nil {
-		b.podsByOrdinal = stsutil.OwnedPods(set, s.Pods)
+		b.podsByOrdinal = stsutil.OwnedPods(b.set, b.s.Pods)
 	}
+}
 
+// stageSimConfig reads what the controller looks at in the desired set: ordinal range, pod
+// management policy, update strategy, partition and maxUnavailable (honoured only with
+// MaxUnavailableStatefulSet on), and wires the placement verdicts in as "can this Pod become
+// Ready".
+func (b *builder) stageSimConfig() (simConfig, error) {
+	s, set := b.s, b.set
 	cfg := simConfig{
 		start:      startOf(set),
 		replicas:   replicasOf(set),
@@ -158,7 +212,7 @@ func (b *builder) build() (*Plan, error) {
 		}
 		v, err := intstr.GetScaledValueFromIntOrPercent(intstr.ValueOrDefault(ru.MaxUnavailable, intstr.FromInt32(1)), cfg.replicas, false)
 		if err != nil {
-			return nil, fmt.Errorf("planner: spec.updateStrategy.rollingUpdate.maxUnavailable: %w", err)
+			return simConfig{}, fmt.Errorf("planner: spec.updateStrategy.rollingUpdate.maxUnavailable: %w", err)
 		}
 		if v > 1 && !cfg.legacy {
 			cfg.maxUnavailable = v
@@ -177,29 +231,35 @@ func (b *builder) build() (*Plan, error) {
 	for o := range b.podsByOrdinal {
 		cfg.counted[o] = true
 	}
+	return cfg, nil
+}
+
+// stageInitialPods is the state the simulation starts from: each owned Pod's revision,
+// readiness and whether it is terminating (none when the object is replaced with its Pods).
+func (b *builder) stageInitialPods() map[int]*simPod {
 	initial := map[int]*simPod{}
-	if !b.replace {
-		for o, p := range b.podsByOrdinal {
-			// A Running Pod that is not Ready right now is counted as Ready: readiness flips
-			// between a plan and its apply (a probe failing for a moment), and the waves must
-			// not (Terraform plans again at apply and requires the same values). The rollout
-			// then only waits longer for it.
-			ready := stsutil.PodReady(p) || (p.Spec.NodeName != "" && p.Status.Phase == corev1.PodRunning)
-			sp := &simPod{exists: true, rev: p.Labels[stsutil.LabelControllerRevision], ready: ready, terminating: p.DeletionTimestamp != nil}
-			if p.Status.Phase == corev1.PodFailed || p.Status.Phase == corev1.PodSucceeded {
-				sp.terminating = true
-			}
-			initial[o] = sp
-		}
+	if b.replace {
+		return initial
 	}
-	opt := simulate(cfg, initial, true)
-	actual := simulate(cfg, initial, false)
+	for o, p := range b.podsByOrdinal {
+		// A Running Pod that is not Ready right now is counted as Ready: readiness flips
+		// between a plan and its apply (a probe failing for a moment), and the waves must
+		// not (Terraform plans again at apply and requires the same values). The rollout
+		// then only waits longer for it.
+		ready := stsutil.PodReady(p) || (p.Spec.NodeName != "" && p.Status.Phase == corev1.PodRunning)
+		sp := &simPod{exists: true, rev: p.Labels[stsutil.LabelControllerRevision], ready: ready, terminating: p.DeletionTimestamp != nil}
+		if p.Status.Phase == corev1.PodFailed || p.Status.Phase == corev1.PodSucceeded {
+			sp.terminating = true
+		}
+		initial[o] = sp
+	}
+	return initial
+}
 
-	// Waves: distinct instants of first action, in order.
-	waveOf := compressWaves(opt.touched)
-	realWave := compressWaves(actual.touched)
-
-	// Ordinal universe.
+// stageOrdinals mirrors the controller's split of the Pods into replicas and condemned: the
+// ordinals the plan covers, ascending: the desired range, the live range and every owned Pod.
+func (b *builder) stageOrdinals(cfg simConfig) []int {
+	live := b.s.Live
 	ords := map[int]bool{}
 	for o := cfg.start; o < cfg.start+cfg.replicas; o++ {
 		ords[o] = true
@@ -217,126 +277,137 @@ func (b *builder) build() (*Plan, error) {
 		sorted = append(sorted, o)
 	}
 	sort.Ints(sorted)
+	return sorted
+}
 
-	whenScaled := appsv1.RetainPersistentVolumeClaimRetentionPolicyType
-	if p := set.Spec.PersistentVolumeClaimRetentionPolicy; p != nil && p.WhenScaled != "" {
-		whenScaled = p.WhenScaled
+// stageOrdinal is the prediction for one ordinal, as the controller's processReplica (in
+// range) or processCondemned (out of range) handles it: the action, its wave (from the
+// optimistic run; from the actual one unless the ordinal is blocked), the revision its Pod
+// runs, the placement verdict (stageVerdict) and its volumes.
+func (b *builder) stageOrdinal(o int, cfg simConfig, opt, actual simResult, waveOf, realWave map[int]int) OrdinalPlan {
+	set, live := b.set, b.s.Live
+	inRange := o >= cfg.start && o < cfg.start+cfg.replicas
+	pod := b.podsByOrdinal[o]
+	op := OrdinalPlan{Ordinal: int32(o), Pod: fmt.Sprintf("%s-%d", set.Name, o), Schedulable: true}
+	if pod != nil {
+		op.Node = pod.Spec.NodeName
 	}
-	inRange := func(o int) bool { return o >= cfg.start && o < cfg.start+cfg.replicas }
+	_, touched := opt.touched[o]
+	switch {
+	case !inRange:
+		op.Action = ActionDelete
+		op.PVCsAfter = PVCsRetained
+		if b.whenScaled() == appsv1.DeletePersistentVolumeClaimRetentionPolicyType {
+			op.PVCsAfter = PVCsDeleted
+		}
+		op.Volumes = b.volumes(o, b.claimTemplates(live))
+	case pod == nil:
+		op.Action = ActionCreate
+	case b.replace || touched:
+		op.Action = ActionRecreate
+	case pod.Labels[stsutil.LabelControllerRevision] != b.updateRev:
+		op.Action = ActionStale
+	default:
+		op.Action = ActionUnchanged
+	}
+	if touched {
+		op.Wave = waveOf[opt.touched[o]]
+		if _, ok := actual.touched[o]; !ok {
+			op.Blocked = true
+		} else {
+			op.Wave = realWave[actual.touched[o]]
+		}
+	}
+	if op.Action == ActionDelete {
+		return op
+	}
+	b.stageVerdict(&op, o, pod, cfg, opt)
+	if p := actual.final[o]; p != nil && !p.exists && inRange && !op.Blocked && op.Action == ActionRecreate {
+		op.NoPod = true
+	}
+	op.Volumes = b.volumes(o, set.Spec.VolumeClaimTemplates)
+	return op
+}
 
-	for _, o := range sorted {
-		pod := b.podsByOrdinal[o]
-		op := OrdinalPlan{Ordinal: int32(o), Pod: fmt.Sprintf("%s-%d", set.Name, o), Schedulable: true}
-		if pod != nil {
-			op.Node = pod.Spec.NodeName
-		}
-		_, touched := opt.touched[o]
-		switch {
-		case !inRange(o):
-			op.Action = ActionDelete
-			op.PVCsAfter = PVCsRetained
-			if whenScaled == appsv1.DeletePersistentVolumeClaimRetentionPolicyType {
-				op.PVCsAfter = PVCsDeleted
-			}
-			op.Volumes = b.volumes(o, b.claimTemplates(live))
-		case pod == nil:
-			op.Action = ActionCreate
-		case b.replace || touched:
-			op.Action = ActionRecreate
-		case pod.Labels[stsutil.LabelControllerRevision] != b.updateRev:
-			op.Action = ActionStale
-		default:
-			op.Action = ActionUnchanged
-		}
-		if touched {
-			op.Wave = waveOf[opt.touched[o]]
-			if _, ok := actual.touched[o]; !ok {
-				op.Blocked = true
-			} else {
-				op.Wave = realWave[actual.touched[o]]
-			}
-		}
-		if op.Action != ActionDelete {
-			rev := b.updateRev
-			switch op.Action {
-			case ActionCreate, ActionRecreate:
-				if r, ok := opt.createdAt[o]; ok {
-					rev = r
-				}
-			case ActionStale:
-				if !cfg.onDelete && o-cfg.start < cfg.partition {
-					rev = b.currentRev
-				}
-			}
-			if op.Action == ActionStale || op.Action == ActionUnchanged {
-				op.Revision = pod.Labels[stsutil.LabelControllerRevision]
-			} else {
-				op.Revision = rev
-			}
-			var v planner.Verdict
-			if op.Action == ActionStale || op.Action == ActionUnchanged {
-				// The apply does not recreate this Pod: say whether it could come back if it
-				// were deleted, on what stays true until the apply (see PodCanComeBack).
-				v = b.durableVerdict(o, rev)
-			} else {
-				v = b.verdict(o, rev)
-			}
-			op.Schedulable, op.Reason = v.OK, v.Reason
-			if op.Action == ActionStale && !v.OK {
-				// Kept, but it could not come back in place: stranded. The Pod this apply leaves
-				// is the running one, so "schedulable" is about that one (a plan that only
-				// strands ordinals reads "unchanged" -> "stranded", not a lost placement).
-				op.Action, op.Schedulable = ActionStranded, pod.Spec.NodeName != ""
-			}
-			if p := actual.final[o]; p != nil && !p.exists && inRange(o) && !op.Blocked && op.Action == ActionRecreate {
-				op.NoPod = true
-			}
-			op.Volumes = b.volumes(o, set.Spec.VolumeClaimTemplates)
-		}
-		plan.Ordinals = append(plan.Ordinals, op)
+// whenScaled is the desired set's PVC retention policy for scaled-down ordinals.
+func (b *builder) whenScaled() appsv1.PersistentVolumeClaimRetentionPolicyType {
+	if p := b.set.Spec.PersistentVolumeClaimRetentionPolicy; p != nil && p.WhenScaled != "" {
+		return p.WhenScaled
 	}
+	return appsv1.RetainPersistentVolumeClaimRetentionPolicyType
+}
 
-	// Stall.
-	if actual.stalled {
-		st := &Stall{}
-		var reasons []string
-		for _, o := range actual.stuck {
-			st.Ordinals = append(st.Ordinals, int32(o))
-			if rev, ok := actual.createdAt[o]; ok {
-				v := b.verdict(o, rev)
-				reasons = append(reasons, v.Reason)
-				if w := realWave[actual.touched[o]]; st.Wave == 0 || w < st.Wave {
-					st.Wave = w
-				}
-			} else if p := b.podsByOrdinal[o]; p != nil {
-				v := b.existingVerdict(o, p)
-				reasons = append(reasons, fmt.Sprintf("ordinal %d: Pod %s is Pending today and stays so: %s", o, p.Name, strings.TrimPrefix(v.Reason, fmt.Sprintf("ordinal %d: ", o))))
+// stageVerdict is the placement verdict for an ordinal the apply keeps or (re)creates: the
+// revision its Pod runs, and whether that Pod is placed (verdict: the scheduler on the Pod
+// the controller creates; durableVerdict: whether a kept Pod could come back). A stale
+// ordinal that could not come back is stranded.
+func (b *builder) stageVerdict(op *OrdinalPlan, o int, pod *corev1.Pod, cfg simConfig, opt simResult) {
+	rev := b.updateRev
+	switch op.Action {
+	case ActionCreate, ActionRecreate:
+		if r, ok := opt.createdAt[o]; ok {
+			rev = r
+		}
+	case ActionStale:
+		if !cfg.onDelete && o-cfg.start < cfg.partition {
+			rev = b.currentRev
+		}
+	}
+	if op.Action == ActionStale || op.Action == ActionUnchanged {
+		op.Revision = pod.Labels[stsutil.LabelControllerRevision]
+	} else {
+		op.Revision = rev
+	}
+	var v planner.Verdict
+	if op.Action == ActionStale || op.Action == ActionUnchanged {
+		// The apply does not recreate this Pod: say whether it could come back if it
+		// were deleted, on what stays true until the apply (see PodCanComeBack).
+		v = b.durableVerdict(o, rev)
+	} else {
+		v = b.verdict(o, rev)
+	}
+	op.Schedulable, op.Reason = v.OK, v.Reason
+	if op.Action == ActionStale && !v.OK {
+		// Kept, but it could not come back in place: stranded. The Pod this apply leaves
+		// is the running one, so "schedulable" is about that one (a plan that only
+		// strands ordinals reads "unchanged" -> "stranded", not a lost placement).
+		op.Action, op.Schedulable = ActionStranded, pod.Spec.NodeName != ""
+	}
+}
+
+// stageStall says where the rollout stops when the actual run stalls: the ordinals that never
+// become Ready, the earliest wave among them and why; nil when it completes.
+func (b *builder) stageStall(plan *Plan, actual simResult, realWave map[int]int) *Stall {
+	if !actual.stalled {
+		return nil
+	}
+	st := &Stall{}
+	var reasons []string
+	for _, o := range actual.stuck {
+		st.Ordinals = append(st.Ordinals, int32(o))
+		if rev, ok := actual.createdAt[o]; ok {
+			v := b.verdict(o, rev)
+			reasons = append(reasons, v.Reason)
+			if w := realWave[actual.touched[o]]; st.Wave == 0 || w < st.Wave {
+				st.Wave = w
+			}
+		} else if p := b.podsByOrdinal[o]; p != nil {
+			v := b.existingVerdict(o, p)
+			reasons = append(reasons, fmt.Sprintf("ordinal %d: Pod %s is Pending today and stays so: %s", o, p.Name, strings.TrimPrefix(v.Reason, fmt.Sprintf("ordinal %d: ", o))))
+		}
+	}
+	if len(st.Ordinals) == 0 {
+		// Nothing stuck yet the rollout is incomplete: an OrderedReady
+		// deletion left an ordinal without a Pod, or a condemned Pod waits.
+		for _, op := range plan.Ordinals {
+			if op.NoPod {
+				st.Ordinals = append(st.Ordinals, op.Ordinal)
 			}
 		}
-		if len(st.Ordinals) == 0 {
-			// Nothing stuck yet the rollout is incomplete: an OrderedReady
-			// deletion left an ordinal without a Pod, or a condemned Pod waits.
-			for _, op := range plan.Ordinals {
-				if op.NoPod {
-					st.Ordinals = append(st.Ordinals, op.Ordinal)
-				}
-			}
-			reasons = append(reasons, "the controller waits for Pods that never become Ready")
-		}
-		st.Reason = strings.Join(reasons, "; ")
-		plan.Stall = st
+		reasons = append(reasons, "the controller waits for Pods that never become Ready")
 	}
-
-	plan.Disruption = Disruption{MaxUnavailable: int32(actual.maxUnavail), Unbounded: plan.Stall != nil, Waves: len(realWave)}
-	if plan.Disruption.Unbounded {
-		plan.Disruption.Waves = len(waveOf)
-	}
-	plan.Disruption.PDBsExceeded = b.pdbsExceeded(plan.Disruption.MaxUnavailable, initial, cfg)
-
-	if b.replace || b.recreate {
-		plan.Replace = b.replacement()
-	}
-	return plan, nil
+	st.Reason = strings.Join(reasons, "; ")
+	return st
 }
 
 func compressWaves(touched map[int]int) map[int]int {

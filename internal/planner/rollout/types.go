@@ -3,6 +3,33 @@
 // version runs it, placement judged by the planner kernel), the live rollout's status
 // (Rollout, RolloutStatus: stuck ordinals) and the rollout's one-line summary.
 //
+// # Stages
+//
+// PlanRollout runs named stages that mirror the steps of the StatefulSet controller
+// (pkg/controller/statefulset/stateful_set_control.go), so that a reader who knows the controller
+// finds the same steps here. In order (plan.go, builder.build):
+//
+//  1. stageRevisions: getStatefulSetRevisions; the update and current revisions, and whether the
+//     object is re-created (replace / recreate).
+//  2. stageClaimPods: getPodsForStatefulSet; the Pods the set owns, by ordinal.
+//  3. stageSimConfig and stageInitialPods: what the controller reads in the spec (policy,
+//     strategy, partition, maxUnavailable) and the Pods' state it starts from.
+//  4. simulate, twice (simulate.go; optimistic for the waves, actual for stalls). Each sync is
+//     updateStatefulSet in its order: simProcessReplicas (processReplica over the replicas,
+//     ascending: create missing Pods; OrderedReady stops at the first creation or unready Pod),
+//     simProcessCondemned (processCondemned over the Pods outside the range, descending), then
+//     simRollingUpdate (updateStatefulSetAfterInvariantEstablished, MaxUnavailableStatefulSet
+//     on) or simLegacyRollingUpdate (the one-Pod-at-a-time loop with the gate off). Between
+//     syncs simPassTime lets time pass (terminating Pods go, placeable Pods become Ready); at
+//     the end simVerdict reads the stuck ordinals and whether the rollout stalls.
+//  5. stageOrdinals: the split into replicas and condemned; the ordinals the plan covers.
+//  6. stageOrdinal per ordinal: the action and wave, as processReplica (in range) or
+//     processCondemned (out of range) treats it, and stageVerdict: the placement verdict
+//     (the scheduler on the Pod the controller creates, or whether a kept Pod could come back;
+//     stranded when it could not).
+//  7. stageStall, then the disruption (maxUnavailable reached, PDBs exceeded) and, for an
+//     immutable change, the replacement.
+//
 // The package has no clients, no Terraform types, no logging and no clock.
 package rollout
 
