@@ -289,29 +289,29 @@ func (m *migrator) judgeBatch(v *migration.Migration, set *appsv1.StatefulSet, r
 			m.run.Namespace, m.run.Name, set.Status.UpdateRevision, r)}
 	}
 	batch := v.Batch(remaining, free)
+	// The migration's preflight again, before anything of the batch is deleted, the question
+	// the plan asked (migration.Preflight): each ordinal placed again against the live cluster
+	// (the watcher keeps every Pod, CSIDriver, CSINode and capacity the scheduler reads), and
+	// whether its Pod is on a node that answers.
+	steps := make([]migration.Move, 0, len(batch))
+	for _, o := range batch {
+		steps = append(steps, migration.Move{Ordinal: o, Action: m.action(v, o)})
+	}
+	pf := v.Preflight(steps, migration.PreflightOptions{Mode: migration.PreflightApply, Claims: m.run.Claims,
+		Now: m.run.Clock.Now(), ForceDeleteOnUnreachableNodes: m.run.ForceDeleteOnUnreachableNodes})
 	// A Pod on a node that does not answer would stay Terminating: stop before deleting
 	// anything of its ordinal, unless the user accepted to force-delete it.
-	if !m.run.ForceDeleteOnUnreachableNodes {
-		for _, o := range batch {
-			if m.run.Actions[o] == migration.MigrationGate {
-				continue
-			}
-			if u := v.Unreachable(o, m.run.Clock.Now()); u != nil {
-				return nil, "", unreachableError(*u, "check", false)
-			}
-		}
+	if !m.run.ForceDeleteOnUnreachableNodes && len(pf.Unreachable) > 0 {
+		return nil, "", unreachableError(pf.Unreachable[0], "check", false)
 	}
-	// Place every ordinal of the batch again against the live cluster, as the plan did (the
-	// watcher keeps every Pod, CSIDriver, CSINode and capacity the scheduler reads), before
-	// anything of it is deleted. While a step does not fit only because TopoLVM is not ready
-	// yet on target nodes (a pool created in this apply), wait for them: the planner decides.
-	for _, o := range batch {
-		why, wait := v.StepCheck(o, m.action(v, o), m.run.Claims)
-		if len(wait) > 0 {
-			return batch, "TopoLVM to be ready on the target nodes " + planner.DescribeNodeWaits(wait), nil
+	// While a step does not fit only because TopoLVM is not ready yet on target nodes (a pool
+	// created in this apply), wait for them: the planner decides.
+	for _, st := range pf.Steps {
+		if len(st.Wait) > 0 {
+			return batch, "TopoLVM to be ready on the target nodes " + planner.DescribeNodeWaits(st.Wait), nil
 		}
-		if why != "" {
-			return nil, "", &PreconditionError{Msg: why}
+		if st.Problem != "" {
+			return nil, "", &PreconditionError{Msg: st.Problem}
 		}
 	}
 	// An ordinal outside the batch that is down is refused at once, before waiting for a

@@ -1,6 +1,7 @@
 // Package migration decides olapgke_statefulset_migration: per ordinal restart, move or leave
-// (NewMigration, Migration.Plan), the next idempotent step the engine takes (NextStep, Batch,
-// OthersDown), step estimates from recorded durations, the migration's summary, and the day-2
+// (NewMigration, Migration.Plan), the preflight checks the plan and the engine both ask before
+// anything is deleted (Migration.Preflight), the next idempotent step the engine takes (NextStep,
+// Batch, OthersDown), step estimates from recorded durations, the migration's summary, and the day-2
 // verbs' requests as the migration reads them (verbs.go).
 //
 // The package has no clients, no Terraform types, no logging and no clock.
@@ -8,7 +9,6 @@ package migration
 
 import (
 	"fmt"
-	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -287,7 +287,8 @@ func (v *Migration) DefaultClaims() []string {
 	return out
 }
 
-// Plan selects the ordinals to restart or move and runs the preflight checks.
+// Plan selects the ordinals to restart or move and runs the preflight checks (Preflight, then
+// the strategy, PodDisruptionBudgets and RequireOthersReady over the whole migration).
 func (v *Migration) Plan(opt MigrationOptions) MigrationPlan {
 	var plan MigrationPlan
 	if v.set == nil || v.live == nil {
@@ -365,34 +366,16 @@ func (v *Migration) Plan(opt MigrationOptions) MigrationPlan {
 	}
 
 	// Target nodes (only moves need new nodes).
-	targets := v.targetNodes()
-	for _, n := range targets {
+	for _, n := range v.targetNodes() {
 		plan.TargetNodes = append(plan.TargetNodes, n.Name)
 	}
-	if moving > 0 && len(targets) == 0 {
-		plan.Problems = append(plan.Problems, MigrationProblem{Kind: ProblemTargetNodesMissing, Ordinal: -1,
-			Message: fmt.Sprintf("no node can take the moved Pods: %s", v.noTargetReason())})
-	}
-
-	// Placement, step after step, as the scheduler will see it.
-	if len(steps) > 0 && (moving == 0 || len(targets) > 0) {
-		plan.Problems = append(plan.Problems, v.simulatePlacement(steps, plan.Claims)...)
-	}
-	// Target nodes TopoLVM is not ready on yet (a pool created moments ago): when they are
-	// why the moves do not fit, the apply waits for them instead (topolvmready.go).
-	if w := v.topoLVMWait(steps, plan.Claims, plan.Problems); len(w) > 0 {
-		plan.TopoLVMWaits = w
-		plan.Problems = slices.DeleteFunc(plan.Problems, func(p MigrationProblem) bool { return placementProblem(p.Kind) })
-	}
-
-	// Pods on nodes that do not answer: deleting them is never confirmed.
-	plan.Unreachable = v.unreachableSteps(steps, opt.Now)
-	if !opt.ForceDeleteOnUnreachableNodes {
-		for _, u := range plan.Unreachable {
-			plan.Problems = append(plan.Problems, MigrationProblem{Kind: ProblemUnreachableNode, Ordinal: u.Ordinal,
-				Message: u.Describe()})
-		}
-	}
+	// Preflight: placement step after step, TopoLVM waits, unreachable nodes (preflight.go;
+	// the engine asks the same before each batch).
+	pf := v.Preflight(steps, PreflightOptions{Mode: PreflightPlan, Claims: plan.Claims, Now: opt.Now,
+		ForceDeleteOnUnreachableNodes: opt.ForceDeleteOnUnreachableNodes})
+	plan.Problems = append(plan.Problems, pf.Problems...)
+	plan.TopoLVMWaits = pf.TopoLVMWaits
+	plan.Unreachable = pf.Unreachable
 
 	// Strategy (a restart needs OnDelete by construction: see need).
 	if moving > 0 {
