@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/olapgke/terraform-provider-olapgke/internal/stsutil"
+	"github.com/olapgke/terraform-provider-olapgke/internal/topolvm"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -427,7 +428,7 @@ func classUsage(class, defaultClass string, scs []storagev1.StorageClass, lvs []
 			if cls != class {
 				continue
 			}
-		} else if storageClassClass(scByName[sc], defaultClass) != class || class == "" {
+		} else if topolvm.ClassOfStorageClass(scByName[sc], defaultClass) != class || class == "" {
 			continue
 		}
 		u := volumeUse{Namespace: pvc.Namespace, PVC: pvc.Name, PV: pvc.Spec.VolumeName, StorageClass: sc, Ordinal: -1}

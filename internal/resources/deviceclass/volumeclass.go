@@ -4,6 +4,7 @@ import (
 	"sort"
 
 	"github.com/olapgke/terraform-provider-olapgke/internal/stsutil"
+	"github.com/olapgke/terraform-provider-olapgke/internal/topolvm"
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -63,24 +64,10 @@ func classOf(pv *corev1.PersistentVolume, scs map[string]*storagev1.StorageClass
 	if c := pv.Spec.CSI.VolumeAttributes[DeviceClassParam]; c != "" {
 		return c, fromAttributes
 	}
-	if sc := scs[pv.Spec.StorageClassName]; sc != nil && stsutil.IsTopoLVM(sc.Provisioner) {
-		if c := orDefault(sc.Parameters[DeviceClassParam]); c != "" {
-			return c, fromStorageClass
-		}
+	if c := topolvm.ClassOfStorageClass(scs[pv.Spec.StorageClassName], defaultClass); c != "" {
+		return c, fromStorageClass
 	}
 	return "", ""
-}
-
-// storageClassClass is the device class a TopoLVM StorageClass provisions from ("" for
-// another provisioner, or the default class when unknown).
-func storageClassClass(sc *storagev1.StorageClass, defaultClass string) string {
-	if sc == nil || !stsutil.IsTopoLVM(sc.Provisioner) {
-		return ""
-	}
-	if c := sc.Parameters[DeviceClassParam]; c != "" {
-		return c
-	}
-	return defaultClass
 }
 
 // volumesByClass is the in-use guard's decision: the names of the TopoLVM PVs of each device
