@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/olapgke/terraform-provider-olapgke/internal/stsutil"
+	"github.com/olapgke/terraform-provider-olapgke/internal/topolvm"
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -256,7 +257,7 @@ func (ix *Index) computeCapacity(node int, sc string) capInfo {
 	if cls == nil || (cls.Provisioner != stsutil.ProvisionerTopoLVM && cls.Provisioner != stsutil.ProvisionerTopoLVMLegacy) {
 		return capInfo{maxVol: -1}
 	}
-	key := stsutil.AnnotationCapacityPrefix + deviceClassKey(cls)
+	key := stsutil.AnnotationCapacityPrefix + topolvm.ClassOfStorageClass(cls, stsutil.DefaultDeviceClassKey)
 	c := capInfo{Limited: true, maxVol: -1, Source: "node annotation " + key}
 	if v, ok := n.Annotations[key]; ok {
 		if q, err := resource.ParseQuantity(v); err == nil {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/olapgke/terraform-provider-olapgke/internal/stsutil"
+	"github.com/olapgke/terraform-provider-olapgke/internal/topolvm"
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -83,7 +84,7 @@ func (ix *Index) TopoLVMNotReady(n *corev1.Node, scs []string) string {
 		// TopoLVM's metrics exporter annotates the classes its lvmd loaded; a class added to
 		// lvmd's config is loaded when lvmd restarts (restart_lvmd rolls the DaemonSet). Until
 		// then external-provisioner publishes 0 for it.
-		key := stsutil.AnnotationCapacityPrefix + deviceClassKey(ix.Scs[name])
+		key := stsutil.AnnotationCapacityPrefix + topolvm.ClassOfStorageClass(ix.Scs[name], stsutil.DefaultDeviceClassKey)
 		if _, ok := n.Annotations[key]; !ok {
 			return "no " + key + " annotation yet (its lvmd has not loaded the device class)"
 		}
@@ -115,14 +116,6 @@ func (ix *Index) capacityPublishedStale(n *corev1.Node, sc, key string) bool {
 		}
 	}
 	return len(cs) > 0
-}
-
-// deviceClassKey is the capacity annotation suffix of the StorageClass's device class.
-func deviceClassKey(sc *storagev1.StorageClass) string {
-	if dc := sc.Parameters[stsutil.ParamDeviceClass]; dc != "" {
-		return dc
-	}
-	return stsutil.DefaultDeviceClassKey
 }
 
 func (ix *Index) csiNotRegistered(n *corev1.Node) string {
@@ -217,7 +210,7 @@ func AssumeTopoLVMReady(s *Snapshot, pending []NodeWait, scs []string) *Snapshot
 			if cls == nil || !stsutil.IsTopoLVM(cls.Provisioner) {
 				continue
 			}
-			key := stsutil.AnnotationCapacityPrefix + deviceClassKey(cls)
+			key := stsutil.AnnotationCapacityPrefix + topolvm.ClassOfStorageClass(cls, stsutil.DefaultDeviceClassKey)
 			_, loaded := n.Annotations[key]
 			stale := !loaded || ix.capacityPublishedStale(n, sc, key)
 			if stale {

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/olapgke/terraform-provider-olapgke/internal/stsutil"
+	"github.com/olapgke/terraform-provider-olapgke/internal/topolvm"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -336,11 +337,11 @@ var logicalVolumeResources = []schema.GroupVersionResource{
 // listLogicalVolumes lists TopoLVM's LogicalVolumes. A group whose CRD is not installed (or
 // that the credentials may not list) contributes none: the guard then judges PVs by their
 // volume attributes and StorageClasses.
-func listLogicalVolumes(ctx context.Context, dyn dynamic.Interface) ([]logicalVolume, error) {
+func listLogicalVolumes(ctx context.Context, dyn dynamic.Interface) ([]topolvm.LogicalVolume, error) {
 	if dyn == nil {
 		return nil, nil
 	}
-	var out []logicalVolume
+	var out []topolvm.LogicalVolume
 	for _, gvr := range logicalVolumeResources {
 		var list *unstructured.UnstructuredList
 		err := olapkube.RetryRead(ctx, func(ctx context.Context) error {
@@ -355,7 +356,7 @@ func listLogicalVolumes(ctx context.Context, dyn dynamic.Interface) ([]logicalVo
 			return nil, fmt.Errorf("list %s: %w", gvr.GroupResource(), err)
 		}
 		for i := range list.Items {
-			out = append(out, logicalVolumeFrom(&list.Items[i]))
+			out = append(out, topolvm.LogicalVolumeFrom(&list.Items[i]))
 		}
 	}
 	return out, nil
@@ -395,17 +396,17 @@ func (r *deviceClassResource) usage(ctx context.Context, kube kubernetes.Interfa
 	return classUsage(class, defaultClass, scList.Items, lvs, pvs.Items, pvcs.Items, sets.Items), nil
 }
 
-// classUsage is the pure part of usage: the PVs of class as volumesByClass judges them, the
+// classUsage is the pure part of usage: the PVs of class as topolvm.VolumesByClass judges them, the
 // PVCs bound to them, and PVCs not bound to a PV of known class whose StorageClass provisions
 // from class. defaultClass is the lvmd config's default class ("" when it is not class: only
 // class matters here).
-func classUsage(class, defaultClass string, scs []storagev1.StorageClass, lvs []logicalVolume, pvs []corev1.PersistentVolume, pvcs []corev1.PersistentVolumeClaim, sets []appsv1.StatefulSet) []volumeUse {
+func classUsage(class, defaultClass string, scs []storagev1.StorageClass, lvs []topolvm.LogicalVolume, pvs []corev1.PersistentVolume, pvcs []corev1.PersistentVolumeClaim, sets []appsv1.StatefulSet) []volumeUse {
 	byName := make(map[string]*corev1.PersistentVolume, len(pvs))
 	for i := range pvs {
 		byName[pvs[i].Name] = &pvs[i]
 	}
 	pvClass := map[string]string{}
-	for c, names := range volumesByClass(pvs, scs, lvs, defaultClass) {
+	for c, names := range topolvm.VolumesByClass(pvs, scs, lvs, defaultClass) {
 		for _, n := range names {
 			pvClass[n] = c
 		}
@@ -427,7 +428,7 @@ func classUsage(class, defaultClass string, scs []storagev1.StorageClass, lvs []
 			if cls != class {
 				continue
 			}
-		} else if storageClassClass(scByName[sc], defaultClass) != class || class == "" {
+		} else if topolvm.ClassOfStorageClass(scByName[sc], defaultClass) != class || class == "" {
 			continue
 		}
 		u := volumeUse{Namespace: pvc.Namespace, PVC: pvc.Name, PV: pvc.Spec.VolumeName, StorageClass: sc, Ordinal: -1}
