@@ -5,6 +5,7 @@ import (
 
 	"github.com/olapgke/terraform-provider-olapgke/internal/planner"
 	"github.com/olapgke/terraform-provider-olapgke/internal/stsutil"
+	"github.com/olapgke/terraform-provider-olapgke/internal/topolvm"
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -46,10 +47,7 @@ func WithTopoLVM(s planner.Snapshot) planner.Snapshot {
 		if sc.Provisioner != stsutil.ProvisionerTopoLVM || explicit[sc.Name] {
 			continue
 		}
-		dc := sc.Parameters[stsutil.ParamDeviceClass]
-		if dc == "" {
-			dc = stsutil.DefaultDeviceClassKey
-		}
+		dc := topolvm.ClassOfStorageClass(&sc, stsutil.DefaultDeviceClassKey)
 		for _, n := range c.Nodes {
 			v, ok := n.Annotations[stsutil.AnnotationCapacityPrefix+dc]
 			if !ok {
