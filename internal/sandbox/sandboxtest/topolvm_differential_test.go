@@ -1291,32 +1291,40 @@ type diffTopoLVMOn struct {
 }
 
 func diffTopoLVM(ctx context.Context, sb *diffSide, name string) (diffTopoLVMOn, error) {
+	// The four are read in the reverse of the order TopoLVM and the kubelet write them (the
+	// capacity annotation, then the topology label, then the CSINode entry, then
+	// external-provisioner's CSIStorageCapacity), so that one reading is never torn: a later
+	// write seen implies the earlier ones are seen too. Read the other way round, a registration
+	// finishing between the Node read and the CSINode read showed "registered, no label" (a CI
+	// run of the real side did, on a loaded machine).
 	o := diffTopoLVMOn{Annotation: -1, CSI: -1}
-	n, err := sb.kube.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
-	if err != nil {
-		return o, err
-	}
-	_, o.Label = n.Labels[topolvmNode]
-	cn, err := sb.kube.StorageV1().CSINodes().Get(ctx, name, metav1.GetOptions{})
-	switch {
-	case apierrors.IsNotFound(err):
-		o.Registered = o.Label
-	case err != nil:
-		return o, err
-	default:
-		o.Registered = slices.ContainsFunc(cn.Spec.Drivers, func(d storagev1.CSINodeDriver) bool { return d.Name == "topolvm.io" })
-	}
-	if v, ok, err := diffAnn(ctx, sb, name, diffSSDAnn); err != nil {
-		return o, err
-	} else if ok {
-		o.Annotation = v
-	}
 	c, err := diffCSI(ctx, sb, name)
 	if err != nil {
 		return o, err
 	}
 	if c.count > 0 {
 		o.CSI = c.capacity
+	}
+	cn, err := sb.kube.StorageV1().CSINodes().Get(ctx, name, metav1.GetOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return o, err
+	}
+	n, nerr := sb.kube.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+	if nerr != nil {
+		return o, nerr
+	}
+	_, o.Label = n.Labels[topolvmNode]
+	if err != nil { // no CSINode
+		o.Registered = o.Label
+	} else {
+		o.Registered = slices.ContainsFunc(cn.Spec.Drivers, func(d storagev1.CSINodeDriver) bool { return d.Name == "topolvm.io" })
+	}
+	if v, ok := n.Annotations[diffSSDAnn]; ok {
+		q, err := resource.ParseQuantity(v)
+		if err != nil {
+			return o, fmt.Errorf("node %s %s=%q: %v", name, diffSSDAnn, v, err)
+		}
+		o.Annotation = q.Value()
 	}
 	return o, nil
 }
