@@ -149,5 +149,21 @@ for d in "${dirs[@]}"; do
 	*) validate "$d" "$ROOT/$d" ;;
 	esac
 done
-[[ $failed -eq 0 ]] || { echo "ERROR: some examples do not validate or are not formatted" >&2; exit 1; }
+
+# Repository paths the pages name are links (a page on the Registry has no repository beside it);
+# each link into this repository must name a path that exists, as a tree (directory) or a blob
+# (file).
+echo "==> links into the repository from templates/, README.md and the modules' and examples' READMEs"
+links=0
+while IFS=: read -r page kind path; do
+	links=$((links + 1))
+	if [[ "$kind" == tree && ! -d "$ROOT/$path" ]] || [[ "$kind" == blob && ! -f "$ROOT/$path" ]]; then
+		echo "FAIL  $page links to $kind/main/$path, which is not a $([[ $kind == tree ]] && echo directory || echo file) here"
+		failed=1
+	fi
+done < <(cd "$ROOT" && grep -rhoE --with-filename 'https://github.com/olapgke/terraform-provider-olapgke/(tree|blob)/main/[^) #]*' \
+	templates README.md modules/*/README.md examples/*/README.md 2>/dev/null |
+	sed -E 's#^([^:]*):https://github.com/olapgke/terraform-provider-olapgke/(tree|blob)/main/#\1:\2:#; s#/$##')
+echo "$links links checked"
+[[ $failed -eq 0 ]] || { echo "ERROR: some examples do not validate or are not formatted, or a link is broken" >&2; exit 1; }
 echo "all $count configurations validate"
