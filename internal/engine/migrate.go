@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -21,7 +20,6 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
@@ -869,19 +867,14 @@ func without(all, drop []int32) []int32 {
 
 // migrationWatcher keeps informer caches of what a migration reads: the
 // StatefulSet, its Pods, the namespace's PVCs and PodDisruptionBudgets,
-// the ProvisioningFailed and FailedMount events planner.JudgeWait reads, PVs and Nodes. snapshot() assembles a planner.Snapshot from the caches (no
-// GET per ordinal); changed receives a token on every event.
+// the ProvisioningFailed and FailedMount events planner.JudgeWait reads, PVs and Nodes, on one
+// informerWatch (watch.go: its change signal and Forbidden stop are the rollout wait's too).
+// snapshot() assembles a planner.Snapshot from the caches (no GET per ordinal); changed
+// receives a token on every relevant event.
 type migrationWatcher struct {
-	ns, name  string
-	sel       labels.Selector
-	cancel    context.CancelFunc
-	factories []informers.SharedInformerFactory
-	changed   chan struct{}
-	// stopped is closed when an informer met a Forbidden list/watch (stopErr): from then on the
-	// caches would never change again, so snapshot fails.
-	stopped  chan struct{}
-	stopOnce sync.Once
-	stopErr  error
+	*informerWatch
+	ns, name string
+	sel      labels.Selector
 
 	setInf, podInf, pvcInf, pdbInf, evInf, pvInf, nodeInf cache.SharedIndexInformer
 	// mountEvInf holds the namespace's FailedMount events (evInf its ProvisioningFailed ones).
@@ -894,10 +887,6 @@ type migrationWatcher struct {
 }
 
 func newMigrationWatcher(ctx context.Context, kube kubernetes.Interface, ns, name string, sel labels.Selector) (*migrationWatcher, error) {
-	ctx, cancelCause := context.WithCancelCause(ctx)
-	cancel := func() { cancelCause(nil) }
-	w := &migrationWatcher{ns: ns, name: name, sel: sel, cancel: cancel, changed: make(chan struct{}, 1), stopped: make(chan struct{}),
-		podCache: planner.NewPodCache()}
 	setF := informers.NewSharedInformerFactoryWithOptions(kube, 0, informers.WithNamespace(ns),
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) {
 			o.FieldSelector = fields.OneTermEqualSelector("metadata.name", name).String()
@@ -914,7 +903,8 @@ func newMigrationWatcher(ctx context.Context, kube kubernetes.Interface, ns, nam
 			o.FieldSelector = fields.OneTermEqualSelector("reason", planner.EventFailedMount).String()
 		}))
 	clF := informers.NewSharedInformerFactory(kube, 0)
-	w.factories = []informers.SharedInformerFactory{setF, podF, nsF, evF, mountEvF, clF}
+	w := &migrationWatcher{informerWatch: newInformerWatch(ctx, setF, podF, nsF, evF, mountEvF, clF),
+		ns: ns, name: name, sel: sel, podCache: planner.NewPodCache()}
 	w.setInf = setF.Apps().V1().StatefulSets().Informer()
 	w.podInf = podF.Core().V1().Pods().Informer()
 	w.pvcInf = nsF.Core().V1().PersistentVolumeClaims().Informer()
@@ -928,79 +918,38 @@ func newMigrationWatcher(ctx context.Context, kube kubernetes.Interface, ns, nam
 	w.capInf = clF.Storage().V1().CSIStorageCapacities().Informer()
 	w.driverInf = clF.Storage().V1().CSIDrivers().Informer()
 	w.csiNodeInf = clF.Storage().V1().CSINodes().Informer()
-	notify := func() {
-		select {
-		case w.changed <- struct{}{}:
-		default:
-		}
-	}
-	h := cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(any) { notify() },
-		UpdateFunc: func(any, any) { notify() },
-		DeleteFunc: func(any) { notify() },
-	}
-	// CSINodes and CSIStorageCapacities change as TopoLVM comes up on new nodes (a wait for
-	// them ends on their event).
-	for _, inf := range []cache.SharedIndexInformer{w.setInf, w.podInf, w.pvcInf, w.pdbInf, w.evInf, w.mountEvInf, w.capInf, w.csiNodeInf} {
-		if _, err := inf.AddEventHandler(h); err != nil {
-			cancel()
+	every := w.everyEvent()
+	// PVs and Nodes are cluster-wide: most of their updates (other namespaces' volumes, node
+	// heartbeats) cannot change a step, and each wake-up rebuilds the snapshot while the
+	// cluster is busy with the move. CSINodes and CSIStorageCapacities change as TopoLVM comes
+	// up on new nodes (a wait for them ends on their event). The other cluster-wide caches are
+	// only read.
+	for _, x := range []struct {
+		inf   cache.SharedIndexInformer
+		h     cache.ResourceEventHandler
+		probe watchFunc
+	}{
+		{w.setInf, every, kube.AppsV1().StatefulSets(ns).Watch},
+		{w.podInf, every, kube.CoreV1().Pods(ns).Watch},
+		{w.pvcInf, every, kube.CoreV1().PersistentVolumeClaims(ns).Watch},
+		{w.pdbInf, every, kube.PolicyV1().PodDisruptionBudgets(ns).Watch},
+		{w.evInf, every, kube.CoreV1().Events(ns).Watch},
+		{w.mountEvInf, every, kube.CoreV1().Events(ns).Watch},
+		{w.capInf, every, kube.StorageV1().CSIStorageCapacities(metav1.NamespaceAll).Watch},
+		{w.csiNodeInf, every, kube.StorageV1().CSINodes().Watch},
+		{w.pvInf, w.filtered(func(old, cur any) bool { return pvMayMatter(old, ns) || pvMayMatter(cur, ns) }),
+			kube.CoreV1().PersistentVolumes().Watch},
+		{w.nodeInf, w.filtered(nodeChangeMatters), kube.CoreV1().Nodes().Watch},
+		{w.allPodInf, nil, kube.CoreV1().Pods(metav1.NamespaceAll).Watch},
+		{w.scInf, nil, kube.StorageV1().StorageClasses().Watch},
+		{w.driverInf, nil, kube.StorageV1().CSIDrivers().Watch},
+	} {
+		if err := w.add(x.inf, x.h, x.probe); err != nil {
+			w.cancel()
 			return nil, err
 		}
 	}
-	// PVs and Nodes are cluster-wide: most of their updates (other
-	// namespaces' volumes, node heartbeats) cannot change a step, and each
-	// wake-up rebuilds the snapshot while the cluster is busy with the move.
-	filtered := func(relevant func(old, cur any) bool) cache.ResourceEventHandlerFuncs {
-		return cache.ResourceEventHandlerFuncs{
-			AddFunc:    func(o any) { notifyIf(relevant(nil, o), notify) },
-			UpdateFunc: func(old, cur any) { notifyIf(relevant(old, cur), notify) },
-			DeleteFunc: func(o any) { notifyIf(relevant(nil, o), notify) },
-		}
-	}
-	if _, err := w.pvInf.AddEventHandler(filtered(func(old, cur any) bool {
-		return pvMayMatter(old, ns) || pvMayMatter(cur, ns)
-	})); err != nil {
-		cancel()
-		return nil, err
-	}
-	if _, err := w.nodeInf.AddEventHandler(filtered(nodeChangeMatters)); err != nil {
-		cancel()
-		return nil, err
-	}
-	// A reflector retries a LIST or WATCH the credentials may not make
-	// (RBAC) forever, and the sync below would wait for the whole apply
-	// timeout: stop at the first Forbidden, quoting the API server.
-	for _, inf := range []cache.SharedIndexInformer{w.setInf, w.podInf, w.pvcInf, w.pdbInf, w.evInf, w.mountEvInf, w.pvInf, w.nodeInf,
-		w.allPodInf, w.scInf, w.capInf, w.driverInf, w.csiNodeInf} {
-		if err := inf.SetWatchErrorHandlerWithContext(func(ctx context.Context, r *cache.Reflector, err error) {
-			if apierrors.IsForbidden(err) {
-				w.stopOnce.Do(func() { w.stopErr = err; close(w.stopped) })
-				cancelCause(err)
-			}
-			cache.DefaultWatchErrorHandler(ctx, r, err)
-		}); err != nil {
-			cancel()
-			return nil, err
-		}
-	}
-	for _, f := range w.factories {
-		f.Start(ctx.Done())
-	}
-	for _, f := range w.factories {
-		for typ, ok := range f.WaitForCacheSync(ctx.Done()) {
-			if !ok {
-				cause := context.Cause(ctx)
-				w.stop()
-				return nil, fmt.Errorf("watching %v for the migration: %w", typ, cause)
-			}
-		}
-	}
-	// A LIST may pass and the WATCH after it be refused (a role with list but not watch). The
-	// informers report that refusal asynchronously, after their caches synced, so each watch is
-	// also opened once here, from the informer's resource version (no replay), and closed: a
-	// refusal is then known before anything is deleted.
-	if err := w.probeWatches(ctx, kube); err != nil {
-		w.stop()
+	if err := w.start("the migration"); err != nil {
 		return nil, err
 	}
 	if _, _, err := w.snapshot(); err != nil {
@@ -1008,46 +957,6 @@ func newMigrationWatcher(ctx context.Context, kube kubernetes.Interface, ns, nam
 		return nil, err
 	}
 	return w, nil
-}
-
-// probeWatches opens and closes one WATCH per resource the informers watch and returns the
-// first Forbidden answer.
-func (w *migrationWatcher) probeWatches(ctx context.Context, kube kubernetes.Interface) error {
-	type watchFunc func(context.Context, metav1.ListOptions) (watch.Interface, error)
-	probes := []struct {
-		inf cache.SharedIndexInformer
-		do  watchFunc
-	}{
-		{w.setInf, kube.AppsV1().StatefulSets(w.ns).Watch},
-		{w.podInf, kube.CoreV1().Pods(w.ns).Watch},
-		{w.pvcInf, kube.CoreV1().PersistentVolumeClaims(w.ns).Watch},
-		{w.pdbInf, kube.PolicyV1().PodDisruptionBudgets(w.ns).Watch},
-		{w.evInf, kube.CoreV1().Events(w.ns).Watch},
-		{w.mountEvInf, kube.CoreV1().Events(w.ns).Watch},
-		{w.pvInf, kube.CoreV1().PersistentVolumes().Watch},
-		{w.nodeInf, kube.CoreV1().Nodes().Watch},
-		{w.allPodInf, kube.CoreV1().Pods(metav1.NamespaceAll).Watch},
-		{w.scInf, kube.StorageV1().StorageClasses().Watch},
-		{w.capInf, kube.StorageV1().CSIStorageCapacities(metav1.NamespaceAll).Watch},
-		{w.driverInf, kube.StorageV1().CSIDrivers().Watch},
-		{w.csiNodeInf, kube.StorageV1().CSINodes().Watch},
-	}
-	for _, p := range probes {
-		wi, err := p.do(ctx, metav1.ListOptions{ResourceVersion: p.inf.LastSyncResourceVersion(), TimeoutSeconds: ptr.To[int64](1)})
-		if apierrors.IsForbidden(err) {
-			return err
-		}
-		if err == nil && wi != nil {
-			wi.Stop()
-		}
-	}
-	return nil
-}
-
-func notifyIf(ok bool, notify func()) {
-	if ok {
-		notify()
-	}
 }
 
 // pvMayMatter: a PV bound or being bound to a claim of namespace ns, or one
@@ -1075,13 +984,6 @@ func nodeChangeMatters(old, cur any) bool {
 		stsutil.NodeReady(o) != stsutil.NodeReady(c) || !o.DeletionTimestamp.Equal(c.DeletionTimestamp)
 }
 
-func (w *migrationWatcher) stop() {
-	w.cancel()
-	for _, f := range w.factories {
-		f.Shutdown()
-	}
-}
-
 // snapshot assembles the migration's view from the caches. Objects are
 // copied one level deep (the struct values): informers replace cached
 // objects and never change them in place, the planner only reads, and the
@@ -1089,10 +991,8 @@ func (w *migrationWatcher) stop() {
 // deep copy of every PV and Node on each look would only cost CPU while the
 // cluster is busy with the move.
 func (w *migrationWatcher) snapshot() (*planner.Snapshot, *appsv1.StatefulSet, error) {
-	select {
-	case <-w.stopped:
-		return nil, nil, fmt.Errorf("watching for the migration: %w", w.stopErr)
-	default:
+	if err := w.forbidden(); err != nil {
+		return nil, nil, fmt.Errorf("watching for the migration: %w", err)
 	}
 	s := &planner.Snapshot{PodCache: w.podCache}
 	var set *appsv1.StatefulSet

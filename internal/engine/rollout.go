@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/olapgke/terraform-provider-olapgke/internal/planner"
@@ -133,9 +132,6 @@ func PVNodeAffinityConflict(msg string) bool { return planner.PVNodeAffinityConf
 // (Forbidden) ends it at once with that error, as in the migration's watcher: a reflector
 // would retry it until the timeout.
 func WaitForRollout(ctx context.Context, kube kubernetes.Interface, w RolloutWait) (_ *RolloutResult, retErr error) {
-	ctx, cancelCause := context.WithCancelCause(ctx)
-	cancel := func() { cancelCause(nil) }
-	defer cancel()
 	if w.Clock == nil {
 		w.Clock = clock.RealClock{}
 	}
@@ -145,53 +141,41 @@ func WaitForRollout(ctx context.Context, kube kubernetes.Interface, w RolloutWai
 	pods := factory.Core().V1().Pods()
 	pvcs := factory.Core().V1().PersistentVolumeClaims()
 	events := factory.Core().V1().Events()
-
-	kick := make(chan struct{}, 1)
-	notify := func() {
-		select {
-		case kick <- struct{}{}:
-		default:
-		}
-	}
-	h := cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(any) { notify() },
-		UpdateFunc: func(any, any) { notify() },
-		DeleteFunc: func(any) { notify() },
-	}
-	var forbidden error // set once, before ctx is cancelled with it
-	var forbiddenOnce sync.Once
-	for _, inf := range []cache.SharedIndexInformer{sets.Informer(), pods.Informer(), pvcs.Informer(), events.Informer()} {
-		if _, err := inf.AddEventHandler(h); err != nil {
-			return nil, err
-		}
-		if err := inf.SetWatchErrorHandlerWithContext(func(hctx context.Context, r *cache.Reflector, err error) {
-			if apierrors.IsForbidden(err) {
-				forbiddenOnce.Do(func() { forbidden = err; cancelCause(err) })
-			}
-			cache.DefaultWatchErrorHandler(hctx, r, err)
-		}); err != nil {
+	// The migration's informerWatch (watch.go): one change signal, and the first Forbidden list
+	// or watch ends the wait with the API server's answer instead of at the timeout.
+	iw := newInformerWatch(ctx, factory)
+	ctx = iw.ctx
+	every := iw.everyEvent()
+	for _, x := range []struct {
+		inf   cache.SharedIndexInformer
+		probe watchFunc
+	}{
+		{sets.Informer(), kube.AppsV1().StatefulSets(w.Namespace).Watch},
+		{pods.Informer(), kube.CoreV1().Pods(w.Namespace).Watch},
+		{pvcs.Informer(), kube.CoreV1().PersistentVolumeClaims(w.Namespace).Watch},
+		{events.Informer(), kube.CoreV1().Events(w.Namespace).Watch},
+	} {
+		if err := iw.add(x.inf, every, x.probe); err != nil {
+			iw.cancel()
 			return nil, err
 		}
 	}
 	refused := func() error {
-		if err := context.Cause(ctx); apierrors.IsForbidden(err) && err == forbidden {
+		if err := iw.forbidden(); err != nil {
 			return fmt.Errorf("watching the rollout: %w", err)
 		}
 		return nil
 	}
-	factory.Start(ctx.Done())
-	defer func() {
-		cancel() // stops the informers; Shutdown waits for them
-		factory.Shutdown()
-	}()
-	for typ, ok := range factory.WaitForCacheSync(ctx.Done()) {
-		if !ok {
-			if err := refused(); err != nil {
-				return nil, err
+	if err := iw.start("the rollout"); err != nil {
+		if f := iw.forbidden(); f != nil || apierrors.IsForbidden(err) {
+			if f == nil {
+				f = err
 			}
-			return nil, &RolloutTimeoutError{Err: fmt.Errorf("caches for %v did not sync: %w", typ, context.Cause(ctx))}
+			return nil, fmt.Errorf("watching the rollout: %w", f)
 		}
+		return nil, &RolloutTimeoutError{Err: err}
 	}
+	defer iw.stop()
 
 	o := &observer{w: w, pods: pods.Lister().Pods(w.Namespace), pvcs: pvcs.Lister().PersistentVolumeClaims(w.Namespace),
 		events: events.Lister().Events(w.Namespace), last: map[int32]string{}, clocks: map[int32]*planner.WaitClock{},
@@ -231,7 +215,9 @@ func WaitForRollout(ctx context.Context, kube kubernetes.Interface, w RolloutWai
 				return nil, err
 			}
 			return nil, &RolloutTimeoutError{Waiting: o.waiting(res), Err: context.Cause(ctx)}
-		case <-kick:
+		case <-iw.stopped:
+			return nil, refused()
+		case <-iw.changed:
 		case <-wake:
 		}
 	}
