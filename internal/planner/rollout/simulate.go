@@ -1,5 +1,7 @@
 package rollout
 
+import "slices"
+
 // simPod is the state of one ordinal's Pod in the controller simulation.
 type simPod struct {
 	exists      bool
@@ -57,10 +59,26 @@ type simResult struct {
 // simLegacyRollingUpdate with the gate off); between syncs simPassTime lets
 // time pass, and simVerdict reads the final state.
 func simulate(cfg simConfig, initial map[int]*simPod, optimistic bool) simResult {
-	m := newSimulator(cfg, initial, optimistic)
+	return newSimulator(cfg, initial, optimistic).run(nil)
+}
+
+// run is simulate's loop. observe (nil in the planner; the invariant tests set it) is called
+// after each sync with the Pods as they were before it.
+func (m *simulator) run(observe func(before []simPod)) simResult {
 	limit := 4*(len(m.pods)) + 16
 	for m.t = 1; m.t <= limit; m.t++ {
-		for i := 0; i < limit && m.sync(); i++ {
+		for i := 0; i < limit; i++ {
+			var before []simPod
+			if observe != nil {
+				before = slices.Clone(m.pods)
+			}
+			acted := m.sync()
+			if observe != nil {
+				observe(before)
+			}
+			if !acted {
+				break
+			}
 		}
 		m.res.maxUnavail = max(m.res.maxUnavail, m.countedUnavailable())
 		if !m.simPassTime() {
