@@ -42,5 +42,5 @@ output "ssd_thin_capacity" {
 
 # The PVCs (and StatefulSet ordinals) that would be stranded if the class went away.
 output "ssd_thin_volumes" {
-  value = [for v in olapgke_topolvm_device_class.ssd_thin.volumes : "${v.namespace}/${v.pvc} (${v.stateful_set} #${v.ordinal})"]
+  value = [for v in olapgke_topolvm_device_class.ssd_thin.volumes : "${v.namespace}/${v.pvc} (${v.statefulset} #${v.ordinal})"]
 }

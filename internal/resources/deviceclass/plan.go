@@ -439,7 +439,7 @@ func volumesValue(uses []volumeUse) types.List {
 		vals[i] = types.ObjectValueMust(volumeAttrTypes, map[string]attr.Value{
 			"namespace": types.StringValue(u.Namespace), "pvc": types.StringValue(u.PVC), "pv": types.StringValue(u.PV),
 			"node": types.StringValue(u.Node), "storage_class": types.StringValue(u.StorageClass),
-			"stateful_set": types.StringValue(u.StatefulSet), "ordinal": types.Int64Value(int64(u.Ordinal)),
+			"statefulset": types.StringValue(u.StatefulSet), "ordinal": types.Int64Value(int64(u.Ordinal)),
 		})
 	}
 	return types.ListValueMust(t, vals)

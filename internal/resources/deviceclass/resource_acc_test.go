@@ -430,7 +430,7 @@ resource "olapgke_topolvm_device_class" "guarded" {
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue("olapgke_topolvm_device_class.guarded", tfjsonpath.New("volumes"), knownvalue.ListSizeExact(2)),
 					statecheck.ExpectKnownValue("olapgke_topolvm_device_class.guarded", tfjsonpath.New("volumes").AtSliceIndex(1).AtMapKey("ordinal"), knownvalue.Int64Exact(1)),
-					statecheck.ExpectKnownValue("olapgke_topolvm_device_class.guarded", tfjsonpath.New("volumes").AtSliceIndex(1).AtMapKey("stateful_set"), knownvalue.StringExact("guard/db")),
+					statecheck.ExpectKnownValue("olapgke_topolvm_device_class.guarded", tfjsonpath.New("volumes").AtSliceIndex(1).AtMapKey("statefulset"), knownvalue.StringExact("guard/db")),
 				},
 			},
 			{

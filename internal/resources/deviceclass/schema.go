@@ -31,7 +31,7 @@ var (
 	}
 	volumeAttrTypes = map[string]attr.Type{
 		"namespace": types.StringType, "pvc": types.StringType, "pv": types.StringType, "node": types.StringType,
-		"storage_class": types.StringType, "stateful_set": types.StringType, "ordinal": types.Int64Type,
+		"storage_class": types.StringType, "statefulset": types.StringType, "ordinal": types.Int64Type,
 	}
 )
 
@@ -43,6 +43,7 @@ func cmObject(c cmRef) types.Object {
 
 func (r *deviceClassResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	resp.Schema = schema.Schema{
+		Version: schemaVersion,
 		MarkdownDescription: "One TopoLVM device class: an entry of lvmd's `device-classes` in the lvmd ConfigMap (shared with other " +
 			"classes, edited with read-modify-write and retry on conflict, other entries and keys kept) and optionally the " +
 			"StorageClass that provisions from it. The plan checks lvmd's rules, exactly one default class across the ConfigMap, " +
@@ -162,7 +163,7 @@ func (r *deviceClassResource) Schema(_ context.Context, _ resource.SchemaRequest
 					"pv":            schema.StringAttribute{Computed: true, MarkdownDescription: "Bound PV name (empty while Pending)."},
 					"node":          schema.StringAttribute{Computed: true, MarkdownDescription: "Node the PV is pinned to (`topology.topolvm.io/node`)."},
 					"storage_class": schema.StringAttribute{Computed: true, MarkdownDescription: "StorageClass name."},
-					"stateful_set":  schema.StringAttribute{Computed: true, MarkdownDescription: "Owning StatefulSet (`<claim>-<set>-<ordinal>` naming or owner reference), empty if none."},
+					"statefulset":   schema.StringAttribute{Computed: true, MarkdownDescription: "Owning StatefulSet (`<claim>-<set>-<ordinal>` naming or owner reference), empty if none."},
 					"ordinal":       schema.Int64Attribute{Computed: true, MarkdownDescription: "StatefulSet ordinal, or -1."},
 				}},
 			},

@@ -1,5 +1,5 @@
 // Package stateupgrade holds the state upgrades the resources share: edits of the raw JSON state
-// that Terraform passes to UpgradeResourceState, for schema changes that only add attributes.
+// that Terraform passes to UpgradeResourceState, for schema changes that add or rename attributes.
 package stateupgrade
 
 import (
@@ -44,5 +44,50 @@ func AddOrdinalNames(raw []byte, listAttr string, added ...string) ([]byte, erro
 			st[listAttr] = b
 		}
 	}
+	return json.Marshal(st)
+}
+
+// RenameElemAttr renames attribute from to to in every entry of the nested list listAttr of a raw
+// JSON state, keeping its value. A null, absent or empty list is kept as it is, and so is an entry
+// that already has to (the state was upgraded). raw is Terraform's JSON state of one resource
+// instance.
+func RenameElemAttr(raw []byte, listAttr, from, to string) ([]byte, error) {
+	if raw == nil {
+		return nil, fmt.Errorf("the prior state has no JSON")
+	}
+	var st map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &st); err != nil {
+		return nil, err
+	}
+	l, ok := st[listAttr]
+	if !ok {
+		return raw, nil
+	}
+	var elems []map[string]json.RawMessage
+	if err := json.Unmarshal(l, &elems); err != nil {
+		return nil, fmt.Errorf("%s: %w", listAttr, err)
+	}
+	if len(elems) == 0 {
+		return raw, nil
+	}
+	for _, e := range elems {
+		if e == nil {
+			continue
+		}
+		v, had := e[from]
+		delete(e, from)
+		if _, ok := e[to]; ok {
+			continue
+		}
+		if !had {
+			v = json.RawMessage("null")
+		}
+		e[to] = v
+	}
+	b, err := json.Marshal(elems)
+	if err != nil {
+		return nil, err
+	}
+	st[listAttr] = b
 	return json.Marshal(st)
 }
