@@ -181,10 +181,11 @@ func Guard(in GuardInput) Verdict {
 			if ok, _ := sel.Match(n); !ok {
 				continue
 			}
-			owner, ord, scaledDown := statefulSetOrdinal(pvc, in.StatefulSets)
-			set := ""
-			if owner != nil {
-				set = owner.Namespace + "/" + owner.Name
+			var owner *appsv1.StatefulSet
+			set, ord, scaledDown := "", -1, false
+			if o, ok := stsutil.ClaimOwner(pvc, in.StatefulSets); ok && o.Set != nil {
+				owner = o.Set
+				set, ord, scaledDown = o.Namespace+"/"+o.Name, int(o.Ordinal), !stsutil.InRange(o.Set, o.Ordinal)
 			}
 			if set == "" && podOwner[key] != "" {
 				set, ord = podOwner[key], int(stsutil.OrdinalOf(users[key]))
@@ -222,24 +223,6 @@ func Guard(in GuardInput) Verdict {
 		return a.PVC < b.PVC
 	})
 	return v
-}
-
-// statefulSetOrdinal finds the StatefulSet whose volumeClaimTemplates produce the PVC's name
-// (<claim>-<set>-<ordinal>, the StatefulSet controller's naming), and whether the ordinal is
-// outside the set's range (a PVC kept after a scale-down).
-func statefulSetOrdinal(pvc *corev1.PersistentVolumeClaim, sets []appsv1.StatefulSet) (*appsv1.StatefulSet, int, bool) {
-	for i := range sets {
-		s := &sets[i]
-		if s.Namespace != pvc.Namespace {
-			continue
-		}
-		for _, t := range s.Spec.VolumeClaimTemplates {
-			if o, ok := stsutil.ClaimOrdinal(pvc.Name, t.Name, s.Name); ok {
-				return s, int(o), !stsutil.InRange(s, o)
-			}
-		}
-	}
-	return nil, -1, false
 }
 
 func ownerStatefulSet(refs []metav1.OwnerReference) string {

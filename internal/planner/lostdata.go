@@ -2,6 +2,7 @@ package planner
 
 import (
 	"fmt"
+	"github.com/olapgke/terraform-provider-olapgke/internal/topolvm"
 	"sort"
 	"strings"
 	"time"
@@ -203,7 +204,7 @@ func judgeVolume(o int32, pvc *corev1.PersistentVolumeClaim, pv *corev1.Persiste
 	case volumeGroupCreatedAfter(n, pv.CreationTimestamp.Time):
 		lv.Cause = LossVolumeGroupRecreated
 		lv.What = fmt.Sprintf("the volume group on node %s's Local SSDs was created after the volume was made at %s (%s: %s): the disks the volume was on are gone",
-			node, pv.CreationTimestamp.UTC().Format("2006-01-02T15:04:05Z"), AnnBootstrapVolumeGroup, n.Annotations[AnnBootstrapVolumeGroup])
+			node, pv.CreationTimestamp.UTC().Format("2006-01-02T15:04:05Z"), topolvm.AnnBootstrapVolumeGroup, n.Annotations[topolvm.AnnBootstrapVolumeGroup])
 	case known && was.InstanceID != "" && n.Annotations[AnnInstanceID] != "" && was.InstanceID != n.Annotations[AnnInstanceID]:
 		lv.Cause = LossVMRecreated
 		lv.What = fmt.Sprintf("node %s kept its name and Node object but runs on a new VM (instance ID %s, was %s): GKE recreated the VM, its Local SSDs are new and the volume group on them empty",
@@ -223,7 +224,7 @@ func judgeVolume(o int32, pvc *corev1.PersistentVolumeClaim, pv *corev1.Persiste
 // the script saw them and say nothing of when). The script writes the annotation again whenever
 // it creates the group, as after a VM recreation (vg-bootstrap.sh untaint_and_annotate).
 func volumeGroupCreatedAfter(n *corev1.Node, t time.Time) bool {
-	f := strings.Fields(n.Annotations[AnnBootstrapVolumeGroup])
+	f := strings.Fields(n.Annotations[topolvm.AnnBootstrapVolumeGroup])
 	if len(f) < 3 || f[1] != "created" || t.IsZero() {
 		return false
 	}

@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"github.com/olapgke/terraform-provider-olapgke/internal/topolvm"
 	"strings"
 	"testing"
 	"time"
@@ -74,7 +75,7 @@ func TestLostLocalData(t *testing.T) {
 	}
 	vgCreated := func(at time.Time) func(s *Snapshot) {
 		return func(s *Snapshot) {
-			s.Nodes[1].Annotations[AnnBootstrapVolumeGroup] = "vg-ssd created " + at.UTC().Format(time.RFC3339) + " on /dev/nvme0n1"
+			s.Nodes[1].Annotations[topolvm.AnnBootstrapVolumeGroup] = "vg-ssd created " + at.UTC().Format(time.RFC3339) + " on /dev/nvme0n1"
 		}
 	}
 
@@ -113,7 +114,7 @@ func TestLostLocalData(t *testing.T) {
 		"volume group created before the volume":      {mutate: vgCreated(t0.Add(30 * time.Second))},
 		"volume group created in the volume's second": {mutate: vgCreated(t0.Add(time.Minute))},
 		"volume group adopted after the volume": {mutate: func(s *Snapshot) {
-			s.Nodes[1].Annotations[AnnBootstrapVolumeGroup] = "vg-ssd adopted " + t0.Add(time.Hour).Format(time.RFC3339) + " on /dev/nvme0n1"
+			s.Nodes[1].Annotations[topolvm.AnnBootstrapVolumeGroup] = "vg-ssd adopted " + t0.Add(time.Hour).Format(time.RFC3339) + " on /dev/nvme0n1"
 		}},
 	} {
 		t.Run(name, func(t *testing.T) {

@@ -242,3 +242,72 @@ func TopoLVMPinnedNode(pv *corev1.PersistentVolume) string {
 	}
 	return ""
 }
+
+// Owner is the StatefulSet ordinal a PVC belongs to (ClaimOwner).
+type Owner struct {
+	Namespace, Name string // the StatefulSet
+	Ordinal         int32
+	// Set is the StatefulSet among those ClaimOwner was given, nil when the PVC names one only
+	// through its owner references and that set is not among them (deleted, or not listed).
+	Set *appsv1.StatefulSet
+}
+
+// ClaimOwner is the one answer to "which StatefulSet ordinal does this PVC belong to": first
+// the PVC's controlling owner reference, as the StatefulSet controller sets it for a
+// persistentVolumeClaimRetentionPolicy of Delete (the StatefulSet for whenDeleted, the Pod
+// <set>-<ordinal> for whenScaled: kubernetes pkg/controller/statefulset stateful_set_utils.go
+// updateClaimOwnerRefForSetAndPod), then the controller's naming <claim>-<set>-<ordinal> against
+// the volumeClaimTemplates of sets in the PVC's namespace. ok is false for a PVC of no
+// StatefulSet.
+func ClaimOwner(pvc *corev1.PersistentVolumeClaim, sets []appsv1.StatefulSet) (Owner, bool) {
+	find := func(name string) *appsv1.StatefulSet {
+		for i := range sets {
+			if sets[i].Namespace == pvc.Namespace && sets[i].Name == name {
+				return &sets[i]
+			}
+		}
+		return nil
+	}
+	for _, ref := range pvc.OwnerReferences {
+		if ref.Controller == nil || !*ref.Controller {
+			continue
+		}
+		var name string
+		var o int32
+		switch ref.Kind {
+		case "StatefulSet":
+			name, o = ref.Name, OrdinalOf(pvc.Name)
+			if s := find(name); s != nil { // the template names the ordinal exactly
+				for _, t := range s.Spec.VolumeClaimTemplates {
+					if c, ok := ClaimOrdinal(pvc.Name, t.Name, s.Name); ok {
+						o = c
+					}
+				}
+			}
+		case "Pod":
+			o = OrdinalOf(ref.Name)
+			if o < 0 {
+				continue
+			}
+			name = strings.TrimSuffix(ref.Name, "-"+strconv.Itoa(int(o)))
+		default:
+			continue
+		}
+		if o < 0 {
+			continue
+		}
+		return Owner{Namespace: pvc.Namespace, Name: name, Ordinal: o, Set: find(name)}, true
+	}
+	for i := range sets {
+		s := &sets[i]
+		if s.Namespace != pvc.Namespace {
+			continue
+		}
+		for _, t := range s.Spec.VolumeClaimTemplates {
+			if o, ok := ClaimOrdinal(pvc.Name, t.Name, s.Name); ok {
+				return Owner{Namespace: s.Namespace, Name: s.Name, Ordinal: o, Set: s}, true
+			}
+		}
+	}
+	return Owner{}, false
+}

@@ -1,6 +1,7 @@
 package stsutil
 
 import (
+	"strconv"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -91,5 +92,62 @@ func TestGatesPending(t *testing.T) {
 	}
 	if got := GatesPending(nil); got != nil {
 		t.Errorf("GatesPending(nil) = %v", got)
+	}
+}
+
+// ClaimOwner: owner references first (they resolve names that two sets' templates both
+// produce), then the controller's naming; non-controlling references and other namespaces do
+// not count.
+func TestClaimOwner(t *testing.T) {
+	t.Parallel()
+	set := func(ns, name string, claims ...string) appsv1.StatefulSet {
+		s := appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+		for _, c := range claims {
+			s.Spec.VolumeClaimTemplates = append(s.Spec.VolumeClaimTemplates, corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: c}})
+		}
+		return s
+	}
+	// "c-a-b-0" is template c of set a-b and template c-a of set b.
+	sets := []appsv1.StatefulSet{set("olap", "a-b", "c"), set("olap", "b", "c-a"), set("other", "historical", "cache")}
+	pvc := func(name string, refs ...metav1.OwnerReference) *corev1.PersistentVolumeClaim {
+		return &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "olap", Name: name, OwnerReferences: refs}}
+	}
+	ref := func(kind, name string, controller bool) metav1.OwnerReference {
+		return metav1.OwnerReference{Kind: kind, Name: name, Controller: ptr.To(controller)}
+	}
+	for _, tc := range []struct {
+		name    string
+		pvc     *corev1.PersistentVolumeClaim
+		want    string // namespace/set ordinal, set listed
+		wantNot bool
+	}{
+		{"naming: the first set whose template produces it", pvc("c-a-b-0"), "olap/a-b 0 listed", false},
+		{"StatefulSet owner reference decides", pvc("c-a-b-0", ref("StatefulSet", "b", true)), "olap/b 0 listed", false},
+		{"Pod owner reference (whenScaled: Delete)", pvc("c-a-b-3", ref("Pod", "b-3", true)), "olap/b 3 listed", false},
+		{"owner reference to a set not listed", pvc("cache-gone-2", ref("StatefulSet", "gone", true)), "olap/gone 2 unlisted", false},
+		{"a reference that does not control is ignored", pvc("c-a-b-1", ref("StatefulSet", "b", false)), "olap/a-b 1 listed", false},
+		{"other namespace's templates do not count", pvc("cache-historical-0"), "", true},
+		{"no ordinal suffix", pvc("c-a-b-x"), "", true},
+		{"a PVC of no StatefulSet", pvc("scratch"), "", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o, ok := ClaimOwner(tc.pvc, sets)
+			if ok == tc.wantNot {
+				t.Fatalf("ok = %v, want %v (%+v)", ok, !tc.wantNot, o)
+			}
+			if !ok {
+				return
+			}
+			listed := "unlisted"
+			if o.Set != nil {
+				listed = "listed"
+				if o.Set.Name != o.Name || o.Set.Namespace != o.Namespace {
+					t.Errorf("Set %s/%s for owner %s/%s", o.Set.Namespace, o.Set.Name, o.Namespace, o.Name)
+				}
+			}
+			if got := o.Namespace + "/" + o.Name + " " + strconv.Itoa(int(o.Ordinal)) + " " + listed; got != tc.want {
+				t.Errorf("got %q, want %q", got, tc.want)
+			}
+		})
 	}
 }

@@ -1,5 +1,7 @@
 // Package topolvm is the one answer to the TopoLVM questions olapgke asks of plain objects:
-// which device class a StorageClass provisions from, which one a PV's volume uses. Objects in,
+// which device class a StorageClass provisions from, which one a PV's volume uses, which volumes
+// use a class (ClassUsage), how far the volume-group bootstrap got on each node
+// (BootstrapProgress) and whether a thin pool exists there (ThinPoolMissing). Objects in,
 // answers out; no clients, no Terraform types, no logging.
 package topolvm
 

@@ -22,6 +22,7 @@ import (
 
 	"github.com/olapgke/terraform-provider-olapgke/internal/diagnostics"
 	"github.com/olapgke/terraform-provider-olapgke/internal/lvmdconf"
+	"github.com/olapgke/terraform-provider-olapgke/internal/topolvm"
 )
 
 // ValidateConfig checks what needs no cluster: lvmd's per-class rules, Kubernetes names and the
@@ -199,7 +200,7 @@ func (r *deviceClassResource) ModifyPlan(ctx context.Context, req resource.Modif
 	}
 
 	// In-use guard and the planned volumes.
-	var uses []volumeUse
+	var uses []topolvm.VolumeUse
 	if state != nil {
 		uses, err = r.usage(ctx, kube, prior.Name, prior.Default)
 	} else {
@@ -392,7 +393,7 @@ func (r *deviceClassResource) planDestroy(ctx context.Context, req resource.Modi
 	}
 }
 
-func inUse(p path.Path, class, what string, uses []volumeUse) diag.Diagnostic {
+func inUse(p path.Path, class, what string, uses []topolvm.VolumeUse) diag.Diagnostic {
 	lines := make([]string, len(uses))
 	sets := map[string][]int{}
 	for i, u := range uses {
@@ -432,7 +433,7 @@ func liveCheckFailed(found string, err error) diag.Diagnostic {
 	})
 }
 
-func volumesValue(uses []volumeUse) types.List {
+func volumesValue(uses []topolvm.VolumeUse) types.List {
 	t := types.ObjectType{AttrTypes: volumeAttrTypes}
 	vals := make([]attr.Value, len(uses))
 	for i, u := range uses {

@@ -2,6 +2,7 @@ package deviceclass
 
 import (
 	"context"
+	"github.com/olapgke/terraform-provider-olapgke/internal/topolvm"
 	"strings"
 	"testing"
 
@@ -98,7 +99,7 @@ func TestClassUsage(t *testing.T) {
 		{ObjectMeta: metav1.ObjectMeta{Name: "topolvm-fast"}, Provisioner: Provisioner, Parameters: map[string]string{DeviceClassParam: "fast"}},
 		{ObjectMeta: metav1.ObjectMeta{Name: "topolvm-provisioner"}, Provisioner: Provisioner, Parameters: map[string]string{DeviceClassParam: "ssd"}},
 	}
-	got := classUsage("fast", "", scs, nil,
+	got := topolvm.ClassUsage("fast", "", scs, nil,
 		[]corev1.PersistentVolume{
 			pv("pv-a", "fast", "topolvm-fast", "n1"),
 			pv("pv-b", "fast", "gone-sc", "n2"), // attribute names the class, StorageClass deleted since
@@ -113,7 +114,7 @@ func TestClassUsage(t *testing.T) {
 			pvc("web", "cache-web-1", "topolvm-fast", "", metav1.OwnerReference{Kind: "Pod", Name: "web-1", Controller: &yes}),
 		},
 		sets)
-	want := []volumeUse{
+	want := []topolvm.VolumeUse{
 		{Namespace: "", PVC: "", PV: "pv-orphan", Node: "n3", StorageClass: "topolvm-fast", Ordinal: -1},
 		{Namespace: "olap", PVC: "data-ch-10", PV: "pv-b", Node: "n2", StorageClass: "gone-sc", StatefulSet: "olap/ch", Ordinal: 10},
 		{Namespace: "olap", PVC: "data-ch-2", PV: "pv-a", Node: "n1", StorageClass: "topolvm-fast", StatefulSet: "olap/ch", Ordinal: 2},

@@ -3,6 +3,7 @@ package deviceclass
 import (
 	"context"
 	"fmt"
+	"github.com/olapgke/terraform-provider-olapgke/internal/topolvm"
 	"reflect"
 	"strings"
 
@@ -14,11 +15,10 @@ import (
 
 	"github.com/olapgke/terraform-provider-olapgke/internal/diagnostics"
 	"github.com/olapgke/terraform-provider-olapgke/internal/lvmdconf"
-	"github.com/olapgke/terraform-provider-olapgke/internal/planner"
 )
 
 // checkThinPool refuses a thin class whose pool is missing on a node where the volume-group
-// bootstrap reports the class's volume group (planner.ThinPoolMissing): lvmd would exit "Thin
+// bootstrap reports the class's volume group (topolvm.ThinPoolMissing): lvmd would exit "Thin
 // pool not found" there at its next start, and restart_lvmd's roll would stall on the first
 // such node with TopoLVM down on it. Plan and apply both call it before lvmd's configuration
 // names the pool. Nodes without the bootstrap's report cannot be checked and are named in a
@@ -27,7 +27,7 @@ func checkThinPool(ctx context.Context, kube kubernetes.Interface, want lvmdconf
 	if !want.IsThin() || want.ThinPool == nil {
 		return true
 	}
-	list, err := kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: planner.LabelLocalNVMeSSD + "=true"})
+	list, err := kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: topolvm.LabelLocalNVMeSSD + "=true"})
 	if err != nil {
 		diags.Append(liveCheckFailed("The Local-SSD nodes could not be listed (thin pool check).", err))
 		return false
@@ -36,12 +36,12 @@ func checkThinPool(ctx context.Context, kube kubernetes.Interface, want lvmdconf
 	for i := range list.Items {
 		nodes[i] = &list.Items[i]
 	}
-	c := planner.ThinPoolMissing(nodes, want.VolumeGroup, want.ThinPool.Name)
+	c := topolvm.ThinPoolMissing(nodes, want.VolumeGroup, want.ThinPool.Name)
 	pool := want.VolumeGroup + "/" + want.ThinPool.Name
 	if len(c.Missing) > 0 {
 		diags.Append(diagnostics.AttributeError(path.Root("thin_pool").AtName("name"), "Thin Pool Not Found", diagnostics.Detail{
 			Checked: "The thin pools the volume-group bootstrap reports on each Local-SSD node with volume group " +
-				want.VolumeGroup + " (Node annotation " + planner.AnnBootstrapThinPools + ").",
+				want.VolumeGroup + " (Node annotation " + topolvm.AnnBootstrapThinPools + ").",
 			Found: fmt.Sprintf("Thin pool %s is missing on %d node(s): %s. lvmd exits \"Thin pool not found\" "+
 				"at start on them, and TopoLVM stops there (restart_lvmd's roll stalls on the first).",
 				pool, len(c.Missing), nodeList(c.Missing)),
@@ -53,7 +53,7 @@ func checkThinPool(ctx context.Context, kube kubernetes.Interface, want lvmdconf
 	}
 	if len(c.Unverified) > 0 {
 		diags.Append(diagnostics.AttributeWarning(path.Root("thin_pool").AtName("name"), "Thin Pool Not Verified", diagnostics.Detail{
-			Checked: "Node annotations " + planner.AnnBootstrapVolumeGroup + " and " + planner.AnnBootstrapThinPools +
+			Checked: "Node annotations " + topolvm.AnnBootstrapVolumeGroup + " and " + topolvm.AnnBootstrapThinPools +
 				" of the Local-SSD nodes (written by olapgke_volume_group_bootstrap).",
 			Found: fmt.Sprintf("%d node(s) carry no report of volume group %s: %s. Whether thin pool %s "+
 				"exists there is unknown; lvmd exits \"Thin pool not found\" where it does not.",

@@ -2,6 +2,7 @@ package deviceclass
 
 import (
 	"context"
+	"github.com/olapgke/terraform-provider-olapgke/internal/topolvm"
 	"strings"
 	"testing"
 
@@ -13,15 +14,14 @@ import (
 
 	"github.com/olapgke/terraform-provider-olapgke/internal/diagnostics/diagtest"
 	"github.com/olapgke/terraform-provider-olapgke/internal/lvmdconf"
-	"github.com/olapgke/terraform-provider-olapgke/internal/planner"
 )
 
 func ssdNode(name, vgAnn, pools string) *corev1.Node {
 	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name,
-		Labels: map[string]string{planner.LabelLocalNVMeSSD: "true"}, Annotations: map[string]string{}}}
+		Labels: map[string]string{topolvm.LabelLocalNVMeSSD: "true"}, Annotations: map[string]string{}}}
 	if vgAnn != "" {
-		n.Annotations[planner.AnnBootstrapVolumeGroup] = vgAnn
-		n.Annotations[planner.AnnBootstrapThinPools] = pools
+		n.Annotations[topolvm.AnnBootstrapVolumeGroup] = vgAnn
+		n.Annotations[topolvm.AnnBootstrapThinPools] = pools
 	}
 	return n
 }

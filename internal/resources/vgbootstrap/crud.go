@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/olapgke/terraform-provider-olapgke/internal/topolvm"
 	"strings"
 	"time"
 
@@ -23,7 +24,6 @@ import (
 
 	"github.com/olapgke/terraform-provider-olapgke/internal/diagnostics"
 	olapkube "github.com/olapgke/terraform-provider-olapgke/internal/kube"
-	"github.com/olapgke/terraform-provider-olapgke/internal/planner"
 	"github.com/olapgke/terraform-provider-olapgke/internal/resources/apifailure"
 )
 
@@ -157,13 +157,13 @@ func describe(obj runtime.Object) string {
 }
 
 // waitForNodes polls the Local-SSD nodes and the bootstrap's Events until every node is ready or
-// blocked (planner.BootstrapProgress), then warns about the blocked ones; at the deadline it
+// blocked (topolvm.BootstrapProgress), then warns about the blocked ones; at the deadline it
 // warns about the nodes still pending. Nothing here fails the apply: the bootstrap is installed,
 // and the nodes it could not prepare keep their start-up taint, so nothing lands on them.
 func waitForNodes(ctx context.Context, kube kubernetes.Interface, vg string, timeout time.Duration, diags *diag.Diagnostics) {
-	var last []planner.BootstrapNode
-	sel := labels.SelectorFromSet(labels.Set{planner.LabelLocalNVMeSSD: "true"}).String()
-	evSel := fields.SelectorFromSet(fields.Set{"source": planner.BootstrapComponent, "type": "Warning", "involvedObject.kind": "Node"}).String()
+	var last []topolvm.BootstrapNode
+	sel := labels.SelectorFromSet(labels.Set{topolvm.LabelLocalNVMeSSD: "true"}).String()
+	evSel := fields.SelectorFromSet(fields.Set{"source": topolvm.BootstrapComponent, "type": "Warning", "involvedObject.kind": "Node"}).String()
 	err := wait.PollUntilContextTimeout(ctx, pollInterval, max(timeout, pollInterval), true, func(ctx context.Context) (bool, error) {
 		nodes, err := kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: sel})
 		if err != nil {
@@ -177,7 +177,7 @@ func waitForNodes(ctx context.Context, kube kubernetes.Interface, vg string, tim
 		for i := range nodes.Items {
 			ptrs = append(ptrs, &nodes.Items[i])
 		}
-		last = planner.BootstrapProgress(ptrs, events.Items, vg)
+		last = topolvm.BootstrapProgress(ptrs, events.Items, vg)
 		for _, n := range last {
 			if !n.Ready && n.Blocked == "" {
 				return false, nil
@@ -197,7 +197,7 @@ func waitForNodes(ctx context.Context, kube kubernetes.Interface, vg string, tim
 	}
 	if len(blocked) > 0 {
 		diags.Append(diagnostics.Warning("Volume Group Not Created On Some Nodes", diagnostics.Detail{
-			Checked: "Every node labelled " + planner.LabelLocalNVMeSSD + "=true, and the Warning Events the bootstrap recorded about it.",
+			Checked: "Every node labelled " + topolvm.LabelLocalNVMeSSD + "=true, and the Warning Events the bootstrap recorded about it.",
 			Found:   "The bootstrap left these nodes without volume group " + vg + "; they keep the start-up taint, so no historical lands there:\n" + strings.Join(blocked, "\n"),
 			Do:      "Devices holding another volume group, a filesystem or a partition table are never touched. Wipe them yourself if their data is not needed (wipefs, vgremove), or recreate the node (GKE gives it empty Local SSDs); the bootstrap's next pass creates the group.",
 		}))

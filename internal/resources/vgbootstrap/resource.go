@@ -1,7 +1,7 @@
 // Package vgbootstrap is the olapgke_volume_group_bootstrap resource: it installs the
 // volume-group bootstrap DaemonSet of examples/topolvm-gke (the one copy of the script and the
 // manifest, embedded) with server-side apply, and waits until every Local-SSD node has its volume
-// group or the bootstrap said why not. The per-node verdict is planner.BootstrapProgress.
+// group or the bootstrap said why not. The per-node verdict is topolvm.BootstrapProgress.
 package vgbootstrap
 
 import (

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/olapgke/terraform-provider-olapgke/internal/topolvm"
 	"slices"
 	"strings"
 	"testing"
@@ -16,7 +17,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/olapgke/terraform-provider-olapgke/internal/acctest"
-	"github.com/olapgke/terraform-provider-olapgke/internal/planner"
 	"github.com/olapgke/terraform-provider-olapgke/internal/stsutil"
 )
 
@@ -93,13 +93,13 @@ func TestAccVolumeGroupBootstrap(t *testing.T) {
 	}
 	// Apply returned once the good node was ready: no waiting here.
 	g := getNode(t, env, good)
-	if tainted(g) || !strings.HasPrefix(g.Annotations[planner.AnnBootstrapVolumeGroup], "vg-ssd created ") {
+	if tainted(g) || !strings.HasPrefix(g.Annotations[topolvm.AnnBootstrapVolumeGroup], "vg-ssd created ") {
 		t.Errorf("prepared node: taints %v annotations %v", g.Spec.Taints, g.Annotations)
 	}
 	if !waitCapacity(ctx, env, good) {
 		t.Errorf("prepared node %s: TopoLVM published no capacity", good)
 	}
-	if f := getNode(t, env, foreign); !tainted(f) || f.Annotations[planner.AnnBootstrapVolumeGroup] != "" {
+	if f := getNode(t, env, foreign); !tainted(f) || f.Annotations[topolvm.AnnBootstrapVolumeGroup] != "" {
 		t.Errorf("foreign node was touched: taints %v annotations %v", f.Spec.Taints, f.Annotations)
 	}
 	ds, err := env.Kube.AppsV1().DaemonSets("olapgke-system").Get(ctx, "vg-bootstrap", metav1.GetOptions{})
@@ -147,7 +147,7 @@ func TestAccVolumeGroupBootstrap(t *testing.T) {
 	tf.PlanEmpty()
 
 	// GKE recreates the VM under the same name: empty Local SSDs.
-	before := getNode(t, env, good).Annotations[planner.AnnBootstrapVolumeGroup]
+	before := getNode(t, env, good).Annotations[topolvm.AnnBootstrapVolumeGroup]
 	if err := env.RecreateNode(ctx, good, acctest.RecreateSameName); err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +157,7 @@ func TestAccVolumeGroupBootstrap(t *testing.T) {
 			return false, nil //nolint:nilerr // transient: ask again
 		}
 		return n.Annotations["sandbox.olapgke.io/bootstrap-system-uuid"] == n.Status.NodeInfo.SystemUUID &&
-			n.Annotations[planner.AnnBootstrapVolumeGroup] != before && stsutil.NodeReady(n) == corev1.ConditionTrue, nil
+			n.Annotations[topolvm.AnnBootstrapVolumeGroup] != before && stsutil.NodeReady(n) == corev1.ConditionTrue, nil
 	})
 	if err != nil {
 		n := getNode(t, env, good)

@@ -380,7 +380,7 @@ clusters:
 		}
 		return string(b)
 	}
-	// restartLVMD is what the provider's restart_lvmd does (deviceclass/kube.go restartLVMD).
+	// restartLVMD is what the provider's restart_lvmd does (deviceclass/effects.go restartLVMD).
 	restartLVMD := func(text string) {
 		t.Helper()
 		patch, _ := json.Marshal(map[string]any{"spec": map[string]any{"template": map[string]any{"metadata": map[string]any{"annotations": map[string]string{"olapgke.io/lvmd-config-hash": hash(text)}}}}})

@@ -31,7 +31,7 @@ const (
 	StartupTaintKey         = "olapgke.io/storage-not-ready"
 	AnnBootstrapVolumeGroup = "olapgke.io/volume-group"
 	// AnnBootstrapThinPools is the script's THIN_POOLS_ANNOTATION_KEY: the group's thin pools,
-	// "name,name" (planner.AnnBootstrapThinPools).
+	// "name,name" (topolvm.AnnBootstrapThinPools).
 	AnnBootstrapThinPools = "olapgke.io/thin-pools"
 	LabelLocalNVMeSSD     = "cloud.google.com/gke-local-nvme-ssd"
 	BootstrapLabel        = "app.kubernetes.io/name"

@@ -15,7 +15,7 @@ import (
 )
 
 // The lvmd DaemonSet's rolling update. The sandbox runs no DaemonSet controller; the provider's
-// restart_lvmd (internal/resources/deviceclass/kube.go restartLVMD) patches the DaemonSet's pod
+// restart_lvmd (internal/resources/deviceclass/effects.go restartLVMD) patches the DaemonSet's pod
 // template annotation olapgke.io/lvmd-config-hash, on which the DaemonSet controller replaces
 // the Pods: TopoLVM's chart leaves updateStrategy empty (charts/topolvm/values.yaml
 // lvmd.updateStrategy: {}), so it is the DaemonSet default RollingUpdate with maxUnavailable 1

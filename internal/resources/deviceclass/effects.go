@@ -8,9 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"sort"
 	"strconv"
-	"strings"
 
 	"github.com/olapgke/terraform-provider-olapgke/internal/stsutil"
 	"github.com/olapgke/terraform-provider-olapgke/internal/topolvm"
@@ -305,29 +303,6 @@ func classStorageClasses(scs []storagev1.StorageClass, class string, isDefault b
 	return out
 }
 
-// volumeUse is one PVC (or PV without PVC) on the class.
-type volumeUse struct {
-	Namespace, PVC, PV, Node, StorageClass, StatefulSet string
-	Ordinal                                             int
-}
-
-func (v volumeUse) String() string {
-	s := v.Namespace + "/" + v.PVC
-	var parts []string
-	if v.StatefulSet != "" {
-		parts = append(parts, fmt.Sprintf("StatefulSet %s ordinal %d", v.StatefulSet, v.Ordinal))
-	}
-	if v.PV != "" {
-		parts = append(parts, "PV "+v.PV)
-	} else {
-		parts = append(parts, "not bound yet")
-	}
-	if v.Node != "" {
-		parts = append(parts, "node "+v.Node)
-	}
-	return s + " (" + strings.Join(parts, ", ") + ")"
-}
-
 // logicalVolumeResources are TopoLVM's LogicalVolume resources (current and legacy group).
 var logicalVolumeResources = []schema.GroupVersionResource{
 	{Group: "topolvm.io", Version: "v1", Resource: "logicalvolumes"},
@@ -363,8 +338,8 @@ func listLogicalVolumes(ctx context.Context, dyn dynamic.Interface) ([]topolvm.L
 }
 
 // usage lists the PVCs and PVs of class (see volumes in the schema), sorted. The LISTs are
-// here; the decision is classUsage's.
-func (r *deviceClassResource) usage(ctx context.Context, kube kubernetes.Interface, class string, isDefault bool) ([]volumeUse, error) {
+// here; the decision is topolvm.ClassUsage's.
+func (r *deviceClassResource) usage(ctx context.Context, kube kubernetes.Interface, class string, isDefault bool) ([]topolvm.VolumeUse, error) {
 	scList, err := olapkube.List(ctx, kube.StorageV1().StorageClasses().List, metav1.ListOptions{})
 	if err != nil {
 		return nil, err
@@ -393,117 +368,7 @@ func (r *deviceClassResource) usage(ctx context.Context, kube kubernetes.Interfa
 	if isDefault {
 		defaultClass = class
 	}
-	return classUsage(class, defaultClass, scList.Items, lvs, pvs.Items, pvcs.Items, sets.Items), nil
-}
-
-// classUsage is the pure part of usage: the PVs of class as topolvm.VolumesByClass judges them, the
-// PVCs bound to them, and PVCs not bound to a PV of known class whose StorageClass provisions
-// from class. defaultClass is the lvmd config's default class ("" when it is not class: only
-// class matters here).
-func classUsage(class, defaultClass string, scs []storagev1.StorageClass, lvs []topolvm.LogicalVolume, pvs []corev1.PersistentVolume, pvcs []corev1.PersistentVolumeClaim, sets []appsv1.StatefulSet) []volumeUse {
-	byName := make(map[string]*corev1.PersistentVolume, len(pvs))
-	for i := range pvs {
-		byName[pvs[i].Name] = &pvs[i]
-	}
-	pvClass := map[string]string{}
-	for c, names := range topolvm.VolumesByClass(pvs, scs, lvs, defaultClass) {
-		for _, n := range names {
-			pvClass[n] = c
-		}
-	}
-	scByName := make(map[string]*storagev1.StorageClass, len(scs))
-	for i := range scs {
-		scByName[scs[i].Name] = &scs[i]
-	}
-	var out []volumeUse
-	claimed := map[string]bool{}
-	for i := range pvcs {
-		pvc := &pvcs[i]
-		sc := ""
-		if pvc.Spec.StorageClassName != nil {
-			sc = *pvc.Spec.StorageClassName
-		}
-		cls, known := pvClass[pvc.Spec.VolumeName]
-		if known && cls != "" {
-			if cls != class {
-				continue
-			}
-		} else if topolvm.ClassOfStorageClass(scByName[sc], defaultClass) != class || class == "" {
-			continue
-		}
-		u := volumeUse{Namespace: pvc.Namespace, PVC: pvc.Name, PV: pvc.Spec.VolumeName, StorageClass: sc, Ordinal: -1}
-		if pv := byName[pvc.Spec.VolumeName]; pv != nil && known {
-			u.Node = stsutil.TopoLVMPinnedNode(pv)
-			claimed[pv.Name] = true
-		}
-		u.StatefulSet, u.Ordinal = statefulSetOrdinal(pvc, sets)
-		out = append(out, u)
-	}
-	for name, c := range pvClass {
-		if c != class || c == "" || claimed[name] {
-			continue
-		}
-		pv := byName[name]
-		u := volumeUse{PV: name, Node: stsutil.TopoLVMPinnedNode(pv), StorageClass: pv.Spec.StorageClassName, Ordinal: -1}
-		if pv.Spec.ClaimRef != nil {
-			u.Namespace, u.PVC = pv.Spec.ClaimRef.Namespace, pv.Spec.ClaimRef.Name
-		}
-		out = append(out, u)
-	}
-	sort.Slice(out, func(i, j int) bool {
-		a, b := out[i], out[j]
-		if a.Namespace != b.Namespace {
-			return a.Namespace < b.Namespace
-		}
-		if a.PVC != b.PVC {
-			return a.PVC < b.PVC
-		}
-		return a.PV < b.PV
-	})
-	return out
-}
-
-// statefulSetOrdinal finds the StatefulSet and ordinal of a PVC: a controlling owner reference
-// (retention policy Delete) or the controller's naming <claim>-<set>-<ordinal>.
-func statefulSetOrdinal(pvc *corev1.PersistentVolumeClaim, sets []appsv1.StatefulSet) (string, int) {
-	ordinal := func(s string) int {
-		i := strings.LastIndexByte(s, '-')
-		if i < 0 {
-			return -1
-		}
-		n, err := strconv.Atoi(s[i+1:])
-		if err != nil || n < 0 {
-			return -1
-		}
-		return n
-	}
-	for _, ref := range pvc.OwnerReferences {
-		if ref.Controller != nil && *ref.Controller {
-			switch ref.Kind {
-			case "StatefulSet":
-				return pvc.Namespace + "/" + ref.Name, ordinal(pvc.Name)
-			case "Pod": // whenScaled: Delete makes the Pod <set>-<ordinal> the owner
-				n := ordinal(ref.Name)
-				if n >= 0 {
-					return pvc.Namespace + "/" + strings.TrimSuffix(ref.Name, "-"+strconv.Itoa(n)), n
-				}
-			}
-		}
-	}
-	for i := range sets {
-		s := &sets[i]
-		if s.Namespace != pvc.Namespace {
-			continue
-		}
-		for _, t := range s.Spec.VolumeClaimTemplates {
-			if rest, ok := strings.CutPrefix(pvc.Name, t.Name+"-"+s.Name+"-"); ok {
-				if n, err := strconv.Atoi(rest); err == nil && n >= 0 {
-					return s.Namespace + "/" + s.Name, n
-				}
-			}
-		}
-	}
-	return "", -1
+	return topolvm.ClassUsage(class, defaultClass, scList.Items, lvs, pvs.Items, pvcs.Items, sets.Items), nil
 }
 
 // capacity returns free bytes per node for class: the node annotation capacity.topolvm.io/<class>
