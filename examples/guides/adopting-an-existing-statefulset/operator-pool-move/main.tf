@@ -4,6 +4,12 @@
 # then moves the ordinals onto the new pool one at a time (delete the Local SSD PVC, delete the
 # Pod, wait until it is Ready on the new pool with a new PV pinned there).
 
+terraform {
+  required_providers {
+    olapgke = { source = "olapgke/olapgke" }
+  }
+}
+
 variable "namespace" {
   description = "Namespace of the StatefulSet."
   type        = string
