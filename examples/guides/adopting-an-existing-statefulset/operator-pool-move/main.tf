@@ -45,8 +45,9 @@ variable "min_ready_seconds" {
 
 # Predict, at plan, what the operator's StatefulSet does to each ordinal: under OnDelete the
 # controller recreates nothing, so every ordinal on the old pool is `stranded` (its Pod and its
-# PVs stay where they are until the migration below moves it). A RollingUpdate, or a change
-# beyond a pool move, fails the plan here before the CR changes.
+# PVs stay where they are until the migration below moves it). A StatefulSet the controller would
+# change Pods of on its own (RollingUpdate, a replica change) fails the plan here, before the CR
+# changes.
 data "olapgke_statefulset_plan" "next" {
   namespace = var.namespace
   name      = var.name
