@@ -131,6 +131,13 @@ type setFixture struct {
 // cache of size) and waits until every Pod is Ready with a bound PV.
 func newSet(t *testing.T, env *acctest.Env, ns string, replicas int32, pool, size string) *setFixture {
 	t.Helper()
+	return newSetAs(t, env, ns, replicas, pool, size, "")
+}
+
+// newSetAs is newSet with the StatefulSet created by field manager manager (client-go's default
+// when empty), as an operator would.
+func newSetAs(t *testing.T, env *acctest.Env, ns string, replicas int32, pool, size, manager string) *setFixture {
+	t.Helper()
 	ctx := t.Context()
 	kube := env.Kube
 	if _, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
@@ -141,7 +148,7 @@ func newSet(t *testing.T, env *acctest.Env, ns string, replicas int32, pool, siz
 	})
 	set := fixture.Historical{Namespace: ns, Name: "hist", Replicas: replicas, Pool: pool,
 		Claim: claimName, StorageClass: storageClass, Size: size}.StatefulSet()
-	if _, err := kube.AppsV1().StatefulSets(ns).Create(ctx, set, metav1.CreateOptions{}); err != nil {
+	if _, err := kube.AppsV1().StatefulSets(ns).Create(ctx, set, metav1.CreateOptions{FieldManager: manager}); err != nil {
 		t.Fatalf("creating StatefulSet: %v", err)
 	}
 	f := &setFixture{env: env, ns: ns, name: "hist", n: replicas, podUIDs: map[int32]string{}, pvs: map[int32]string{}}
@@ -279,6 +286,13 @@ func (f *setFixture) checkUntouched(t *testing.T, ordinals ...int32) {
 // waits until the controller observed it.
 func (f *setFixture) switchPool(t *testing.T, pool string) {
 	t.Helper()
+	f.switchPoolAs(t, pool, "")
+}
+
+// switchPoolAs is switchPool written by field manager manager (client-go's default when empty),
+// as an operator writes the StatefulSet after a change of its custom resource.
+func (f *setFixture) switchPoolAs(t *testing.T, pool, manager string) {
+	t.Helper()
 	ctx := t.Context()
 	sets := f.env.Kube.AppsV1().StatefulSets(f.ns)
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
@@ -288,7 +302,7 @@ func (f *setFixture) switchPool(t *testing.T, pool string) {
 		}
 		s = s.DeepCopy()
 		s.Spec.Template.Spec.NodeSelector = map[string]string{labelPool: pool}
-		_, err = sets.Update(ctx, s, metav1.UpdateOptions{})
+		_, err = sets.Update(ctx, s, metav1.UpdateOptions{FieldManager: manager})
 		return err
 	})
 	if err != nil {
