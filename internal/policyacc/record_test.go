@@ -245,7 +245,7 @@ func apply(t *testing.T, f *acctest.TF) {
 
 // savedPlan is `terraform plan -out` then `terraform show -json` of that plan, trimmed to what
 // the policy and its tests read: format_version, terraform_version and resource_changes (keys
-// sorted, one-space indent).
+// sorted, one-space indent, no HTML escaping).
 func savedPlan(t *testing.T, f *acctest.TF) []byte {
 	t.Helper()
 	out := run(t, f, "plan", "-out=policy.tfplan")
@@ -274,11 +274,14 @@ func savedPlan(t *testing.T, f *acctest.TF) []byte {
 		}
 		trimmed[k] = v
 	}
-	js, err := json.MarshalIndent(trimmed, "", " ")
-	if err != nil {
+	var js bytes.Buffer
+	enc := json.NewEncoder(&js)
+	enc.SetEscapeHTML(false) // "pol-a -> pol-b", not "-\u003e"
+	enc.SetIndent("", " ")
+	if err := enc.Encode(trimmed); err != nil {
 		t.Fatal(err)
 	}
-	return append(js, '\n')
+	return js.Bytes()
 }
 
 // goCmd runs `go ARGS` and returns its stdout, failing the test on error.
