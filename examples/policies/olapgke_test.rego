@@ -1,5 +1,6 @@
 # Tests on real plan JSON from the sandbox (testdata/*/plan.json, `terraform show -json` trimmed to
-# format_version, terraform_version and resource_changes):
+# format_version, terraform_version and resource_changes; recorded by TestAccPolicyFixtures in
+# internal/policyacc, `make policy-fixtures`, which also runs these tests over a fresh recording):
 #   safe        module active_pool a -> b: template switched under OnDelete, migration moves 2, 1, 0
 #   migration3  the same with migration.max_unavailable = 3
 #   incident    nodeSelector pool-a -> pol-b under RollingUpdate with allow_unschedulable = true
@@ -20,7 +21,9 @@ test_incident_refused_per_ordinal if {
 	every ordinal in [0, 1, 2] {
 		some msg in denied
 		contains(msg, sprintf("olapgke_statefulset.inc: ordinal %d (Pod inc-%d) would be recreated into a Pod that cannot schedule", [ordinal, ordinal]))
-		contains(msg, "pinned to node")
+
+		# kube-scheduler's own reason: the PV pins the Pod to a node the new nodeSelector excludes.
+		contains(msg, "didn't match PersistentVolume's node affinity")
 	}
 }
 
@@ -68,13 +71,40 @@ test_migration_three_at_once_allowed_with_max_3 if {
 }
 
 test_no_op_resources_ignored if {
-	# In the incident plan, olapgke_statefulset.par is a no-op whose state still lists its three
-	# created ordinals in wave 1; nothing about it is denied.
-	denied := plan.deny with input as data.testdata.incident
+	# In the incident plan, olapgke_statefulset.par is a no-op (its `after` is today's ordinals,
+	# all unchanged). Made to list its three ordinals as recreated in one wave into Pods that
+	# cannot schedule, it is still not judged; the same ordinals under an update are.
+	no_op := {"resource_changes": [patched |
+		some rc in data.testdata.incident.resource_changes
+		patched := par_recreated_in_one_wave(rc, "no-op")
+	]}
+	denied := plan.deny with input as no_op
+	count(denied) == 3
 	every msg in denied {
 		not contains(msg, "olapgke_statefulset.par")
 	}
+	updated := {"resource_changes": [patched |
+		some rc in data.testdata.incident.resource_changes
+		patched := par_recreated_in_one_wave(rc, "update")
+	]}
+	some msg in plan.deny with input as updated
+	startswith(msg, "olapgke_statefulset.par: ")
 }
+
+par_recreated_in_one_wave(rc, action) := json.patch(rc, [
+	{"op": "replace", "path": "/change/actions", "value": [action]},
+	{"op": "replace", "path": "/change/after/ordinals", "value": [json.patch(o, [
+		{"op": "replace", "path": "/action", "value": "recreate"},
+		{"op": "replace", "path": "/wave", "value": 1},
+		{"op": "replace", "path": "/schedulable", "value": false},
+	]) |
+		some o in rc.change.after.ordinals
+	]},
+]) if {
+	rc.address == "olapgke_statefulset.par"
+}
+
+par_recreated_in_one_wave(rc, _) := rc if rc.address != "olapgke_statefulset.par"
 
 test_hcp_terraform_wrapper_reads_input_plan if {
 	denied := data.terraform.policies.olapgke.deny with input as {"plan": data.testdata.parallel}
