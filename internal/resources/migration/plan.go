@@ -540,7 +540,11 @@ func strandedWarning(c *clients.Clients, m resourceModel, moves []planmigration.
 	var lines []string
 	for _, o := range p.Stranded {
 		if !moved[o.Ordinal] {
-			lines = append(lines, fmt.Sprintf("- ordinal %d (Pod %s): %s", o.Ordinal, o.Pod, o.Reason))
+			why := o.Short
+			if why == "" {
+				why = strings.TrimPrefix(o.Reason, fmt.Sprintf("ordinal %d: ", o.Ordinal))
+			}
+			lines = append(lines, fmt.Sprintf("- %s: %s", o.Pod, why))
 		}
 	}
 	if len(lines) == 0 {
