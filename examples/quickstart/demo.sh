@@ -90,9 +90,9 @@ step "1/5 apply examples/quickstart: pools a and b, TopoLVM device class, Statef
 tf get >/dev/null
 apply_pattern='(Creating|Creation complete|Importing|Import complete|Read complete)|^Apply complete|^(Error|Warning):'
 if ! tf_show "$apply_pattern" apply -auto-approve -input=false; then
-	# Seen once on a loaded machine right after start-up: "Kubernetes Unreachable". Terraform
+	# Seen once on a loaded machine right after start-up: "Kubernetes Client Unavailable". Terraform
 	# converges, so one more apply is safe; a second failure is real.
-	grep -q 'Error: Kubernetes Unreachable' "$DEMO_DIR/last.log" || die "terraform apply of the quickstart failed"
+	grep -q 'Error: Kubernetes Client Unavailable' "$DEMO_DIR/last.log" || die "terraform apply of the quickstart failed"
 	echo "    the API server did not answer yet; applying once more"
 	tf_show "$apply_pattern" apply -auto-approve -input=false || die "terraform apply of the quickstart failed (rerun it in $DEMO_DIR to see why)"
 fi

@@ -38,6 +38,8 @@ type StrandedOrdinal struct {
 	Pod     string
 	// Reason is the planner's: why the Pod could not come back in place.
 	Reason string
+	// Short is Reason without the ordinal and Pod it names ("" when it names neither).
+	Short string
 }
 
 // RecordPlannedStatefulSet remembers p as what this run writes to

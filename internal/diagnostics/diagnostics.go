@@ -82,7 +82,7 @@ func Deferred(what string) diag.Diagnostic {
 	return Warning("Live Checks Deferred", Detail{
 		Checked: "The provider configuration (project, location, cluster or the kubernetes block).",
 		Found:   "Some of it is not known until apply, so " + what + " did not run during this plan.",
-		Do:      "Run plan again after apply (or apply the cluster first with -target) to get the full per-ordinal plan.",
+		Do:      "If this run creates the cluster, apply it: the next plan runs these checks. If the cluster already exists, make these provider settings known at plan time, or keep the cluster in its own configuration or workspace, so the checks run before anything changes.",
 	})
 }
 
@@ -92,7 +92,7 @@ func KubeClientUnavailable(checked string, err error) diag.Diagnostic {
 	return Error("Kubernetes Client Unavailable", Detail{
 		Checked: checked,
 		Found:   "No Kubernetes client could be built from the provider configuration.",
-		Do:      "Check the provider configuration (project, location, cluster or the kubernetes block) and its credentials.",
+		Do:      "Check the provider's project, location and cluster settings (or its kubernetes block) and that its credentials may read the cluster (container.clusters.get).",
 		Err:     err,
 	})
 }

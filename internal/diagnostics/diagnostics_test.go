@@ -48,6 +48,12 @@ func TestConstructors(t *testing.T) {
 	}
 	if w := Deferred("placement checks"); w.Severity() != diag.SeverityWarning || !strings.Contains(w.Detail(), "placement checks") {
 		t.Fatalf("unexpected deferred warning %#v", w)
+	} else if strings.Contains(w.Detail(), "-target") || !strings.Contains(w.Detail(), "the next plan runs these checks") {
+		t.Fatalf("deferred warning must advise the next plan, not -target: %q", w.Detail())
+	}
+	if k := KubeClientUnavailable("The Kubernetes client for x.", errors.New("permission denied")); k.Summary() != "Kubernetes Client Unavailable" ||
+		!strings.Contains(k.Detail(), "kubernetes block") || !strings.Contains(k.Detail(), "Cause: permission denied") {
+		t.Fatalf("unexpected client diagnostic %q: %q", k.Summary(), k.Detail())
 	}
 	if b := UnexpectedProviderData(42); !strings.Contains(b.Detail(), "int") || !strings.Contains(b.Detail(), IssuesURL) {
 		t.Fatalf("unexpected bug diagnostic %q", b.Detail())

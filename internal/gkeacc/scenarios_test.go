@@ -22,7 +22,7 @@ func TestAccGKE_IncidentRefused(t *testing.T) {
 	before := c.ordinals(set, 2)
 
 	out := c.planRefused(tf, pools+c.stsHCL(set, "b", imageV1, "{type: RollingUpdate}", 2), "Ordinals Would Stay Pending")
-	for _, o := range []string{"ordinal 0", "ordinal 1"} {
+	for _, o := range []string{"- " + set + "-0", "- " + set + "-1"} {
 		if !strings.Contains(out, o) {
 			t.Errorf("the refusal does not name %s:\n%s", o, out)
 		}

@@ -83,6 +83,15 @@ func TestOneNodeEvaluator(t *testing.T) {
 			if !tc.admitted && !strings.Contains(back.Reason, "does not tolerate") {
 				t.Errorf("come-back reason %q does not name the taint", back.Reason)
 			}
+			// The short reason names the PV, its PVC and the node once each, and neither the
+			// ordinal nor the Pod (the list it goes into names them).
+			if !tc.admitted {
+				want := "PV pv-data-olap-9 of PVC data-olap-9 is pinned to node " + target.Name
+				if !strings.HasPrefix(back.Short, want) || !strings.Contains(back.Short, "does not tolerate") ||
+					strings.Contains(back.Short, "ordinal") || strings.Contains(back.Short, "olap-0") || strings.Count(back.Short, target.Name) != 1 {
+					t.Errorf("come-back short reason %q, want it to start %q", back.Short, want)
+				}
+			}
 		})
 	}
 }

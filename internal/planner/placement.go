@@ -163,11 +163,14 @@ func PodCanComeBack(pod *corev1.Pod, claims []ClaimState, ix *Index) Verdict {
 			continue
 		}
 		if len(pin.Nodes) == 0 {
-			what := fmt.Sprintf("PV %s has node affinity %s that matches no node", c.PV.Name, pin.Desc)
+			what, short := fmt.Sprintf("PV %s has node affinity %s that matches no node", c.PV.Name, pin.Desc),
+				fmt.Sprintf("PV %s of PVC %s has node affinity %s that matches no node", c.PV.Name, c.PVC, pin.Desc)
 			if pin.value != "" {
 				what = fmt.Sprintf("PV %s is pinned to node %s (%s), which does not exist", c.PV.Name, pin.value, pin.key)
+				short = fmt.Sprintf("PV %s of PVC %s is pinned to node %s (%s), which does not exist", c.PV.Name, c.PVC, pin.value, pin.key)
 			}
-			return Verdict{Node: pin.value, Reason: fmt.Sprintf("%s%s; the Pod cannot run anywhere while it keeps this volume (Pod %s, PVC %s)", prefix, what, pod.Name, c.PVC)}
+			const anywhere = "; the Pod cannot run anywhere while it keeps this volume"
+			return Verdict{Node: pin.value, Reason: fmt.Sprintf("%s%s%s (Pod %s, PVC %s)", prefix, what, anywhere, pod.Name, c.PVC), Short: short + anywhere}
 		}
 		pins = append(pins, pinned{c, pin})
 	}
@@ -192,7 +195,8 @@ func PodCanComeBack(pod *corev1.Pod, claims []ClaimState, ix *Index) Verdict {
 			for _, pn := range pins {
 				parts = append(parts, fmt.Sprintf("PV %s (PVC %s) admits %s", pn.c.PV.Name, pn.c.PVC, ix.nodeList(pn.pin.Nodes)))
 			}
-			return Verdict{Reason: fmt.Sprintf("%sthe Pod's PVs are pinned to different nodes, no node satisfies them all: %s (Pod %s)", prefix, strings.Join(parts, "; "), pod.Name)}
+			short := "the Pod's PVs are pinned to different nodes, no node satisfies them all: " + strings.Join(parts, "; ")
+			return Verdict{Reason: fmt.Sprintf("%s%s (Pod %s)", prefix, short, pod.Name), Short: short}
 		}
 		var fails []string
 		for _, i := range cands {
@@ -211,11 +215,15 @@ func PodCanComeBack(pod *corev1.Pod, claims []ClaimState, ix *Index) Verdict {
 			if key == "" {
 				key = first.pin.Desc
 			}
+			fail := strings.TrimPrefix(fails[0], n+" ")
 			return Verdict{Node: n, Reason: fmt.Sprintf("%sPV %s is pinned to node %s (%s); that node %s (Pod %s, PVC %s)",
-				prefix, first.c.PV.Name, n, key, strings.TrimPrefix(fails[0], n+" "), pod.Name, first.c.PVC)}
+				prefix, first.c.PV.Name, n, key, fail, pod.Name, first.c.PVC),
+				Short: fmt.Sprintf("PV %s of PVC %s is pinned to node %s (%s), which %s", first.c.PV.Name, first.c.PVC, n, key, fail)}
 		}
 		return Verdict{Reason: fmt.Sprintf("%sPV %s (PVC %s) admits nodes %s; none can run Pod %s: %s",
-			prefix, first.c.PV.Name, first.c.PVC, first.pin.Desc, pod.Name, strings.Join(fails, "; "))}
+			prefix, first.c.PV.Name, first.c.PVC, first.pin.Desc, pod.Name, strings.Join(fails, "; ")),
+			Short: fmt.Sprintf("PV %s of PVC %s admits nodes %s; none can run the Pod: %s",
+				first.c.PV.Name, first.c.PVC, first.pin.Desc, strings.Join(fails, "; "))}
 	}
 
 	// Without a pinned PV the Pod can come back wherever its template's placement admits a node.
@@ -224,7 +232,7 @@ func PodCanComeBack(pod *corev1.Pod, claims []ClaimState, ix *Index) Verdict {
 			return Verdict{OK: true, Node: ix.Nodes[i].Name}
 		}
 	}
-	return Verdict{Reason: fmt.Sprintf("%sno node matches the placement of Pod %s", prefix, pod.Name)}
+	return Verdict{Reason: fmt.Sprintf("%sno node matches the placement of Pod %s", prefix, pod.Name), Short: "no node matches the Pod's placement"}
 }
 
 func (ix *Index) nodeList(idx []int) string {

@@ -87,6 +87,9 @@ type Volume struct {
 type Verdict struct {
 	OK     bool
 	Reason string
+	// Short is Reason without the ordinal and the Pod it is about, for a list whose items name
+	// them already; "" when Reason names neither (the scheduler's message).
+	Short string
 	// Node is one node the Pod can run on (when OK), or the node its PVs pin
 	// it to (when not OK and pinned).
 	Node string

@@ -80,7 +80,7 @@ func (d *clusterDataSource) Read(ctx context.Context, _ datasource.ReadRequest, 
 		resp.Diagnostics.Append(diagnostics.Error("Cluster Not Known Yet", diagnostics.Detail{
 			Checked: "The provider configuration.",
 			Found:   "Some of it is only known after apply, so the cluster cannot be read during this plan.",
-			Do:      "Apply the resources that create the cluster first (for example with -target), then plan again.",
+			Do:      "Read the cluster from a configuration or workspace where it already exists, or apply the cluster in its own configuration first, then plan again.",
 		}))
 		return
 	}

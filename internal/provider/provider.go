@@ -214,7 +214,7 @@ func ClientsFromEnvironment(ctx context.Context, version string) (*clients.Clien
 }
 
 // errDeferred is what deferred clients return if a resource uses them anyway.
-var errDeferred = errors.New("the provider configuration is not known until apply (for example the cluster is created in the same run); check Clients.Deferred() before using clients")
+var errDeferred = errors.New("the provider configuration is not known until apply (for example the cluster is created in the same run), so the cluster cannot be reached during this plan")
 
 // buildClients turns a resolved Config into lazily connecting clients. Explicit credentials are
 // checked here (no network); Application Default Credentials are looked up on first use.

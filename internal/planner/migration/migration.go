@@ -132,7 +132,11 @@ type MigrationProblem struct {
 	Kind MigrationProblemKind
 	// Ordinal is the ordinal at fault, -1 when the problem is not about one.
 	Ordinal int32
+	// Message says what was found, without advice.
 	Message string
+	// Fix is the change to the StatefulSet that clears the problem, when the planner knows one
+	// ("set updateStrategy.type to OnDelete"); the caller says where to make it.
+	Fix string
 }
 
 // MigrationPlan is Migration.Plan's answer.
@@ -632,15 +636,16 @@ func (v *Migration) strategyProblem(rng []int32) (MigrationProblem, bool) {
 		}
 		return MigrationProblem{Kind: ProblemStrategy, Ordinal: -1, Message: fmt.Sprintf(
 			"StatefulSet %s/%s uses RollingUpdate with partition %d: the controller itself replaces ordinals %d..%d "+
-				"whenever the template changes, keeping their PVCs (the Pods then cannot leave the nodes their PVs are pinned to). "+
-				"Set updateStrategy.type to OnDelete%s before migrating",
-			v.set.Namespace, v.set.Name, partition, max(partition, rngStart(rng)), highest, alt)}, true
+				"whenever the template changes, keeping their PVCs (the Pods then cannot leave the nodes their PVs are pinned to)",
+			v.set.Namespace, v.set.Name, partition, max(partition, rngStart(rng)), highest),
+			Fix: "set updateStrategy.type to OnDelete" + alt}, true
 	}
 	if pending {
 		return MigrationProblem{Kind: ProblemStrategy, Ordinal: -1, Message: fmt.Sprintf(
 			"StatefulSet %s/%s uses RollingUpdate with partition %d, above every ordinal: a deleted Pod is recreated "+
-				"from the current revision, not the changed template, so it would not move. Set updateStrategy.type to OnDelete",
-			v.set.Namespace, v.set.Name, partition)}, true
+				"from the current revision, not the changed template, so it would not move",
+			v.set.Namespace, v.set.Name, partition),
+			Fix: "set updateStrategy.type to OnDelete"}, true
 	}
 	return MigrationProblem{}, false
 }
@@ -676,7 +681,7 @@ func (v *Migration) pdbLimit(moves []Move, par int) (int, []MigrationProblem) {
 			if readyMoves > 0 {
 				probs = append(probs, MigrationProblem{Kind: ProblemPDB, Ordinal: -1, Message: fmt.Sprintf(
 					"PodDisruptionBudget %s/%s selects the Pods and allows %d disruptions now (%d of %d desired healthy); "+
-						"moving a Ready Pod would exceed it. Wait until every Pod is Ready or relax the budget",
+						"moving a Ready Pod would exceed it",
 					pdb.Namespace, pdb.Name, allowed, pdb.Status.CurrentHealthy, pdb.Status.DesiredHealthy)})
 			}
 			continue

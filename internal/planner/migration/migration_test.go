@@ -382,7 +382,7 @@ func TestPlanMigration(t *testing.T) {
 			}
 			var msgs []string
 			for _, p := range got.Problems {
-				msgs = append(msgs, p.Message)
+				msgs = append(msgs, p.Message, p.Fix)
 			}
 			if tc.wantInProbs != "" && !strings.Contains(strings.Join(msgs, "\n"), tc.wantInProbs) {
 				t.Errorf("problems %q do not mention %q", msgs, tc.wantInProbs)

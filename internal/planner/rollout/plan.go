@@ -366,7 +366,7 @@ func (b *builder) stageVerdict(op *OrdinalPlan, o int, pod *corev1.Pod, cfg simC
 	} else {
 		v = b.verdict(o, rev)
 	}
-	op.Schedulable, op.Reason = v.OK, v.Reason
+	op.Schedulable, op.Reason, op.ShortReason = v.OK, v.Reason, v.Short
 	if op.Action == ActionStale && !v.OK {
 		// Kept, but it could not come back in place: stranded. The Pod this apply leaves
 		// is the running one, so "schedulable" is about that one (a plan that only

@@ -76,6 +76,9 @@ type OrdinalPlan struct {
 	// it could not come back).
 	Schedulable bool
 	Reason      string
+	// ShortReason is Reason without the ordinal and Pod it is about (planner.Verdict.Short), for
+	// lists that name them already; "" when Reason names neither.
+	ShortReason string
 	// Blocked is true when an earlier wave stalls, so the controller never
 	// reaches this ordinal.
 	Blocked bool

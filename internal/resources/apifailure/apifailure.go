@@ -89,7 +89,7 @@ func Detail(checked string, err error, refused Advice) diagnostics.Detail {
 	case Forbidden:
 		grant := refused.Permissions
 		if grant == "" {
-			grant = "the verb on the resource the cause names (examples/rbac/clusterrole.yaml lists every permission olapgke needs)"
+			grant = "the verb on the resource the cause names (the guide \"Least-privilege Kubernetes access\" in the provider's documentation lists every permission olapgke needs)"
 		}
 		d.Found = "The API server refused the request: the provider's identity lacks a permission (RBAC)."
 		d.Do = "Grant it " + grant + " and run the command again."

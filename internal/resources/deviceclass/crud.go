@@ -26,12 +26,7 @@ func (r *deviceClassResource) kube(ctx context.Context, diags *diag.Diagnostics)
 	}
 	k, err := r.c.Kube(ctx)
 	if err != nil {
-		diags.Append(diagnostics.Error("Kubernetes Unreachable", diagnostics.Detail{
-			Checked: "The Kubernetes client built from the provider configuration.",
-			Found:   "It could not be built.",
-			Do:      "Check the provider's cluster settings or kubernetes block.",
-			Err:     err,
-		}))
+		diags.Append(diagnostics.KubeClientUnavailable("The Kubernetes client for the TopoLVM device class.", err))
 	}
 	return k
 }

@@ -235,7 +235,7 @@ func (v *verb) runMoves(ctx context.Context, kube kubernetes.Interface, m resour
 // (an action's attributes are not a resource's): the same summaries and advice.
 func problemsOf(m resourceModel, ev *evaluation) diag.Diagnostics {
 	var out diag.Diagnostics
-	for _, d := range problemDiagnostics(m, ev) {
+	for _, d := range problemDiagnosticsFor(m, ev, false) {
 		out.Append(diagnostics.WithoutPath(d))
 	}
 	return out

@@ -21,8 +21,8 @@ func TestSnapshotFailedAdvice(t *testing.T) {
 		err       error
 		want, not string
 	}{
-		{forbidden, "examples/rbac/clusterrole.yaml", "transient"},
-		{transient, "usually transient: run the command again", "clusterrole"},
+		{forbidden, "Least-privilege Kubernetes access", "transient"},
+		{transient, "usually transient: run the command again", "Least-privilege"},
 	} {
 		d := snapshotFailed("The StatefulSet olap/hist (LIST calls).", tc.err)
 		if d.Summary() != "Cluster Snapshot Failed" || !strings.Contains(d.Detail(), tc.want) || strings.Contains(d.Detail(), tc.not) ||

@@ -356,8 +356,8 @@ func stoppedDiagnostic(ns, name string, ordinals []int32, again, what, kept stri
 	if apierrors.IsForbidden(err) {
 		return diagnostics.Error("Migration Not Permitted", diagnostics.Detail{Checked: checked,
 			Found: "The API server refused a request the migration needs (RBAC); nothing was deleted after that.",
-			Do: "Grant the provider's credentials the verb and resource the API server names (the least-privilege guide " +
-				"lists them: examples/rbac/clusterrole.yaml) and " + again + ". " + kept, Err: err})
+			Do: "Grant the provider's credentials the verb and resource the API server names (the guide " +
+				"\"Least-privilege Kubernetes access\" in the provider's documentation lists them) and " + again + ". " + kept, Err: err})
 	}
 	return diagnostics.Error("Migration Failed", diagnostics.Detail{Checked: checked, Found: "The migration stopped with an error.",
 		Do: "Fix the cause and " + again + ". " + kept, Err: err})

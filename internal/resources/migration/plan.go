@@ -417,6 +417,12 @@ func unreachableWarning(m resourceModel, ev *evaluation) diag.Diagnostic {
 
 // problemDiagnostics maps preflight problems to errors on the attribute at fault.
 func problemDiagnostics(m resourceModel, ev *evaluation) diag.Diagnostics {
+	return problemDiagnosticsFor(m, ev, true)
+}
+
+// problemDiagnosticsFor is problemDiagnostics for the resource (resource true) or for an action,
+// which has no planned_manifest to advise.
+func problemDiagnosticsFor(m resourceModel, ev *evaluation, resource bool) diag.Diagnostics {
 	var diags diag.Diagnostics
 	ns, name := m.Namespace.ValueString(), m.StatefulSet.ValueString()
 	p := ev.plan
@@ -447,13 +453,14 @@ func problemDiagnostics(m resourceModel, ev *evaluation) diag.Diagnostics {
 			at, summary, do = path.Root("statefulset"), "Not Enough Device-Class Capacity",
 				"Add nodes (or Local SSDs) to the target pool, free space there, or move fewer ordinals (`ordinals`)."
 		case planmigration.ProblemStrategy:
-			at, summary, do = path.Root("statefulset"), "Update Strategy Would Roll Other Ordinals",
-				"Switch the StatefulSet to updateStrategy.type = OnDelete (in the same apply: set planned_manifest) and let this resource move the ordinals."
+			at, summary = path.Root("statefulset"), "Update Strategy Would Roll Other Ordinals"
+			do = strategyDo(m, ev, pr.Fix, resource)
 			if ev.desired != nil {
 				at = path.Root("planned_manifest")
 			}
 		case planmigration.ProblemPDB:
-			at, summary, do = path.Root("max_unavailable"), "PodDisruptionBudget Forbids Migration", "Wait until every Pod is Ready or relax the PodDisruptionBudget."
+			at, summary, do = path.Root("max_unavailable"), "PodDisruptionBudget Forbids Migration",
+				"Wait until every Pod the budget selects is Ready, or relax the PodDisruptionBudget (minAvailable or maxUnavailable), and plan again."
 		case planmigration.ProblemUnreachableNode:
 			at, summary, do = path.Root("force_delete_on_unreachable_nodes"), "Ordinal On Unreachable Node", unreachableDo
 		case planmigration.ProblemOthersUnhealthy:
@@ -465,6 +472,26 @@ func problemDiagnostics(m resourceModel, ev *evaluation) diag.Diagnostics {
 		diags.Append(diagnostics.AttributeError(at, summary, diagnostics.Detail{Checked: checked, Found: capitalize(pr.Message) + ".", Do: do}))
 	}
 	return diags
+}
+
+// strategyDo is the Do of "Update Strategy Would Roll Other Ordinals": the planner's fix, and
+// where to make it. planned_manifest is advised only to the resource, and only when neither it
+// nor an olapgke_statefulset planned in this run gives the StatefulSet this run writes.
+func strategyDo(m resourceModel, ev *evaluation, fix string, resource bool) string {
+	if fix == "" {
+		fix = "set updateStrategy.type to OnDelete"
+	}
+	manifestSet := !m.PlannedManifest.IsNull() && (m.PlannedManifest.IsUnknown() || m.PlannedManifest.ValueString() != "")
+	switch {
+	case !resource:
+		return capitalize(fix) + " on the StatefulSet, apply that, and run the action again."
+	case manifestSet || ev.source == "planned_manifest":
+		return capitalize(fix) + " in the StatefulSet manifest that planned_manifest passes, and let this resource move the ordinals."
+	case ev.desired != nil:
+		return capitalize(fix) + " in the olapgke_statefulset manifest, and let this resource move the ordinals."
+	default:
+		return capitalize(fix) + " before migrating. To change it in the same apply, pass the StatefulSet manifest as planned_manifest; this resource then moves the ordinals."
+	}
 }
 
 func capitalize(s string) string {
@@ -513,7 +540,11 @@ func strandedWarning(c *clients.Clients, m resourceModel, moves []planmigration.
 	var lines []string
 	for _, o := range p.Stranded {
 		if !moved[o.Ordinal] {
-			lines = append(lines, fmt.Sprintf("- ordinal %d (Pod %s): %s", o.Ordinal, o.Pod, o.Reason))
+			why := o.Short
+			if why == "" {
+				why = strings.TrimPrefix(o.Reason, fmt.Sprintf("ordinal %d: ", o.Ordinal))
+			}
+			lines = append(lines, fmt.Sprintf("- %s: %s", o.Pod, why))
 		}
 	}
 	if len(lines) == 0 {

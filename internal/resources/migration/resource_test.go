@@ -7,7 +7,10 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	appsv1 "k8s.io/api/apps/v1"
 
 	"github.com/olapgke/terraform-provider-olapgke/internal/diagnostics/diagtest"
 	"github.com/olapgke/terraform-provider-olapgke/internal/engine"
@@ -175,5 +178,65 @@ func TestMovesShowGatesAndEstimates(t *testing.T) {
 	}
 	if d := cmp.Diff(want, rows); d != "" {
 		t.Errorf("(-want +got):\n%s", d)
+	}
+}
+
+// TestProblemFoundAndDo: the Found of a planner problem says only what was found, the Do what to
+// do; planned_manifest is advised only when it is not set and no olapgke_statefulset plan gives
+// the StatefulSet, and never to an action.
+func TestProblemFoundAndDo(t *testing.T) {
+	t.Parallel()
+	strategy := planmigration.MigrationProblem{Kind: planmigration.ProblemStrategy, Ordinal: -1,
+		Message: "StatefulSet olap/hist uses RollingUpdate with partition 0: the controller itself replaces ordinals 0..2",
+		Fix:     "set updateStrategy.type to OnDelete (or a partition above 2)"}
+	pdb := planmigration.MigrationProblem{Kind: planmigration.ProblemPDB, Ordinal: -1,
+		Message: "PodDisruptionBudget olap/hist selects the Pods and allows 0 disruptions now (2 of 3 desired healthy); moving a Ready Pod would exceed it"}
+	ev := func(source string) *evaluation {
+		e := &evaluation{plan: &planmigration.MigrationPlan{Target: "pool-b", Parallelism: 1,
+			Problems: []planmigration.MigrationProblem{strategy, pdb}}, source: source}
+		if source != "" {
+			e.desired = &appsv1.StatefulSet{}
+		}
+		return e
+	}
+	unset := resourceModel{Namespace: types.StringValue("olap"), StatefulSet: types.StringValue("hist"), PlannedManifest: types.StringNull()}
+	set := unset
+	set.PlannedManifest = types.StringValue(`{"kind":"StatefulSet"}`)
+	for name, tc := range map[string]struct {
+		diags     diag.Diagnostics
+		want, not string
+	}{
+		"no manifest":           {problemDiagnostics(unset, ev("")), "pass the StatefulSet manifest as planned_manifest", "olapgke_statefulset manifest"},
+		"manifest set at apply": {problemDiagnostics(set, ev("")), "that planned_manifest passes", "pass the StatefulSet manifest"},
+		"planned_manifest":      {problemDiagnostics(set, ev("planned_manifest")), "that planned_manifest passes", "pass the StatefulSet manifest"},
+		"olapgke_statefulset":   {problemDiagnostics(unset, ev("planned by olapgke_statefulset in this run")), "in the olapgke_statefulset manifest", "planned_manifest"},
+		"action":                {problemsOf(unset, ev("")), "run the action again", "planned_manifest"},
+	} {
+		if len(tc.diags) != 2 {
+			t.Fatalf("%s: %d diagnostics, want 2", name, len(tc.diags))
+		}
+		for _, d := range tc.diags {
+			paras := strings.Split(d.Detail(), "\n\n")
+			if len(paras) != 3 {
+				t.Fatalf("%s: %s: want checked, found, do:\n%s", name, d.Summary(), d.Detail())
+			}
+			found, do := paras[1], strings.Join(strings.Fields(paras[2]), " ")
+			for _, advice := range []string{"OnDelete", "Wait until", "relax", "Set updateStrategy"} {
+				if strings.Contains(found, advice) {
+					t.Errorf("%s: %s: the Found gives advice (%q): %q", name, d.Summary(), advice, found)
+				}
+			}
+			if d.Summary() == "Update Strategy Would Roll Other Ordinals" {
+				if !strings.HasPrefix(do, "Set updateStrategy.type to OnDelete (or a partition above 2)") ||
+					!strings.Contains(do, tc.want) || strings.Contains(do, tc.not) {
+					t.Errorf("%s: Do %q, want %q and not %q", name, do, tc.want, tc.not)
+				}
+			} else if !strings.HasPrefix(do, "Wait until every Pod the budget selects is Ready") {
+				t.Errorf("%s: %s: Do %q", name, d.Summary(), do)
+			}
+			for _, p := range diagtest.Problems(d) {
+				t.Errorf("%s: %s", name, p)
+			}
+		}
 	}
 }

@@ -17,7 +17,7 @@ func TestStrandedWarning(t *testing.T) {
 	t.Parallel()
 	c := &clients.Clients{}
 	c.RecordPlannedStatefulSet("olap", "hist", clients.PlannedStatefulSet{Set: &appsv1.StatefulSet{}, Stranded: []clients.StrandedOrdinal{
-		{Ordinal: 0, Pod: "hist-0", Reason: "PV pinned to a pool-a node"}, {Ordinal: 2, Pod: "hist-2", Reason: "PV pinned to a pool-a node"},
+		{Ordinal: 0, Pod: "hist-0", Reason: "ordinal 0: PV pinned to a pool-a node"}, {Ordinal: 2, Pod: "hist-2", Reason: "PV pinned to a pool-a node"},
 	}})
 	m := resourceModel{Namespace: types.StringValue("olap"), StatefulSet: types.StringValue("hist")}
 	moves := func(os ...int32) []planmigration.Move {
@@ -34,7 +34,7 @@ func TestStrandedWarning(t *testing.T) {
 	if w == nil || w.Summary() != "Stale Ordinals Not Moved" {
 		t.Fatalf("canary moving ordinal 2 only: got %v, want Stale Ordinals Not Moved", w)
 	}
-	for _, want := range []string{"ordinal 0 (Pod hist-0): PV pinned to a pool-a node"} {
+	for _, want := range []string{"- hist-0: PV pinned to a pool-a node"} {
 		if !strings.Contains(w.Detail(), want) {
 			t.Errorf("detail does not say %q:\n%s", want, w.Detail())
 		}

@@ -337,7 +337,8 @@ func (r *nodePoolResource) store(ctx context.Context, got *containerpb.NodePool,
 		if err != nil {
 			diags.Append(diagnostics.Warning("Nodes Not Listed", diagnostics.Detail{
 				Checked: "The Kubernetes Nodes of node pool " + got.GetName() + ".",
-				Found:   "The Kubernetes API could not be read, so the nodes attribute is empty.",
+				Found:   "The Kubernetes API could not be read, so nodes is left empty until a refresh can list them. The node pool itself was read from GKE.",
+				Do:      "Check that the provider's credentials may list Nodes (Kubernetes RBAC: list on nodes) and that the API server is reachable. The next terraform plan or apply lists them again.",
 				Err:     err,
 			}))
 		}

@@ -139,7 +139,7 @@ func (r *statefulSetResource) planChange(ctx context.Context, plan, state *resou
 	// this change strands that it does not move.
 	planned := clients.PlannedStatefulSet{Set: desired, Recreated: imm != nil || replace}
 	for _, o := range fresh {
-		planned.Stranded = append(planned.Stranded, clients.StrandedOrdinal{Ordinal: o.Ordinal, Pod: o.Pod, Reason: o.Reason})
+		planned.Stranded = append(planned.Stranded, clients.StrandedOrdinal{Ordinal: o.Ordinal, Pod: o.Pod, Reason: o.Reason, Short: o.ShortReason})
 	}
 	r.clients.RecordPlannedStatefulSet(m.Namespace, m.Name, planned)
 	ords, d := ordinalsValue(viewsFromPlan(p))
@@ -377,19 +377,47 @@ func replacementWarning(m *manifest, p *rollout.Plan) diag.Diagnostic {
 	})
 }
 
-func volumesText(vols []planner.Volume) string {
+// volumesText lists vols ("PVC c -> PV p (pinned to node n)") without what said already names:
+// a volume whose PVC and PV it names is left out, and a PV or node it names is not named again.
+func volumesText(vols []planner.Volume, said string) string {
+	named := func(s string) bool { return s != "" && strings.Contains(said, s) }
 	var parts []string
 	for _, v := range vols {
+		if named(v.PVC) && (v.PV == "" || named(v.PV)) {
+			continue
+		}
 		s := "PVC " + v.PVC
-		if v.PV != "" {
+		if v.PV != "" && !named(v.PV) {
 			s += " -> PV " + v.PV
 		}
-		if v.PinnedNode != "" {
+		if v.PinnedNode != "" && !named(v.PinnedNode) {
 			s += " (pinned to node " + v.PinnedNode + ")"
 		}
 		parts = append(parts, s)
 	}
 	return strings.Join(parts, ", ")
+}
+
+// ordinalBullet is one ordinal's line in a list of ordinals that cannot schedule: its Pod (and
+// the action, when given), why, and the volumes the reason does not name, each thing once:
+// "- hist-2 (recreate): PV pvc-1 of PVC cache-hist-2 is pinned to node n-1 (…), which …".
+func ordinalBullet(o rollout.OrdinalPlan, action rollout.Action) string {
+	l := "- " + o.Pod
+	if o.Pod == "" {
+		l = fmt.Sprintf("- ordinal %d", o.Ordinal)
+	}
+	if action != "" {
+		l += " (" + string(action) + ")"
+	}
+	why := o.ShortReason
+	if why == "" {
+		why = strings.TrimPrefix(o.Reason, fmt.Sprintf("ordinal %d: ", o.Ordinal))
+	}
+	l += ": " + why
+	if v := volumesText(o.Volumes, l); v != "" {
+		l += "; volumes: " + v
+	}
+	return l
 }
 
 // verdictDiagnostics maps the planner's verdicts to the recreate table, the unschedulable error
@@ -478,11 +506,7 @@ func rolloutDiagnostics(m *manifest, p *rollout.Plan, allowUnschedulable bool) d
 	if len(doomed) > 0 {
 		var lines []string
 		for _, o := range doomed {
-			l := fmt.Sprintf("- ordinal %d (Pod %s, %s): %s", o.Ordinal, o.Pod, o.Action, o.Reason)
-			if v := volumesText(o.Volumes); v != "" {
-				l += "; volumes: " + v
-			}
-			lines = append(lines, l)
+			lines = append(lines, ordinalBullet(o, o.Action))
 		}
 		d := diagnostics.Detail{
 			Checked: "For every ordinal this apply recreates or creates: whether a node satisfies the new Pod's nodeSelector, required node affinity and tolerations and also the node affinity of every PV the Pod keeps (local PVs are pinned to one node by topology.topolvm.io/node).",
@@ -543,11 +567,7 @@ func staleWarning(m *manifest, stranded []rollout.OrdinalPlan) diag.Diagnostics 
 	if len(stranded) > 0 {
 		var lines []string
 		for _, o := range stranded {
-			l := fmt.Sprintf("- ordinal %d (Pod %s): %s", o.Ordinal, o.Pod, o.Reason)
-			if v := volumesText(o.Volumes); v != "" {
-				l += "; volumes: " + v
-			}
-			lines = append(lines, l)
+			lines = append(lines, ordinalBullet(o, ""))
 		}
 		diags.Append(diagnostics.Warning("Stale Ordinals Cannot Be Recreated In Place", diagnostics.Detail{
 			Checked: "For every ordinal that keeps its old revision (OnDelete or below the partition): whether its Pod could schedule again if deleted while keeping its PVCs.",

@@ -70,9 +70,9 @@ func TestVerdictDiagnostics(t *testing.T) {
 				t.Errorf("warnings: got %q want %q", got, tc.warn)
 			}
 			if tc.errs != "" {
-				detail := d.Errors()[0].Detail()
+				detail := strings.Join(strings.Fields(d.Errors()[0].Detail()), " ") // bullets are wrapped
 				for o := 0; o < 3; o++ {
-					for _, s := range []string{"ordinal " + strconv.Itoa(o), "PV pvc-" + string(rune('a'+o)), "node gke-olap-pool-a-" + string(rune('x'+o))} {
+					for _, s := range []string{"- hist-" + strconv.Itoa(o) + " (recreate): ", "PV pvc-" + string(rune('a'+o)), "node gke-olap-pool-a-" + string(rune('x'+o))} {
 						if !strings.Contains(detail, s) {
 							t.Errorf("error detail does not name %q:\n%s", s, detail)
 						}
@@ -176,5 +176,44 @@ func TestConflictDiagnosticNamesManagersAndFields(t *testing.T) {
 	// Any other refusal keeps the generic diagnostic.
 	if d := rejected(apierrors.NewInvalid(schema.GroupKind{Group: "apps", Kind: "StatefulSet"}, "hist", nil)); d.Summary() != "StatefulSet Rejected By The API Server" {
 		t.Fatalf("invalid: summary %q", d.Summary())
+	}
+}
+
+// TestOrdinalBullet: an ordinal's bullet names its Pod, PV, PVC and node once each, keeps what
+// only the volume list says, and falls back to the full reason without its "ordinal N: " prefix.
+func TestOrdinalBullet(t *testing.T) {
+	t.Parallel()
+	vol := planner.Volume{Claim: "cache", PVC: "cache-historical-2", PV: "pvc-1", PinnedNode: "gke-a-1"}
+	data := planner.Volume{Claim: "data", PVC: "data-historical-2", PV: "pvc-2", PinnedNode: "gke-a-1"}
+	o := rollout.OrdinalPlan{Ordinal: 2, Pod: "historical-2", Action: rollout.ActionStranded,
+		Reason: "ordinal 2: PV pvc-1 is pinned to node gke-a-1 (topology.topolvm.io/node); that node fails the pod's nodeSelector " +
+			"cloud.google.com/gke-nodepool=b (Pod historical-2, PVC cache-historical-2)",
+		ShortReason: "PV pvc-1 of PVC cache-historical-2 is pinned to node gke-a-1 (topology.topolvm.io/node), which fails the pod's " +
+			"nodeSelector cloud.google.com/gke-nodepool=b",
+		Volumes: []planner.Volume{vol, data}}
+	cases := []struct {
+		o      rollout.OrdinalPlan
+		action rollout.Action
+		want   string
+	}{
+		{o, "", "- historical-2: " + o.ShortReason + "; volumes: PVC data-historical-2 -> PV pvc-2"},
+		{o, rollout.ActionRecreate, "- historical-2 (recreate): " + o.ShortReason + "; volumes: PVC data-historical-2 -> PV pvc-2"},
+		{rollout.OrdinalPlan{Ordinal: 2, Pod: "historical-2", Reason: "0/6 nodes are available: 3 node(s) had volume node affinity conflict",
+			Volumes: []planner.Volume{vol}}, rollout.ActionCreate,
+			"- historical-2 (create): 0/6 nodes are available: 3 node(s) had volume node affinity conflict; " +
+				"volumes: PVC cache-historical-2 -> PV pvc-1 (pinned to node gke-a-1)"},
+		{rollout.OrdinalPlan{Ordinal: 2, Pod: "historical-2", Reason: "ordinal 2: no node matches the placement of Pod historical-2"}, "",
+			"- historical-2: no node matches the placement of Pod historical-2"},
+	}
+	for _, tc := range cases {
+		got := ordinalBullet(tc.o, tc.action)
+		if got != tc.want {
+			t.Errorf("ordinalBullet:\n got %q\nwant %q", got, tc.want)
+		}
+		for _, once := range []string{"historical-2:", "historical-2 (", "pvc-1", "gke-a-1", "cache-historical-2"} {
+			if n := strings.Count(got, once); n > 1 {
+				t.Errorf("%q named %d times: %q", once, n, got)
+			}
+		}
 	}
 }

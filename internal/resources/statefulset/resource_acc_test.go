@@ -318,7 +318,7 @@ func TestAccStatefulSet_IncidentRefused(t *testing.T) {
 						if err != nil {
 							return err
 						}
-						parts = append(parts, fmt.Sprintf(`ordinal %d .*%s.*%s`, o, regexp.QuoteMeta(pvc.Spec.VolumeName), regexp.QuoteMeta(pod.Spec.NodeName)))
+						parts = append(parts, fmt.Sprintf(`hist-%d\s+\(\w+\):.*%s.*%s`, o, regexp.QuoteMeta(pvc.Spec.VolumeName), regexp.QuoteMeta(pod.Spec.NodeName)))
 					}
 					// Errors list ordinals ascending; match each independently.
 					*expect = *regexp.MustCompile(`(?s)Ordinals Would Stay Pending.*` + strings.Join(reverse(parts), `.*`))
@@ -620,17 +620,17 @@ func TestAccStatefulSet_SchedulerVerdicts(t *testing.T) {
 		want           *regexp.Regexp
 	}{
 		{"cpu too large", "requests: {cpu: 500m, memory: 1Gi}", "requests: {cpu: \"64\", memory: 1Gi}",
-			wrapped(`Ordinals Would Stay Pending.*ordinal 0 \(Pod sched-0, create\): 0/6 nodes are available: 3 Insufficient cpu, 3 node\(s\) didn't match Pod's node affinity/selector`)},
+			wrapped(`Ordinals Would Stay Pending.*sched-0 \(create\): 0/6 nodes are available: 3 Insufficient cpu, 3 node\(s\) didn't match Pod's node affinity/selector`)},
 		{"memory too large", "requests: {cpu: 500m, memory: 1Gi}", "requests: {cpu: 500m, memory: 512Gi}",
 			wrapped(`Ordinals Would Stay Pending.*0/6 nodes are available: 3 Insufficient memory`)},
 		{"anti-affinity with fewer nodes than ordinals", "          nodeSelector:\n",
 			"          affinity:\n            podAntiAffinity:\n              requiredDuringSchedulingIgnoredDuringExecution:\n              - labelSelector: {matchLabels: {app: sched}}\n                topologyKey: kubernetes.io/hostname\n          nodeSelector:\n",
-			wrapped(`Ordinals Would Stay Pending.*ordinal 3 \(Pod sched-3, create\): 0/6 nodes are available: 3 node\(s\) didn't match Pod's node affinity/selector, 3 node\(s\) didn't match pod anti-affinity rules`)},
+			wrapped(`Ordinals Would Stay Pending.*sched-3 \(create\): 0/6 nodes are available: 3 node\(s\) didn't match Pod's node affinity/selector, 3 node\(s\) didn't match pod anti-affinity rules`)},
 		{"topology spread", "          nodeSelector:\n",
 			"          topologySpreadConstraints:\n          - {maxSkew: 1, minDomains: 2, topologyKey: topology.kubernetes.io/zone, whenUnsatisfiable: DoNotSchedule, labelSelector: {matchLabels: {app: sched}}}\n          nodeSelector:\n",
-			wrapped(`Ordinals Would Stay Pending.*ordinal 1 \(Pod sched-1, create\): 0/6 nodes are available: .*didn't match pod topology spread constraints`)},
+			wrapped(`Ordinals Would Stay Pending.*sched-1 \(create\): 0/6 nodes are available: .*didn't match pod topology spread constraints`)},
 		{"host port taken", "- {name: http, containerPort: 8080, protocol: TCP}", "- {name: http, containerPort: 8080, hostPort: 9000, protocol: TCP}",
-			wrapped(`Ordinals Would Stay Pending.*ordinal 0 \(Pod sched-0, create\): 0/6 nodes are available: 3 node\(s\) didn't have free ports for the requested pod ports, 3 node\(s\) didn't match Pod's node affinity/selector`)},
+			wrapped(`Ordinals Would Stay Pending.*sched-0 \(create\): 0/6 nodes are available: 3 node\(s\) didn't have free ports for the requested pod ports, 3 node\(s\) didn't match Pod's node affinity/selector`)},
 	}
 	var steps []resource.TestStep
 	for _, c := range cases {
