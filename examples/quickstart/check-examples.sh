@@ -153,7 +153,7 @@ done
 # Repository paths the pages name are links (a page on the Registry has no repository beside it);
 # each link into this repository must name a path that exists, as a tree (directory) or a blob
 # (file).
-echo "==> links into the repository from templates/, README.md and the modules' and examples' READMEs"
+echo "==> links into the repository from templates/, docs/ (schema descriptions), README.md and the READMEs"
 links=0
 while IFS=: read -r page kind path; do
 	links=$((links + 1))
@@ -162,7 +162,7 @@ while IFS=: read -r page kind path; do
 		failed=1
 	fi
 done < <(cd "$ROOT" && grep -rhoE --with-filename 'https://github.com/olapgke/terraform-provider-olapgke/(tree|blob)/main/[^) #]*' \
-	templates README.md modules/*/README.md examples/*/README.md 2>/dev/null |
+	templates docs README.md modules/*/README.md examples/*/README.md 2>/dev/null |
 	sed -E 's#^([^:]*):https://github.com/olapgke/terraform-provider-olapgke/(tree|blob)/main/#\1:\2:#; s#/$##')
 echo "$links links checked"
 [[ $failed -eq 0 ]] || { echo "ERROR: some examples do not validate or are not formatted, or a link is broken" >&2; exit 1; }

@@ -156,7 +156,7 @@ func (r *nodePoolResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 				Optional: true, Computed: true, Default: booldefault.StaticBool(false),
 				MarkdownDescription: "Adds the startup taint `" + stsutil.TaintStorageNotReady + "=true:NO_SCHEDULE` to the pool's taints sent to GKE " +
 					"(not shown in `taints`), so GKE puts it on every node it creates or recreates for the pool and nothing without a toleration " +
-					"lands there before the node's storage is ready. The volume-group bootstrap DaemonSet (`examples/topolvm-gke`) creates the " +
+					"lands there before the node's storage is ready. The volume-group bootstrap DaemonSet ([`examples/topolvm-gke`](https://github.com/olapgke/terraform-provider-olapgke/tree/main/examples/topolvm-gke)) creates the " +
 					"volume group on the node's empty raw-block Local SSDs, then removes the taint from the Node and annotates it `" +
 					stsutil.AnnotationVolumeGroup + ": <vg> created <time> on <devices>`; without the bootstrap the taint stays. " +
 					"See the guide [Running on real GKE](../guides/running-on-real-gke.md). Updated in place like `taints`: turning it on " +

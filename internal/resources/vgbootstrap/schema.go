@@ -47,7 +47,7 @@ var dns1123Label = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
 func (r *bootstrapResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "The volume-group bootstrap for GKE Local-SSD node pools: a privileged DaemonSet " +
-			"(`examples/topolvm-gke/vg-bootstrap.yaml` and `vg-bootstrap.sh`, the same files `kubectl apply -k` " +
+			"([`examples/topolvm-gke/vg-bootstrap.yaml`](https://github.com/olapgke/terraform-provider-olapgke/blob/main/examples/topolvm-gke/vg-bootstrap.yaml) and `vg-bootstrap.sh`, the same files `kubectl apply -k` " +
 			"installs) that creates the LVM volume group TopoLVM's lvmd needs on every node's raw-block Local SSDs " +
 			"(also after GKE recreated a VM with empty disks), never touches a device holding anything else, and " +
 			"only then removes the node pool's start-up taint `olapgke.io/storage-not-ready` " +
@@ -72,7 +72,7 @@ func (r *bootstrapResource) Schema(ctx context.Context, _ resource.SchemaRequest
 			},
 			"image": schema.StringAttribute{
 				Required:            true,
-				MarkdownDescription: "The bootstrap's image, built from `examples/topolvm-gke/Dockerfile` (bash, lvm2, util-linux, curl, jq) and pushed to a registry the nodes can pull from. No public image is published.",
+				MarkdownDescription: "The bootstrap's image, built from [`examples/topolvm-gke/Dockerfile`](https://github.com/olapgke/terraform-provider-olapgke/blob/main/examples/topolvm-gke/Dockerfile) (bash, lvm2, util-linux, curl, jq) and pushed to a registry the nodes can pull from. No public image is published.",
 				Validators:          []validator.String{stringvalidator.LengthAtLeast(1)},
 			},
 			"volume_group": schema.StringAttribute{
