@@ -71,7 +71,9 @@ func newHCP(t *testing.T, token string, plan []byte) *hcp {
 }
 
 // request is testdata/runtask-request.json (the run-task request HCP Terraform sends at the
-// post-plan stage, with every documented field) pointed at h instead of app.terraform.io.
+// post-plan stage, with every documented field) pointed at h instead of app.terraform.io. It was
+// written from HCP Terraform's documented payload (Run Tasks Integration API, payload version 1),
+// not recorded: no request from HCP Terraform can reach this project's machines.
 func (h *hcp) request(t *testing.T, mutate func(map[string]any)) []byte {
 	t.Helper()
 	raw, err := os.ReadFile("testdata/runtask-request.json")

@@ -9,7 +9,13 @@ module "historical" {
   pools       = { a = { machine_type = "n2-standard-16", local_nvme_ssd_count = 4 } }
   active_pool = "a"
   image       = "apache/druid:31.0.0"
+  args        = ["historical"]
   cache_size  = "500Gi"
+  env = {
+    # Druid's segment cache on the Local SSD volume the module mounts at cache_mount_path.
+    druid_segmentCache_locations = jsonencode([{ path = "/var/cache/olap", maxSize = "460g" }])
+    druid_server_maxSize         = "460g"
+  }
 
   gates = [{
     name     = "wikipedia-loaded"
