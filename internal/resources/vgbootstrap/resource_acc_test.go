@@ -49,6 +49,11 @@ resource "olapgke_volume_group_bootstrap" "this" {
 // historical set then lands and binds on the prepared node. GKE recreates that node's VM under
 // the same name (empty disks): the bootstrap creates the group again and the next plan reports
 // the ordinals' local data lost. Import finds the same configuration; destroy removes the objects.
+
+// TestMain stops the package's sandbox when the tests end and shows its log tail when one
+// failed (acctest.Main), as every acceptance package does.
+func TestMain(m *testing.M) { acctest.Main(m) }
+
 func TestAccVolumeGroupBootstrap(t *testing.T) {
 	env := acctest.Sandbox(t)
 	ctx := t.Context()
