@@ -1,0 +1,363 @@
+package migration
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/olapgke/terraform-provider-olapgke/internal/stsutil"
+	corev1 "k8s.io/api/core/v1"
+)
+
+// Warm moves (issue 46): while an ordinal's Pod serves, its node-local claims are copied to new
+// claims provisioned on the target node; then its Pod and old claims go, and the new volumes are
+// handed to claims with the ordinal's own names, so that the Pod the StatefulSet controller
+// recreates starts on the target node with its cache. NextWarmStep decides each step from the
+// cluster alone (every object a warm move creates carries LabelWarmMove), so that an apply
+// killed at any step resumes where it stopped.
+//
+// The hand-over uses the PV controller's pre-binding (kubernetes pkg/controller/volume/
+// persistentvolume pv_controller.go syncVolume: a PV whose claimRef has no UID is Available and
+// reserved for the claim it names; syncUnboundClaim binds that claim to it as soon as it
+// exists, even for a WaitForFirstConsumer class, since FindMatchingVolume returns a pre-bound
+// volume before it looks at delayed binding). The new PV is made Retain before its temporary
+// claim is deleted, pre-bound to the ordinal's claim name while the old claim still exists
+// (Terminating, held by the source copier), and only then is the old claim let go: when the
+// StatefulSet controller creates the ordinal's claim again for the Pending Pod
+// (stateful_set_control.go: createMissingPersistentVolumeClaims for a pending Pod), the only
+// volume it can get is the warm one.
+const (
+	// LabelWarmMove is on every object a warm move creates (the next claims, the copier Pods):
+	// the ordinal's Pod name.
+	LabelWarmMove = "olapgke.io/warm-move"
+	// LabelCopierRole is a copier Pod's end: CopierSource or CopierSink.
+	LabelCopierRole = "olapgke.io/copier"
+	// AnnWarmClaim is, on a next claim, the ordinal's claim it replaces and, on its PV from the
+	// cut-over on, "<namespace>/<claim>" it is handed to.
+	AnnWarmClaim = "olapgke.io/warm-move-claim"
+	// AnnReclaimPolicy is, on a handed-over PV, its reclaim policy before the hand-over
+	// (restored once the ordinal's claim is bound to it).
+	AnnReclaimPolicy = "olapgke.io/warm-move-reclaim-policy"
+	// AnnSelectedNode is the annotation that makes external-provisioner provision a
+	// WaitForFirstConsumer claim on one node without a Pod (the scheduler's own hand-off).
+	AnnSelectedNode = "volume.kubernetes.io/selected-node"
+
+	CopierSource = "source"
+	CopierSink   = "sink"
+)
+
+// NextClaimName is the name of the claim a warm move provisions on the target node for the
+// ordinal's claim pvc.
+func NextClaimName(pvc string) string { return pvc + "-warm" }
+
+// CopierPodName is the name of ordinal Pod pod's copier at end role.
+func CopierPodName(pod, role string) string { return pod + "-copy-" + role }
+
+// WarmStepKind is NextWarmStep's answer.
+type WarmStepKind string
+
+const (
+	// WarmCreateClaims: create Step.Claims' next claims, pinned to Step.Target.
+	WarmCreateClaims WarmStepKind = "warm_create_claims"
+	// WarmCreateSource: create the source copier on Step.Node, mounting the live claims.
+	WarmCreateSource WarmStepKind = "warm_create_source"
+	// WarmCreateSink: create the sink copier on Step.Target, mounting the next claims, reading
+	// from Step.SourceIP.
+	WarmCreateSink WarmStepKind = "warm_create_sink"
+	// WarmWait: provisioning, the source starting, the copy, a deletion (Step.Reason).
+	WarmWait WarmStepKind = "warm_wait"
+	// WarmRollback: delete Step.Delete (the copiers and the next claims, nothing else); the move
+	// then fails with Step.Reason and the ordinal is as it was.
+	WarmRollback WarmStepKind = "warm_rollback"
+	// WarmRetain: the copy is complete; record and set Retain on Step.PVs (the cut-over starts).
+	WarmRetain WarmStepKind = "warm_retain"
+	// WarmCutOver: the ordinal's old claims and Pod go, as in a cold move (Step.Cold says which,
+	// with its UID preconditions).
+	WarmCutOver WarmStepKind = "warm_cut_over"
+	// WarmRelease: delete the sink and the next claims; their PVs stay (Retain).
+	WarmRelease WarmStepKind = "warm_release"
+	// WarmPreBind: point Step.PVs' claimRef at the ordinal's claims (no UID).
+	WarmPreBind WarmStepKind = "warm_prebind"
+	// WarmDropSource: delete the source copier; the old claims go with it.
+	WarmDropSource WarmStepKind = "warm_drop_source"
+	// WarmRestore: the ordinal's claims are bound to the warm PVs: restore Step.PVs' recorded
+	// reclaim policy.
+	WarmRestore WarmStepKind = "warm_restore"
+	// WarmHandedOver: nothing of the warm move is left; NextStep decides (the new Pod's wait).
+	WarmHandedOver WarmStepKind = "warm_handed_over"
+)
+
+// WarmStep is NextWarmStep's answer.
+type WarmStep struct {
+	Kind    WarmStepKind
+	Ordinal int32
+	Reason  string
+	// Claims are the ordinal's node-local claims (PVC names), in the order of claims.
+	Claims []string
+	// Node is the node the ordinal's data is on today; Target the node it moves to.
+	Node, Target string
+	// SourceIP is the source copier's Pod IP (WarmCreateSink).
+	SourceIP string
+	// PVs are the warm volumes (WarmRetain, WarmPreBind, WarmRestore).
+	PVs []string
+	// Delete lists what WarmRollback or WarmRelease deletes: "pod/<name>" and "pvc/<name>".
+	Delete []string
+	// Cold is the cold step the cut-over takes (WarmCutOver).
+	Cold Step
+}
+
+// NextWarmStep decides the next step of ordinal o's warm move to target (the node the plan's
+// placement chose; read back from the next claims once they exist). copyTimeout bounds the copy
+// from the sink's creation. pods are the namespace's Pods beyond the set's own (the copiers).
+// claims are the node-local claim templates.
+func (v *Migration) NextWarmStep(o int32, claims []string, target string, copiers []*corev1.Pod, copyTimeout time.Duration, now time.Time) WarmStep {
+	st := WarmStep{Ordinal: o}
+	if v.set == nil {
+		st.Kind, st.Reason = WarmRollback, "the StatefulSet does not exist any more"
+		return st
+	}
+	ns, podName := v.set.Namespace, stsutil.PodName(v.set.Name, o)
+	var source, sink *corev1.Pod
+	for _, p := range copiers {
+		if p.Labels[LabelWarmMove] != podName {
+			continue
+		}
+		switch p.Labels[LabelCopierRole] {
+		case CopierSource:
+			source = p
+		case CopierSink:
+			sink = p
+		}
+	}
+	type pair struct {
+		old, next *corev1.PersistentVolumeClaim
+		pv        string // the warm PV: the next claim's, or the one handed to the ordinal's claim
+		handed    bool   // the PV carries AnnWarmClaim (the cut-over started)
+	}
+	pairs := make([]pair, 0, len(claims))
+	handedAll, handedAny := true, false
+	for _, c := range claims {
+		name := stsutil.ClaimPVCName(c, v.set.Name, o)
+		st.Claims = append(st.Claims, name)
+		p := pair{old: v.pvc(name), next: v.pvc(NextClaimName(name))}
+		if p.next != nil && p.next.Labels[LabelWarmMove] != podName {
+			p.next = nil // not ours
+		}
+		if pv := v.boundPV(p.next); pv != nil {
+			p.pv = pv.Name
+		}
+		for i := range v.s.PVs {
+			pv := &v.s.PVs[i]
+			if pv.Annotations[AnnWarmClaim] == ns+"/"+name {
+				p.pv, p.handed = pv.Name, true
+			}
+		}
+		if p.next != nil && p.next.Annotations[AnnSelectedNode] != "" {
+			target = p.next.Annotations[AnnSelectedNode]
+		}
+		if p.old != nil && st.Node == "" {
+			if pv := v.boundPV(p.old); pv != nil {
+				st.Node = v.ix.PinnedNode(pv)
+			}
+		}
+		handedAll = handedAll && p.handed
+		handedAny = handedAny || p.handed
+		pairs = append(pairs, p)
+	}
+	st.Target = target
+	if !handedAny {
+		return v.warmBeforeCutOver(st, o, pairsOf(pairs, func(p pair) warmPair { return warmPair{p.old, p.next, p.pv} }), source, sink, copyTimeout, now)
+	}
+	for _, p := range pairs {
+		st.PVs = append(st.PVs, p.pv)
+	}
+	if !handedAll {
+		// The cut-over marks the PVs one request each: finish marking.
+		st.Kind, st.Reason = WarmRetain, "finish keeping the copy's volumes"
+		return st
+	}
+
+	// The cut-over: the ordinal's old claims and Pod go (the cold steps), then the hand-over.
+	pod := v.pod(o)
+	oldLeft := false
+	for _, p := range pairs {
+		if p.old != nil && p.old.DeletionTimestamp == nil && p.old.Spec.VolumeName != p.pv {
+			oldLeft = true
+		}
+	}
+	if oldLeft || (pod != nil && pod.DeletionTimestamp == nil && st.Node != "" && pod.Spec.NodeName == st.Node) {
+		if cold := v.NextStep(o, claims, MoveProgress{}, 0, now); cold.Kind == StepDeletePVCs || cold.Kind == StepDeletePod {
+			st.Kind, st.Cold, st.Reason = WarmCutOver, cold, cold.Reason
+			return st
+		}
+	}
+	if pod != nil && pod.DeletionTimestamp != nil {
+		st.Kind, st.Reason = WarmWait, "Pod "+pod.Name+" is terminating"
+		return st
+	}
+	// The release: the sink and the temporary claims go; the PVs stay (Retain).
+	var release []string
+	if sink != nil {
+		if sink.DeletionTimestamp != nil {
+			st.Kind, st.Reason = WarmWait, "waiting for the copier "+sink.Name+" to be removed"
+			return st
+		}
+		release = append(release, "pod/"+sink.Name)
+	}
+	for _, p := range pairs {
+		if p.next == nil {
+			continue
+		}
+		if p.next.DeletionTimestamp != nil {
+			st.Kind, st.Reason = WarmWait, "waiting for PVC "+p.next.Name+" to be removed"
+			return st
+		}
+		release = append(release, "pvc/"+p.next.Name)
+	}
+	if len(release) > 0 {
+		st.Kind, st.Delete, st.Reason = WarmRelease, release, "release the copy's volumes from their temporary claims"
+		return st
+	}
+	for i, p := range pairs {
+		pv := v.ix.PV(p.pv)
+		if pv == nil {
+			st.Kind, st.Reason = WarmRollback, "PV "+p.pv+" of the copy is gone"
+			return st
+		}
+		if ref := pv.Spec.ClaimRef; ref == nil || ref.Namespace != ns || ref.Name != st.Claims[i] {
+			st.Kind, st.Reason = WarmPreBind, "reserve the copy's volumes for the ordinal's claims"
+			return st
+		}
+	}
+	if source != nil {
+		st.Kind, st.Reason = WarmDropSource, "stop the copy's source: the old claims go"
+		return st
+	}
+	for i, p := range pairs {
+		if c := v.pvc(st.Claims[i]); c == nil || c.Spec.VolumeName != p.pv {
+			st.Kind, st.Reason = WarmWait, "waiting for PVC "+st.Claims[i]+" to be created again and bound to "+p.pv
+			if c != nil && c.DeletionTimestamp != nil {
+				st.Reason = "waiting for PVC " + st.Claims[i] + " (the old volume) to be removed"
+			}
+			return st
+		}
+	}
+	st.Kind, st.Reason = WarmRestore, "the ordinal's claims hold the copy: restore the volumes' reclaim policy"
+	return st
+}
+
+type warmPair struct {
+	old, next *corev1.PersistentVolumeClaim
+	pv        string
+}
+
+func pairsOf[T any](in []T, f func(T) warmPair) []warmPair {
+	out := make([]warmPair, len(in))
+	for i := range in {
+		out[i] = f(in[i])
+	}
+	return out
+}
+
+// warmBeforeCutOver decides while nothing of the ordinal has been touched: a failure rolls
+// back what the move made; an ordinal that needs no move (done, or moved back) has nothing warm.
+func (v *Migration) warmBeforeCutOver(st WarmStep, o int32, pairs []warmPair, source, sink *corev1.Pod, copyTimeout time.Duration, now time.Time) WarmStep {
+	var made []string
+	for _, p := range []*corev1.Pod{sink, source} {
+		if p != nil {
+			made = append(made, "pod/"+p.Name)
+		}
+	}
+	needs := false
+	for _, p := range pairs {
+		if p.next != nil {
+			made = append(made, "pvc/"+p.next.Name)
+		}
+		if p.old != nil && p.old.DeletionTimestamp == nil && v.pvcNeedsReplace(p.old, MoveProgress{}) != "" {
+			needs = true
+		}
+	}
+	if !needs {
+		if len(made) > 0 { // leftovers of a move that is not needed any more
+			st.Kind, st.Delete, st.Reason = WarmRelease, made, "ordinal "+fmt.Sprint(o)+" needs no move: remove the copy's leftovers"
+			return st
+		}
+		st.Kind, st.Reason = WarmHandedOver, "ordinal "+fmt.Sprint(o)+" needs no warm step"
+		return st
+	}
+	rollback := func(why string) WarmStep {
+		st.Kind, st.Reason, st.Delete = WarmRollback, why, made
+		return st
+	}
+	if sink != nil && sink.Status.Phase == corev1.PodFailed {
+		return rollback("the copier " + sink.Name + " failed: " + terminationMessage(sink))
+	}
+	if source != nil && (source.Status.Phase == corev1.PodFailed || source.Status.Phase == corev1.PodSucceeded) {
+		return rollback("the copier " + source.Name + " stopped before the copy finished: " + terminationMessage(source))
+	}
+	if sink != nil && sink.Status.Phase != corev1.PodSucceeded && copyTimeout > 0 && now.Sub(sink.CreationTimestamp.Time) > copyTimeout {
+		return rollback(fmt.Sprintf("the copy did not finish within copy.timeout (%s)", copyTimeout))
+	}
+	if pod := v.pod(o); pod == nil || pod.DeletionTimestamp != nil || st.Node == "" {
+		return rollback(fmt.Sprintf("ordinal %d's Pod or volume went away before the copy finished", o))
+	}
+	var create []string
+	for _, p := range pairs {
+		switch {
+		case p.old == nil || p.old.DeletionTimestamp != nil || v.boundPV(p.old) == nil:
+			return rollback("a PVC of ordinal " + fmt.Sprint(o) + " is not bound any more")
+		case p.next == nil:
+			create = append(create, p.old.Name)
+		case p.next.DeletionTimestamp != nil:
+			st.Kind, st.Reason = WarmWait, "waiting for PVC "+p.next.Name+" to be removed"
+			return st
+		}
+	}
+	if len(create) > 0 {
+		if st.Target == "" {
+			return rollback(fmt.Sprintf("no target node was chosen for ordinal %d", o))
+		}
+		st.Kind, st.Claims = WarmCreateClaims, create
+		st.Reason = "provision a copy of " + strings.Join(create, ", ") + " on node " + st.Target
+		return st
+	}
+	for _, p := range pairs {
+		if p.pv == "" {
+			st.Kind, st.Reason = WarmWait, "waiting for PVC "+p.next.Name+" to be provisioned on node "+st.Target
+			return st
+		}
+	}
+	switch {
+	case source == nil:
+		st.Kind, st.Reason = WarmCreateSource, "start the copy's source on node "+st.Node
+	case source.Status.Phase != corev1.PodRunning || source.Status.PodIP == "":
+		st.Kind, st.Reason = WarmWait, "waiting for the copier "+source.Name+" to run on node "+st.Node
+	case sink == nil:
+		st.Kind, st.SourceIP, st.Reason = WarmCreateSink, source.Status.PodIP, "start the copy to node "+st.Target
+	case sink.Status.Phase != corev1.PodSucceeded:
+		st.Kind, st.Reason = WarmWait, "copying to node "+st.Target+" ("+sink.Name+" "+string(sink.Status.Phase)+")"
+	default:
+		st.Kind, st.Reason = WarmRetain, "the copy is complete: keep its volumes through the hand-over"
+		for _, p := range pairs {
+			st.PVs = append(st.PVs, p.pv)
+		}
+	}
+	return st
+}
+
+// terminationMessage is what a finished copier said: its container's termination message, else
+// its reason and exit code.
+func terminationMessage(p *corev1.Pod) string {
+	for _, c := range p.Status.ContainerStatuses {
+		if t := c.State.Terminated; t != nil {
+			if m := strings.TrimSpace(t.Message); m != "" {
+				return m
+			}
+			return fmt.Sprintf("%s (exit code %d)", t.Reason, t.ExitCode)
+		}
+	}
+	if p.Status.Message != "" {
+		return p.Status.Message
+	}
+	return "phase " + string(p.Status.Phase)
+}
