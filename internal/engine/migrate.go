@@ -85,6 +85,10 @@ type MigrationRun struct {
 	// without it the migration stops at that ordinal before deleting anything of it, or, when
 	// its Pod is already Terminating there, at once instead of waiting out OrdinalTimeout.
 	ForceDeleteOnUnreachableNodes bool
+	// Copy, when set, makes each move warm (warm.go, migration.NextWarmStep): the ordinal's
+	// claims are copied to the target node while its Pod serves, and handed to its recreated
+	// Pod there. Restarts are unchanged.
+	Copy *migration.CopySpec
 }
 
 // MigratedOrdinal is one finished ordinal.
@@ -205,7 +209,7 @@ func Migrate(ctx context.Context, kube kubernetes.Interface, run MigrationRun) (
 	defer func() { ev.finish("Migrate", retErr); ev.close() }()
 
 	m := &migrator{run: run, kube: kube, w: w, setUID: set.UID, total: len(run.Ordinals), ev: ev,
-		deleted: map[types.UID]bool{}, forced: map[types.UID]bool{}, pending: map[int32]bool{}, finished: map[int32]finishedOrdinal{}}
+		deleted: map[types.UID]bool{}, forced: map[types.UID]bool{}, pending: map[int32]bool{}, finished: map[int32]finishedOrdinal{}, targets: map[int32]string{}}
 	for _, o := range stsutil.GatesPending(set) {
 		m.pending[o] = true
 	}
@@ -261,6 +265,9 @@ type migrator struct {
 	finished map[int32]finishedOrdinal
 	// ev records each step as an Event on the StatefulSet (events.go; nil: none).
 	ev *stepEvents
+	// targets are the nodes the latest preflight placed each ordinal on (a warm move's copy
+	// goes there).
+	targets map[int32]string
 }
 
 type finishedOrdinal struct {
@@ -304,6 +311,11 @@ func (m *migrator) judgeBatch(v *migration.Migration, set *appsv1.StatefulSet, r
 	}
 	// While a step does not fit only because TopoLVM is not ready yet on target nodes (a pool
 	// created in this apply), wait for them: the planner decides.
+	for _, st := range pf.Steps {
+		if st.Target != "" {
+			m.targets[st.Ordinal] = st.Target
+		}
+	}
 	for _, st := range pf.Steps {
 		if len(st.Wait) > 0 {
 			return batch, "TopoLVM to be ready on the target nodes " + planner.DescribeNodeWaits(st.Wait), nil
@@ -361,6 +373,8 @@ type ordinalRun struct {
 	wait   planner.WaitClock
 	done   bool
 	logged map[string]bool
+	// handedOver: the warm move's steps are over (or it has none); NextStep decides the rest.
+	handedOver bool
 	// deleted are the objects of this ordinal this run deleted ("PVC x", "Pod y").
 	deleted []string
 }
@@ -549,6 +563,13 @@ func (m *migrator) start(v *migration.Migration, next []int32) []*ordinalRun {
 // what the snapshot already shows. It returns the view after its acts and how soon to look
 // again without an event (0: the default resync).
 func (m *migrator) look(ctx context.Context, v *migration.Migration, r *ordinalRun, now time.Time) (*migration.Migration, time.Duration, error) {
+	if m.run.Copy != nil && r.action == migration.MigrationMove && !r.handedOver {
+		done, err := m.warmLook(ctx, v, r, now)
+		if err != nil || !done {
+			return v, 0, err
+		}
+		r.handedOver = true
+	}
 	s := v.Snapshot()
 	var d time.Duration
 	for range maxStepsPerLook {
@@ -884,6 +905,8 @@ type migrationWatcher struct {
 	allPodInf, scInf, capInf, driverInf, csiNodeInf cache.SharedIndexInformer
 	// podCache carries unchanged Pods' scheduling data from one look's simulation to the next.
 	podCache *planner.PodCache
+	// copierInf holds the namespace's warm-move copier Pods (label migration.LabelWarmMove).
+	copierInf cache.SharedIndexInformer
 }
 
 func newMigrationWatcher(ctx context.Context, kube kubernetes.Interface, ns, name string, sel labels.Selector) (*migrationWatcher, error) {
@@ -902,8 +925,10 @@ func newMigrationWatcher(ctx context.Context, kube kubernetes.Interface, ns, nam
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) {
 			o.FieldSelector = fields.OneTermEqualSelector("reason", planner.EventFailedMount).String()
 		}))
+	copierF := informers.NewSharedInformerFactoryWithOptions(kube, 0, informers.WithNamespace(ns),
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = migration.LabelWarmMove }))
 	clF := informers.NewSharedInformerFactory(kube, 0)
-	w := &migrationWatcher{informerWatch: newInformerWatch(ctx, setF, podF, nsF, evF, mountEvF, clF),
+	w := &migrationWatcher{informerWatch: newInformerWatch(ctx, setF, podF, nsF, evF, mountEvF, copierF, clF),
 		ns: ns, name: name, sel: sel, podCache: planner.NewPodCache()}
 	w.setInf = setF.Apps().V1().StatefulSets().Informer()
 	w.podInf = podF.Core().V1().Pods().Informer()
@@ -918,6 +943,7 @@ func newMigrationWatcher(ctx context.Context, kube kubernetes.Interface, ns, nam
 	w.capInf = clF.Storage().V1().CSIStorageCapacities().Informer()
 	w.driverInf = clF.Storage().V1().CSIDrivers().Informer()
 	w.csiNodeInf = clF.Storage().V1().CSINodes().Informer()
+	w.copierInf = copierF.Core().V1().Pods().Informer()
 	every := w.everyEvent()
 	// PVs and Nodes are cluster-wide: most of their updates (other namespaces' volumes, node
 	// heartbeats) cannot change a step, and each wake-up rebuilds the snapshot while the
@@ -935,6 +961,7 @@ func newMigrationWatcher(ctx context.Context, kube kubernetes.Interface, ns, nam
 		{w.pdbInf, every, kube.PolicyV1().PodDisruptionBudgets(ns).Watch},
 		{w.evInf, every, kube.CoreV1().Events(ns).Watch},
 		{w.mountEvInf, every, kube.CoreV1().Events(ns).Watch},
+		{w.copierInf, every, kube.CoreV1().Pods(ns).Watch},
 		{w.capInf, every, kube.StorageV1().CSIStorageCapacities(metav1.NamespaceAll).Watch},
 		{w.csiNodeInf, every, kube.StorageV1().CSINodes().Watch},
 		{w.pvInf, w.filtered(func(old, cur any) bool { return pvMayMatter(old, ns) || pvMayMatter(cur, ns) }),
@@ -1020,6 +1047,20 @@ func values[T any](objs []any) []T {
 	for _, o := range objs {
 		if x, ok := o.(*T); ok { // an informer's store holds only its type
 			out = append(out, *x)
+		}
+	}
+	return out
+}
+
+// copiers are the cached warm-move copier Pods.
+func (w *migrationWatcher) copiers() []*corev1.Pod {
+	var out []*corev1.Pod
+	if w.copierInf == nil {
+		return nil
+	}
+	for _, obj := range w.copierInf.GetStore().List() {
+		if p, ok := obj.(*corev1.Pod); ok {
+			out = append(out, p)
 		}
 	}
 	return out

@@ -41,6 +41,9 @@ type StepPreflight struct {
 	// Wait lists the target nodes TopoLVM is not ready on yet when that alone keeps the step
 	// from landing: the engine waits for them (Problem says what does not fit now).
 	Wait []planner.NodeWait
+	// Target is the node the placement put the step on, when it lands (a warm move provisions
+	// its copy there; the scheduler places the Pod once its claims are bound).
+	Target string
 }
 
 // PreflightResult is Preflight's answer.
@@ -77,8 +80,8 @@ func (v *Migration) Preflight(steps []Move, opt PreflightOptions) PreflightResul
 	if opt.Mode == PreflightApply {
 		res.Unreachable = v.unreachableSteps(steps, opt.Now)
 		for _, m := range steps {
-			why, wait := v.StepCheck(m.Ordinal, m.Action, opt.Claims)
-			res.Steps = append(res.Steps, StepPreflight{Ordinal: m.Ordinal, Problem: why, Wait: wait})
+			why, wait, target := v.stepCheck(m.Ordinal, m.Action, opt.Claims)
+			res.Steps = append(res.Steps, StepPreflight{Ordinal: m.Ordinal, Problem: why, Wait: wait, Target: target})
 		}
 		return res
 	}

@@ -461,18 +461,25 @@ func (v *Migration) StepProblem(o int32, action MigrationAction, claims []string
 // the step does not land now only because TopoLVM is not ready yet on target nodes, wait
 // lists them and the executor waits (why says what does not fit now).
 func (v *Migration) StepCheck(o int32, action MigrationAction, claims []string) (why string, wait []planner.NodeWait) {
+	why, wait, _ = v.stepCheck(o, action, claims)
+	return why, wait
+}
+
+// stepCheck is StepCheck plus the node the placement put the ordinal on when it lands (a warm
+// move provisions its copy there).
+func (v *Migration) stepCheck(o int32, action MigrationAction, claims []string) (why string, wait []planner.NodeWait, target string) {
 	if v.set == nil {
-		return "the StatefulSet does not exist", nil
+		return "the StatefulSet does not exist", nil, ""
 	}
-	m := v.move(o, claims, v.affinity.Describe(), ordinalNeed{action: action})
+	m := []Move{v.move(o, claims, v.affinity.Describe(), ordinalNeed{action: action})}
 	var probs []MigrationProblem
 	if action == MigrationMove && len(v.targetNodes()) == 0 {
 		probs = []MigrationProblem{{Kind: ProblemTargetNodesMissing, Ordinal: o, Message: "no node can take the moved Pod: " + v.noTargetReason()}}
 	} else {
-		probs = v.simulatePlacement([]Move{m}, claims)
+		probs = v.simulatePlacement(m, claims)
 	}
 	if len(probs) == 0 {
-		return "", nil
+		return "", nil, m[0].TargetNode
 	}
-	return probs[0].Message, v.topoLVMWait([]Move{m}, claims, probs)
+	return probs[0].Message, v.topoLVMWait(m, claims, probs), ""
 }

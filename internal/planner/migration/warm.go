@@ -2,11 +2,13 @@ package migration
 
 import (
 	"fmt"
+	"maps"
 	"strings"
 	"time"
 
 	"github.com/olapgke/terraform-provider-olapgke/internal/stsutil"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // Warm moves (issue 46): while an ordinal's Pod serves, its node-local claims are copied to new
@@ -360,4 +362,126 @@ func terminationMessage(p *corev1.Pod) string {
 		return p.Status.Message
 	}
 	return "phase " + string(p.Status.Phase)
+}
+
+// CopySpec is how a warm move copies (olapgke_statefulset_migration's copy block).
+type CopySpec struct {
+	// Image runs both copiers; it needs sh and rsync for the default commands.
+	Image string
+	// SourceCommand and SinkCommand replace the default commands (nil: the defaults). They get
+	// the environment CopierEnv describes.
+	SourceCommand, SinkCommand []string
+	// BandwidthBytes bounds the copy (bytes per second; 0: unbounded).
+	BandwidthBytes int64
+	// Timeout bounds the copy from the sink's creation (0: none).
+	Timeout time.Duration
+	// Annotations go on both copier Pods (for example a service mesh's sidecar opt-out).
+	Annotations map[string]string
+}
+
+// The copiers' contract: each claim template's volume is mounted at CopierMountRoot/<claim>
+// (read-only at the source); the source serves them on CopierPort; the sink exits 0 once every
+// claim is copied. Their environment: OLAPGKE_CLAIMS (the claim template names, space
+// separated), OLAPGKE_SOURCE (the source's Pod IP, sink only), OLAPGKE_PORT, OLAPGKE_BWLIMIT_KBPS
+// (0: unbounded), OLAPGKE_DATA (CopierMountRoot).
+const (
+	CopierMountRoot = "/data"
+	CopierPort      = 8873
+)
+
+// DefaultSourceCommand serves every claim as an rsync daemon module of its name, read-only.
+func DefaultSourceCommand() []string {
+	return []string{"sh", "-c", `set -e
+conf=/tmp/olapgke-rsyncd.conf
+printf 'use chroot = no\nuid = 0\ngid = 0\n' > "$conf"
+for c in $OLAPGKE_CLAIMS; do printf '[%s]\npath = %s/%s\nread only = yes\n' "$c" "$OLAPGKE_DATA" "$c" >> "$conf"; done
+exec rsync --daemon --no-detach --config="$conf" --port="$OLAPGKE_PORT"`}
+}
+
+// DefaultSinkCommand copies every claim from the source (rsync -a --delete, bounded by
+// OLAPGKE_BWLIMIT_KBPS) and writes what it copied to the termination message.
+func DefaultSinkCommand() []string {
+	return []string{"sh", "-c", `set -e
+for c in $OLAPGKE_CLAIMS; do
+  rsync -a --delete --stats --bwlimit="$OLAPGKE_BWLIMIT_KBPS" "rsync://$OLAPGKE_SOURCE:$OLAPGKE_PORT/$c/" "$OLAPGKE_DATA/$c/" > "/tmp/$c.stats"
+done
+for c in $OLAPGKE_CLAIMS; do echo "$c: $(grep 'Total transferred file size' "/tmp/$c.stats")"; done > /dev/termination-log`}
+}
+
+// CopierPod is the copier Pod of ordinal o's warm move at end role (CopierSource on node with
+// the live claims, read-only; CopierSink on the target with the next claims), placed by
+// nodeName (the old pool may be cordoned or tainted; the node is the data's, not the
+// scheduler's choice) and tolerating every taint.
+func (v *Migration) CopierPod(o int32, claims []string, role, node, sourceIP string, c CopySpec) *corev1.Pod {
+	podName := stsutil.PodName(v.set.Name, o)
+	cmd, readOnly := c.SinkCommand, false
+	if role == CopierSource {
+		cmd, readOnly = c.SourceCommand, true
+		if cmd == nil {
+			cmd = DefaultSourceCommand()
+		}
+	} else if cmd == nil {
+		cmd = DefaultSinkCommand()
+	}
+	env := []corev1.EnvVar{
+		{Name: "OLAPGKE_CLAIMS", Value: strings.Join(claims, " ")},
+		{Name: "OLAPGKE_PORT", Value: fmt.Sprint(CopierPort)},
+		{Name: "OLAPGKE_BWLIMIT_KBPS", Value: fmt.Sprint(c.BandwidthBytes / 1024)},
+		{Name: "OLAPGKE_DATA", Value: CopierMountRoot},
+	}
+	if role == CopierSink {
+		env = append(env, corev1.EnvVar{Name: "OLAPGKE_SOURCE", Value: sourceIP})
+	}
+	p := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: v.set.Namespace, Name: CopierPodName(podName, role),
+			Labels: map[string]string{LabelWarmMove: podName, LabelCopierRole: role}, Annotations: maps.Clone(c.Annotations)},
+		Spec: corev1.PodSpec{
+			NodeName: node, RestartPolicy: corev1.RestartPolicyNever,
+			Tolerations: []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
+			Containers: []corev1.Container{{Name: "copy", Image: c.Image, Command: cmd, Env: env,
+				TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError}},
+		},
+	}
+	if role == CopierSource {
+		p.Spec.Containers[0].Ports = []corev1.ContainerPort{{Name: "rsync", ContainerPort: CopierPort}}
+	}
+	for _, claim := range claims {
+		pvc := stsutil.ClaimPVCName(claim, v.set.Name, o)
+		if role == CopierSink {
+			pvc = NextClaimName(pvc)
+		}
+		p.Spec.Volumes = append(p.Spec.Volumes, corev1.Volume{Name: claim, VolumeSource: corev1.VolumeSource{
+			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: pvc, ReadOnly: readOnly}}})
+		p.Spec.Containers[0].VolumeMounts = append(p.Spec.Containers[0].VolumeMounts,
+			corev1.VolumeMount{Name: claim, MountPath: CopierMountRoot + "/" + claim, ReadOnly: readOnly})
+	}
+	return p
+}
+
+// NextClaim is the claim a warm move provisions on target for the ordinal's live claim live:
+// the claim template's class, access modes and volume mode, and the larger of the template's
+// request and the live claim's capacity (a claim grown since holds more than the template asks).
+func (v *Migration) NextClaim(o int32, claim string, live *corev1.PersistentVolumeClaim, target string) *corev1.PersistentVolumeClaim {
+	podName := stsutil.PodName(v.set.Name, o)
+	var tmpl corev1.PersistentVolumeClaim
+	for _, t := range v.set.Spec.VolumeClaimTemplates {
+		if t.Name == claim {
+			tmpl = t
+		}
+	}
+	spec := *tmpl.Spec.DeepCopy()
+	req := spec.Resources.Requests[corev1.ResourceStorage]
+	if c, ok := live.Status.Capacity[corev1.ResourceStorage]; ok && c.Cmp(req) > 0 {
+		if spec.Resources.Requests == nil {
+			spec.Resources.Requests = corev1.ResourceList{}
+		}
+		spec.Resources.Requests[corev1.ResourceStorage] = c
+	}
+	spec.VolumeName = ""
+	return &corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Namespace: v.set.Namespace, Name: NextClaimName(live.Name),
+			Labels:      map[string]string{LabelWarmMove: podName},
+			Annotations: map[string]string{AnnSelectedNode: target, AnnWarmClaim: live.Name}},
+		Spec: spec,
+	}
 }

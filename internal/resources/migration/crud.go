@@ -161,7 +161,10 @@ func (r *migrationResource) apply(ctx context.Context, plan resourceModel, cfgGa
 		out.Append(diags...)
 		out.Append(state.Set(ctx, &plan)...)
 	}
+	cp, cpDiags := copySpec(ctx, plan.Copy)
+	out.Append(cpDiags...)
 	run := engine.MigrationRun{
+		Copy:      cp,
 		Namespace: ns, Name: name, Ordinals: ordinals, Actions: actions, Claims: claims,
 		UpdateRevision:                plannedRev,
 		Parallelism:                   ev.plan.Parallelism,

@@ -8,6 +8,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/olapgke/terraform-provider-olapgke/internal/engine"
 	"github.com/olapgke/terraform-provider-olapgke/internal/planner/gates"
@@ -34,7 +36,24 @@ type resourceModel struct {
 	UpdateRevision                types.String   `tfsdk:"update_revision"`
 	Completed                     types.List     `tfsdk:"completed"`
 	Gates                         types.List     `tfsdk:"gate"`
+	Copy                          types.Object   `tfsdk:"copy"`
 	Timeouts                      timeouts.Value `tfsdk:"timeouts"`
+}
+
+// copyModel is the `copy` block (warm moves).
+type copyModel struct {
+	Image          types.String `tfsdk:"image"`
+	SourceCommand  types.List   `tfsdk:"source_command"`
+	SinkCommand    types.List   `tfsdk:"sink_command"`
+	Bandwidth      types.String `tfsdk:"bandwidth"`
+	Timeout        types.String `tfsdk:"timeout"`
+	PodAnnotations types.Map    `tfsdk:"pod_annotations"`
+}
+
+var copyType = map[string]attr.Type{
+	"image": types.StringType, "source_command": types.ListType{ElemType: types.StringType},
+	"sink_command": types.ListType{ElemType: types.StringType}, "bandwidth": types.StringType,
+	"timeout": types.StringType, "pod_annotations": types.MapType{ElemType: types.StringType},
 }
 
 var volumeType = types.ObjectType{AttrTypes: map[string]attr.Type{
@@ -44,7 +63,7 @@ var volumeType = types.ObjectType{AttrTypes: map[string]attr.Type{
 var moveType = types.ObjectType{AttrTypes: map[string]attr.Type{
 	"name": types.StringType, "ordinal": types.Int64Type, "pod": types.StringType, "action": types.StringType, "from_node": types.StringType,
 	"to_pool_or_selector": types.StringType, "volumes": types.ListType{ElemType: volumeType}, "reason": types.StringType,
-	"gates": types.ListType{ElemType: types.StringType}, "estimated_seconds": types.Float64Type,
+	"gates": types.ListType{ElemType: types.StringType}, "estimated_seconds": types.Float64Type, "mode": types.StringType,
 }}
 
 var completedType = types.ObjectType{AttrTypes: map[string]attr.Type{
@@ -71,6 +90,7 @@ type moveModel struct {
 	Reason   string        `tfsdk:"reason"`
 	Gates    []string      `tfsdk:"gates"`
 	Estimate types.Float64 `tfsdk:"estimated_seconds"`
+	Mode     types.String  `tfsdk:"mode"`
 }
 
 type completedModel struct {
@@ -102,6 +122,7 @@ type moveContext struct {
 	namespace, statefulset string
 	gates                  []gates.Gate
 	history                []planmigration.StepRecord
+	warm                   bool // a copy block: moves are warm
 }
 
 // flattenMoves converts the planner's moves to the `moves` attribute.
@@ -109,7 +130,13 @@ func flattenMoves(ctx context.Context, moves []planmigration.Move, mc moveContex
 	out := make([]moveModel, 0, len(moves))
 	for _, m := range moves {
 		mm := moveModel{Name: m.Pod, Ordinal: int64(m.Ordinal), Pod: m.Pod, Action: string(m.Action), FromNode: m.FromNode, Target: m.Target, Reason: m.Reason,
-			Volumes: make([]volumeModel, 0, len(m.Volumes)), Gates: make([]string, 0, len(mc.gates)), Estimate: types.Float64Null()}
+			Volumes: make([]volumeModel, 0, len(m.Volumes)), Gates: make([]string, 0, len(mc.gates)), Estimate: types.Float64Null(), Mode: types.StringNull()}
+		if m.Action == planmigration.MigrationMove {
+			mm.Mode = types.StringValue("cold")
+			if mc.warm {
+				mm.Mode = types.StringValue("warm")
+			}
+		}
 		// The node is known at plan only for a Pod that stays where it is; a moved Pod's
 		// {node} and every {pod_ip} are filled at apply.
 		t := gates.GateTarget{Namespace: mc.namespace, StatefulSet: mc.statefulset, Pod: m.Pod, Ordinal: m.Ordinal}
@@ -193,4 +220,40 @@ func flattenCompleted(ctx context.Context, list []completedModel) (types.List, d
 		list = []completedModel{}
 	}
 	return types.ListValueFrom(ctx, completedType, list)
+}
+
+// DefaultCopyTimeout is copy.timeout's default.
+const DefaultCopyTimeout = 2 * time.Hour
+
+// copySpec converts the `copy` block (nil without one).
+func copySpec(ctx context.Context, o types.Object) (*planmigration.CopySpec, diag.Diagnostics) {
+	if o.IsNull() || o.IsUnknown() {
+		return nil, nil
+	}
+	var c copyModel
+	diags := o.As(ctx, &c, basetypes.ObjectAsOptions{})
+	if diags.HasError() {
+		return nil, diags
+	}
+	spec := &planmigration.CopySpec{Image: c.Image.ValueString(), Timeout: DefaultCopyTimeout}
+	if !c.SourceCommand.IsNull() {
+		diags.Append(c.SourceCommand.ElementsAs(ctx, &spec.SourceCommand, false)...)
+	}
+	if !c.SinkCommand.IsNull() {
+		diags.Append(c.SinkCommand.ElementsAs(ctx, &spec.SinkCommand, false)...)
+	}
+	if !c.PodAnnotations.IsNull() {
+		diags.Append(c.PodAnnotations.ElementsAs(ctx, &spec.Annotations, false)...)
+	}
+	if v := c.Bandwidth.ValueString(); v != "" {
+		if q, err := resource.ParseQuantity(v); err == nil {
+			spec.BandwidthBytes = q.Value()
+		}
+	}
+	if v := c.Timeout.ValueString(); v != "" {
+		if d, err := time.ParseDuration(v); err == nil {
+			spec.Timeout = d
+		}
+	}
+	return spec, diags
 }

@@ -102,6 +102,9 @@ func (r *migrationResource) ModifyPlan(ctx context.Context, req resource.ModifyP
 		return
 	}
 	resp.Diagnostics.Append(problemDiagnostics(plan, ev)...)
+	if d := copyRefused(plan, ev); d != nil {
+		resp.Diagnostics.Append(d)
+	}
 	if w := topoLVMWaitDiagnostic(plan, ev); w != nil {
 		resp.Diagnostics.Append(w)
 	}
@@ -162,7 +165,7 @@ func (r *migrationResource) ModifyPlan(ctx context.Context, req resource.ModifyP
 func movesContext(ctx context.Context, m resourceModel, history []completedModel) moveContext {
 	gates, _ := gatesFrom(ctx, m.Gates, false)
 	return moveContext{namespace: m.Namespace.ValueString(), statefulset: m.StatefulSet.ValueString(),
-		gates: gates, history: stepHistory(history)}
+		gates: gates, history: stepHistory(history), warm: !m.Copy.IsNull() && !m.Copy.IsUnknown()}
 }
 
 func anyUnknown(b ...bool) bool {

@@ -144,6 +144,43 @@ func (r *migrationResource) Schema(ctx context.Context, _ resource.SchemaRequest
 					"conflict stops it at once.",
 				Validators: []validator.String{durations.Positive()},
 			},
+			"copy": schema.SingleNestedAttribute{
+				Optional: true,
+				MarkdownDescription: "Warm moves: each `move` copies the ordinal's node-local volumes to new claims on the target " +
+					"node while its Pod still serves, then hands them to the Pod the controller recreates there, so it starts with " +
+					"its cache (a Druid historical does not load its segments again). Per ordinal: a claim is provisioned on the " +
+					"node the plan's placement chose (`volume.kubernetes.io/selected-node`, same class and access modes, the larger of " +
+					"the template's request and the live claim's capacity); a source copier Pod on the old node mounts the live claims " +
+					"read-only and a sink copier Pod on the target node copies them over the Pod network; once the sink exits 0, the " +
+					"new volumes are kept (`Retain`), the old Pod and claims are deleted, the new volumes are reserved for the " +
+					"ordinal's claim names (`claimRef`) before the old claims can go, and their reclaim policy is restored once the " +
+					"recreated claims are bound. The ordinal is down only from its old Pod's deletion to its new Pod's readiness. " +
+					"A copy that fails or outlives `timeout` deletes only what it made (the copiers and the new claims) and stops " +
+					"the apply; nothing of the ordinal is deleted before the copy is complete. Every step is recognisable from the " +
+					"cluster (labels `olapgke.io/warm-move`, `olapgke.io/copier`), so a killed apply resumes. Claims with access " +
+					"mode `ReadWriteOncePod` are refused at plan (the source copier must mount the live claim next to the Pod).",
+				Attributes: map[string]schema.Attribute{
+					"image": schema.StringAttribute{Required: true, MarkdownDescription: "Image of both copiers; it needs `sh` and " +
+						"`rsync` for the default commands (olapgke ships none: name one your registry allows).",
+						Validators: []validator.String{stringvalidator.LengthAtLeast(1)}},
+					"source_command": schema.ListAttribute{ElementType: types.StringType, Optional: true, MarkdownDescription: "Command " +
+						"of the source copier (default: an rsync daemon serving each claim read-only as a module of its name on port " +
+						"8873). Claims are mounted at `/data/<claim>`; the environment has `OLAPGKE_CLAIMS`, `OLAPGKE_PORT`, " +
+						"`OLAPGKE_DATA` and `OLAPGKE_BWLIMIT_KBPS`."},
+					"sink_command": schema.ListAttribute{ElementType: types.StringType, Optional: true, MarkdownDescription: "Command " +
+						"of the sink copier (default: `rsync -a --delete` of each claim from `rsync://$OLAPGKE_SOURCE:$OLAPGKE_PORT/<claim>/`, " +
+						"bounded by `--bwlimit`). It must exit 0 only once every claim is copied; its termination message is quoted " +
+						"when it fails. `OLAPGKE_SOURCE` is the source copier's Pod IP."},
+					"bandwidth": schema.StringAttribute{Optional: true, MarkdownDescription: "Bound of the copy in bytes per second, " +
+						"a Kubernetes quantity such as `200Mi` (passed as `OLAPGKE_BWLIMIT_KBPS`; default: unbounded).",
+						Validators: []validator.String{quantityValidator{}}},
+					"timeout": schema.StringAttribute{Optional: true, MarkdownDescription: "How long one ordinal's copy may take from " +
+						"the sink's start (default `2h`); then the copy is rolled back and the apply stops.",
+						Validators: []validator.String{durations.Positive()}},
+					"pod_annotations": schema.MapAttribute{ElementType: types.StringType, Optional: true, MarkdownDescription: "Annotations " +
+						"of both copier Pods, e.g. `{ \"sidecar.istio.io/inject\" = \"false\" }`."},
+				},
+			},
 			"planned_manifest": schema.StringAttribute{
 				Optional: true,
 				MarkdownDescription: "JSON of the StatefulSet as it will be when this resource applies, when the same apply " +
@@ -186,6 +223,9 @@ func (r *migrationResource) Schema(ctx context.Context, _ resource.SchemaRequest
 					"gates": schema.ListAttribute{Computed: true, ElementType: types.StringType,
 						MarkdownDescription: "The gates this step waits for before the next batch, as checked for this ordinal " +
 							"(header values never shown; a moved Pod's `{node}` and every `{pod_ip}` are filled at apply)."},
+					"mode": schema.StringAttribute{Computed: true, MarkdownDescription: "For a `move`: `warm` (with a `copy` block: " +
+						"the ordinal's claims are copied to the target node while its Pod serves, then handed to its new Pod there) or `cold` " +
+						"(new, empty claims on the target node). Null for a restart or a gate."},
 					"estimated_seconds": schema.Float64Attribute{Computed: true,
 						MarkdownDescription: "Estimated time of the step, gates included: the mean of the steps of the same action " +
 							"this resource recorded in `completed` (null before any)."},

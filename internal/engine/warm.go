@@ -1,0 +1,187 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	k8stypes "k8s.io/apimachinery/pkg/types"
+
+	"github.com/olapgke/terraform-provider-olapgke/internal/planner/migration"
+	"github.com/olapgke/terraform-provider-olapgke/internal/stsutil"
+)
+
+// Event reasons of a warm move (issue 46), on the StatefulSet like the others (events.go).
+const (
+	// ReasonCopyStarted: the copy's claims were provisioned and its copiers started.
+	ReasonCopyStarted = "OlapgkeCopyStarted"
+	// ReasonCopyFinished: the sink finished; the cut-over starts.
+	ReasonCopyFinished = "OlapgkeCopyFinished"
+	// ReasonCopyRolledBack: a copy failed before the cut-over; what it made was deleted.
+	ReasonCopyRolledBack = "OlapgkeCopyRolledBack"
+	// ReasonVolumeHandedOver: the ordinal's claim is bound to the copy on the target node.
+	ReasonVolumeHandedOver = "OlapgkeVolumeHandedOver"
+)
+
+// warmLook takes ordinal r's warm steps (migration.NextWarmStep) until it waits, and says
+// whether the warm move is over (the cold NextStep then waits for the new Pod).
+func (m *migrator) warmLook(ctx context.Context, v *migration.Migration, r *ordinalRun, now time.Time) (handedOver bool, err error) {
+	for range 4 {
+		ws := v.NextWarmStep(r.o, m.run.Claims, m.targets[r.o], m.w.copiers(), m.run.Copy.Timeout, now)
+		if ws.Kind == migration.WarmHandedOver {
+			return true, nil
+		}
+		if ws.Kind == migration.WarmWait {
+			if !r.logged[ws.Reason] {
+				r.logged[ws.Reason] = true
+				m.logf(r.o, r.idx, "%s", ws.Reason)
+			}
+			return false, nil
+		}
+		if ws.Kind == migration.WarmCutOver {
+			// The cold steps on the old claims and Pod, with their UID preconditions.
+			_, _, err := m.act(ctx, v.Snapshot(), r, ws.Cold, now)
+			return false, err
+		}
+		if err := m.warmAct(ctx, v, r, ws); err != nil {
+			return false, err
+		}
+		if ws.Kind == migration.WarmRollback {
+			return false, &MigrationError{Ordinal: r.o, Pod: stsutil.PodName(m.run.Name, r.o), Phase: string(ws.Kind),
+				Reason: ws.Reason + "; the copy's claims and copiers were deleted, the ordinal's Pod and PVCs were not touched"}
+		}
+		// The informers have not seen the write yet: look again on their event.
+		return false, nil
+	}
+	return false, nil
+}
+
+// warmAct performs one warm step's writes (each idempotent: AlreadyExists and NotFound are
+// the step already done).
+func (m *migrator) warmAct(ctx context.Context, v *migration.Migration, r *ordinalRun, ws migration.WarmStep) error {
+	ns, pod := m.run.Namespace, stsutil.PodName(m.run.Name, r.o)
+	fail := func(what string, err error) error {
+		return &MigrationError{Ordinal: r.o, Pod: pod, Phase: string(ws.Kind), Reason: what, Err: err}
+	}
+	kube := m.kube
+	switch ws.Kind {
+	case migration.WarmCreateClaims:
+		for _, c := range m.run.Claims {
+			name := stsutil.ClaimPVCName(c, m.run.Name, r.o)
+			if !containsString(ws.Claims, name) {
+				continue
+			}
+			live := pvcOf(v.Snapshot(), name)
+			if live == nil {
+				return fail("reading PVC "+name, fmt.Errorf("not found"))
+			}
+			next := v.NextClaim(r.o, c, live, ws.Target)
+			if _, err := kube.CoreV1().PersistentVolumeClaims(ns).Create(ctx, next, metav1.CreateOptions{FieldManager: "olapgke"}); err != nil && !apierrors.IsAlreadyExists(err) {
+				return fail("creating PVC "+next.Name, err)
+			}
+		}
+		m.step(r.o, r.idx, ReasonCopyStarted, "ProvisionCopy", podRef(ns, pod, ""), "provisioning a copy of %s on node %s", strings.Join(ws.Claims, ", "), ws.Target)
+	case migration.WarmCreateSource, migration.WarmCreateSink:
+		role, node := migration.CopierSource, ws.Node
+		if ws.Kind == migration.WarmCreateSink {
+			role, node = migration.CopierSink, ws.Target
+		}
+		p := v.CopierPod(r.o, m.run.Claims, role, node, ws.SourceIP, *m.run.Copy)
+		if _, err := kube.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{FieldManager: "olapgke"}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fail("creating the copier Pod "+p.Name, err)
+		}
+		m.step(r.o, r.idx, ReasonCopyStarted, "StartCopier", podRef(ns, p.Name, ""), "copier %s started on node %s", p.Name, node)
+	case migration.WarmRetain:
+		for i, pv := range ws.PVs {
+			claim := ws.Claims[i]
+			cur, err := kube.CoreV1().PersistentVolumes().Get(ctx, pv, metav1.GetOptions{})
+			if err != nil {
+				return fail("reading PV "+pv, err)
+			}
+			ann := map[string]string{migration.AnnWarmClaim: ns + "/" + claim}
+			if cur.Annotations[migration.AnnReclaimPolicy] == "" {
+				ann[migration.AnnReclaimPolicy] = string(cur.Spec.PersistentVolumeReclaimPolicy)
+			}
+			if err := m.patchPV(ctx, pv, map[string]any{"metadata": map[string]any{"annotations": ann},
+				"spec": map[string]any{"persistentVolumeReclaimPolicy": corev1.PersistentVolumeReclaimRetain}}); err != nil {
+				return fail("keeping PV "+pv, err)
+			}
+		}
+		m.step(r.o, r.idx, ReasonCopyFinished, "FinishCopy", podRef(ns, migration.CopierPodName(pod, migration.CopierSink), ""),
+			"copy finished on node %s; PVs %s kept (Retain) for the hand-over", ws.Target, strings.Join(ws.PVs, ", "))
+	case migration.WarmRollback, migration.WarmRelease:
+		for _, d := range ws.Delete {
+			kind, name, _ := strings.Cut(d, "/")
+			var err error
+			switch kind {
+			case "pod":
+				err = kube.CoreV1().Pods(ns).Delete(ctx, name, metav1.DeleteOptions{})
+			case "pvc":
+				err = kube.CoreV1().PersistentVolumeClaims(ns).Delete(ctx, name, metav1.DeleteOptions{})
+			}
+			if err != nil && !apierrors.IsNotFound(err) {
+				return fail("deleting "+d, err)
+			}
+		}
+		if ws.Kind == migration.WarmRollback {
+			m.step(r.o, r.idx, ReasonCopyRolledBack, "RollBackCopy", podRef(ns, pod, ""), "%s; deleted %s", ws.Reason, strings.Join(ws.Delete, ", "))
+		} else {
+			m.logf(r.o, r.idx, "%s: deleted %s", ws.Reason, strings.Join(ws.Delete, ", "))
+		}
+	case migration.WarmPreBind:
+		for i, pv := range ws.PVs {
+			// claimRef without uid or resourceVersion: the PV controller makes the PV Available,
+			// reserved for the claim of that name (pv_controller.go syncVolume).
+			if err := m.patchPV(ctx, pv, map[string]any{"spec": map[string]any{"claimRef": map[string]any{
+				"apiVersion": "v1", "kind": "PersistentVolumeClaim", "namespace": ns, "name": ws.Claims[i], "uid": nil, "resourceVersion": nil}}}); err != nil {
+				return fail("reserving PV "+pv, err)
+			}
+		}
+		m.logf(r.o, r.idx, "PVs %s reserved for %s", strings.Join(ws.PVs, ", "), strings.Join(ws.Claims, ", "))
+	case migration.WarmDropSource:
+		name := migration.CopierPodName(pod, migration.CopierSource)
+		if err := kube.CoreV1().Pods(ns).Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			return fail("deleting the copier Pod "+name, err)
+		}
+		m.logf(r.o, r.idx, "copier %s deleted: the old claims go", name)
+	case migration.WarmRestore:
+		for _, pv := range ws.PVs {
+			cur, err := kube.CoreV1().PersistentVolumes().Get(ctx, pv, metav1.GetOptions{})
+			if err != nil {
+				return fail("reading PV "+pv, err)
+			}
+			patch := map[string]any{"metadata": map[string]any{"annotations": map[string]any{migration.AnnWarmClaim: nil, migration.AnnReclaimPolicy: nil}}}
+			if p := cur.Annotations[migration.AnnReclaimPolicy]; p != "" {
+				patch["spec"] = map[string]any{"persistentVolumeReclaimPolicy": p}
+			}
+			if err := m.patchPV(ctx, pv, patch); err != nil {
+				return fail("restoring PV "+pv, err)
+			}
+		}
+		m.step(r.o, r.idx, ReasonVolumeHandedOver, "HandOver", podRef(ns, pod, ""), "%s bound to the copy (PVs %s) on node %s", strings.Join(ws.Claims, ", "), strings.Join(ws.PVs, ", "), ws.Target)
+	}
+	return nil
+}
+
+func (m *migrator) patchPV(ctx context.Context, name string, patch map[string]any) error {
+	body, err := json.Marshal(patch)
+	if err != nil {
+		return err
+	}
+	_, err = m.kube.CoreV1().PersistentVolumes().Patch(ctx, name, k8stypes.MergePatchType, body, metav1.PatchOptions{FieldManager: "olapgke"})
+	return err
+}
+
+func containsString(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
