@@ -41,6 +41,14 @@ const (
 	// ReadyAfterAnnotation on a Pod (a Go duration) is how long its containers run before its
 	// readiness probe passes: Running and not Ready until then. It overrides Options.ReadyAfter.
 	ReadyAfterAnnotation = "sandbox.olapgke.io/ready-after"
+	// RunForAnnotation on a Pod that does not restart (restartPolicy Never), a Go duration, is
+	// how long its containers run before they exit: the Pod is then Succeeded, or Failed when
+	// ExitCodeAnnotation is not "0", with TerminationMessageAnnotation as the containers'
+	// termination message (the kubelet: pkg/kubelet/kubelet_pods.go getPhase, a Never Pod whose
+	// containers all terminated). Without it such a Pod runs until it is deleted.
+	RunForAnnotation             = "sandbox.olapgke.io/run-for"
+	ExitCodeAnnotation           = "sandbox.olapgke.io/exit-code"
+	TerminationMessageAnnotation = "sandbox.olapgke.io/termination-message"
 )
 
 // imagePullBackOff is the kubelet's first image pull back-off (imageBackOffPeriod).
@@ -74,6 +82,7 @@ func podStages(readyAfter time.Duration) ([]*internalversion.Stage, error) {
       message: 'Back-off pulling image'`, imagePullBackOffStatus),
 		crashLoop,
 		strings.Replace(podStartUnready, "%DELAYED%", delayed, 1),
+		podRunToCompletion,
 		strings.Replace(strings.Replace(podReadyAfter, "%DELAYED%", delayed, 1), "%DELAY%", fmt.Sprint(readyAfter.Milliseconds()), 1),
 	}
 	out := make([]*internalversion.Stage, 0, len(raws))
@@ -381,4 +390,65 @@ spec:
           running:
             startedAt: {{ .state.running.startedAt | Quote }}
       {{ end }}
+`
+
+// podRunToCompletion ends a running Pod that does not restart after its RunForAnnotation: its
+// containers terminated with ExitCodeAnnotation (default 0) and TerminationMessageAnnotation,
+// the Pod Succeeded or Failed, not Ready.
+const podRunToCompletion = `apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Stage
+metadata:
+  name: olapgke-pod-run-to-completion
+spec:
+  resourceRef:
+    apiGroup: v1
+    kind: Pod
+  selector:
+    matchExpressions:
+    - key: '.metadata.deletionTimestamp'
+      operator: 'DoesNotExist'
+    - key: '.status.phase'
+      operator: 'In'
+      values:
+      - 'Running'
+    - key: '.spec.restartPolicy'
+      operator: 'In'
+      values:
+      - 'Never'
+    - key: '.metadata.annotations["` + RunForAnnotation + `"]'
+      operator: 'Exists'
+  weight: 1
+  delay:
+    durationMilliseconds: 0
+    durationFrom:
+      expressionFrom: '.metadata.annotations["` + RunForAnnotation + `"]'
+  next:
+    statusTemplate: |
+      {{ $now := Now }}
+      {{ $code := "0" }}{{ with index .metadata.annotations "` + ExitCodeAnnotation + `" }}{{ $code = . }}{{ end }}
+      {{ $msg := "" }}{{ with index .metadata.annotations "` + TerminationMessageAnnotation + `" }}{{ $msg = . }}{{ end }}
+      conditions:
+      - lastTransitionTime: {{ $now | Quote }}
+        reason: PodCompleted
+        status: "False"
+        type: Ready
+      - lastTransitionTime: {{ $now | Quote }}
+        reason: PodCompleted
+        status: "False"
+        type: ContainersReady
+      containerStatuses:
+      {{ range .spec.containers }}
+      - image: {{ .image | Quote }}
+        name: {{ .name | Quote }}
+        ready: false
+        restartCount: 0
+        started: false
+        state:
+          terminated:
+            exitCode: {{ $code }}
+            reason: {{ if eq $code "0" }}Completed{{ else }}Error{{ end }}
+            message: {{ $msg | Quote }}
+            finishedAt: {{ $now | Quote }}
+      {{ end }}
+      phase: {{ if eq $code "0" }}Succeeded{{ else }}Failed{{ end }}
 `

@@ -2,12 +2,15 @@ package kwoknodes
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/kwok/pkg/apis/internalversion"
+	"sigs.k8s.io/kwok/pkg/config"
+	"sigs.k8s.io/kwok/pkg/utils/gotpl"
 	"sigs.k8s.io/kwok/pkg/utils/lifecycle"
 )
 
@@ -116,4 +119,60 @@ func TestPodStages(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A Pod that does not restart, with a run time, ends after it: Succeeded with exit code 0, or
+// Failed with the annotated exit code and message; without a run time it runs on.
+func TestPodRunToCompletion(t *testing.T) {
+	t.Parallel()
+	never := func(p *corev1.Pod) {
+		p.Spec.RestartPolicy = corev1.RestartPolicyNever
+		p.Status.Phase = corev1.PodRunning
+		p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
+	}
+	if got, d := play(t, 0, stagePod(map[string]string{RunForAnnotation: "3s"}, never)); got != "olapgke-pod-run-to-completion" || d != 3*time.Second {
+		t.Fatalf("plays %q after %s, want olapgke-pod-run-to-completion after 3s", got, d)
+	}
+	if got, _ := play(t, 0, stagePod(nil, never)); got != "" {
+		t.Fatalf("a Never Pod without a run time: plays %q, want it left running", got)
+	}
+	always := func(p *corev1.Pod) { never(p); p.Spec.RestartPolicy = corev1.RestartPolicyAlways }
+	if got, _ := play(t, 0, stagePod(map[string]string{RunForAnnotation: "3s"}, always)); got != "" {
+		t.Fatalf("a restarting Pod with a run time: plays %q, want it left running", got)
+	}
+	r := gotpl.NewRenderer(gotpl.FuncMap{})
+	for _, tc := range []struct {
+		ann     map[string]string
+		phase   corev1.PodPhase
+		code    int32
+		reason  string
+		message string
+	}{
+		{map[string]string{RunForAnnotation: "1s"}, corev1.PodSucceeded, 0, "Completed", ""},
+		{map[string]string{RunForAnnotation: "1s", ExitCodeAnnotation: "23", TerminationMessageAnnotation: "rsync error: code 23"},
+			corev1.PodFailed, 23, "Error", "rsync error: code 23"},
+	} {
+		out, err := r.ToJSON(statusTemplate(t, podRunToCompletion), stagePod(tc.ann, never))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var st corev1.PodStatus
+		if err := json.Unmarshal(out, &st); err != nil {
+			t.Fatalf("%v: %s", err, out)
+		}
+		term := st.ContainerStatuses[0].State.Terminated
+		if st.Phase != tc.phase || term == nil || term.ExitCode != tc.code || term.Reason != tc.reason || term.Message != tc.message {
+			t.Errorf("%v: phase %s, terminated %+v", tc.ann, st.Phase, term)
+		}
+	}
+}
+
+// statusTemplate is the status template of the stage raw (YAML).
+func statusTemplate(t *testing.T, raw string) string {
+	t.Helper()
+	s, err := config.UnmarshalWithType[*internalversion.Stage](raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s.Spec.Steps[0].Patch.Template
 }
