@@ -197,6 +197,9 @@ func Migrate(ctx context.Context, kube kubernetes.Interface, run MigrationRun) (
 	if len(run.Gates) > 0 {
 		extra = append(extra, gatesAccess)
 	}
+	if run.Copy != nil {
+		extra = append(extra, warmAccess...)
+	}
 	if err := checkAccess(ctx, kube, run.Namespace, extra...); err != nil {
 		return err
 	}

@@ -55,6 +55,15 @@ var migrationAccess = []access{
 	{"storage.k8s.io", "csinodes", "watch", false},
 }
 
+// warmAccess is what a warm move (MigrationRun.Copy) needs besides: the copy's claims and
+// copier Pods, and its PVs kept, reserved and restored (warm.go).
+var warmAccess = []access{
+	{"", "persistentvolumeclaims", "create", true},
+	{"", "pods", "create", true},
+	{"", "persistentvolumes", "get", false},
+	{"", "persistentvolumes", "patch", false},
+}
+
 // gatesAccess is what a migration with gates needs besides: the pending-gates annotation.
 var gatesAccess = access{"apps", "statefulsets", "patch", true}
 

@@ -443,6 +443,9 @@ func (v *Migration) CopierPod(o int32, claims []string, role, node, sourceIP str
 		},
 	}
 	if role == CopierSource {
+		// The source serves until it is deleted: the kubelet restarts it if it crashes (a sink
+		// reading from it then fails and the move rolls back). The sink runs once.
+		p.Spec.RestartPolicy = corev1.RestartPolicyOnFailure
 		p.Spec.Containers[0].Ports = []corev1.ContainerPort{{Name: "rsync", ContainerPort: CopierPort}}
 	}
 	for _, claim := range claims {

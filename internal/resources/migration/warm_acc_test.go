@@ -1,0 +1,206 @@
+package migration_test
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/olapgke/terraform-provider-olapgke/internal/acctest"
+	planmigration "github.com/olapgke/terraform-provider-olapgke/internal/planner/migration"
+	"github.com/olapgke/terraform-provider-olapgke/internal/stsutil"
+)
+
+// warmCopyHCL is a copy block whose copiers the sandbox plays: KWOK runs no containers, so the
+// sink ends after sandbox.olapgke.io/run-for with the annotated exit code (kwoknodes
+// podstages.go), and the source runs until it is deleted.
+func warmCopyHCL(exitCode int, message string) string {
+	return fmt.Sprintf(`  copy = {
+    image   = "registry.example/rsync:3"
+    timeout = "2m"
+    pod_annotations = {
+      "sandbox.olapgke.io/run-for"             = "2s"
+      "sandbox.olapgke.io/exit-code"           = "%d"
+      "sandbox.olapgke.io/termination-message" = %q
+    }
+  }`, exitCode, message)
+}
+
+// copierSeen is what a watch saw of the copier Pods during an apply.
+type copierSeen struct {
+	mu   sync.Mutex
+	pods map[string]*corev1.Pod // by name, as created
+}
+
+func watchCopiers(t *testing.T, env *acctest.Env, ns string) *copierSeen {
+	t.Helper()
+	seen := &copierSeen{pods: map[string]*corev1.Pod{}}
+	w, err := env.Kube.CoreV1().Pods(ns).Watch(t.Context(), metav1.ListOptions{LabelSelector: planmigration.LabelWarmMove})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		for ev := range w.ResultChan() {
+			if p, ok := ev.Object.(*corev1.Pod); ok && ev.Type == watch.Added {
+				seen.mu.Lock()
+				seen.pods[p.Name] = p.DeepCopy()
+				seen.mu.Unlock()
+			}
+		}
+	}()
+	t.Cleanup(w.Stop)
+	return seen
+}
+
+// A warm pool switch of 3 ordinals: per ordinal, the copiers are created with the right claims,
+// nodes and arguments; the ordinal's claim ends bound to a PV created before its new Pod (on the
+// target node, before the old Pod was deleted); the old PVs are deleted; nothing of the copy is
+// left; the plan said mode = warm.
+func TestAccStatefulSetMigration_WarmMove(t *testing.T) {
+	env := acctest.Sandbox(t)
+	ensurePool(t, env, "pool-b", 3)
+	f := newSet(t, env, "mig-warm", 3, "pool-a", "1Gi")
+	f.switchPool(t, "pool-b")
+	seen := watchCopiers(t, env, f.ns)
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config: testAccStatefulSetMigrationConfig_basic(f.ns, warmCopyHCL(0, "")),
+			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+				plancheck.ExpectKnownValue(res, tfjsonpath.New("moves").AtSliceIndex(0).AtMapKey("mode"), knownvalue.StringExact("warm")),
+				plancheck.ExpectKnownValue(res, tfjsonpath.New("moves"), expectOrdinals(2, 1, 0)),
+			}},
+			Check: func(*terraformState) error {
+				f.checkMoved(t, "pool-b", 0, 1, 2)
+				f.checkWarm(t, seen, 0, 1, 2)
+				return nil
+			},
+		}},
+	})
+}
+
+// A copier that fails rolls back what the move made and stops the apply quoting it; the
+// ordinal's Pod and claim are untouched, and so are the others.
+func TestAccStatefulSetMigration_WarmMoveCopierFails(t *testing.T) {
+	env := acctest.Sandbox(t)
+	ensurePool(t, env, "pool-b", 3)
+	f := newSet(t, env, "mig-warm-fail", 2, "pool-a", "1Gi")
+	f.switchPool(t, "pool-b")
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config:      testAccStatefulSetMigrationConfig_basic(f.ns, warmCopyHCL(23, "rsync error: some files could not be transferred (code 23)")),
+			ExpectError: regexp.MustCompile(`(?s)[Oo]rdinal\s+1.*copier.*code\s+23.*were\s+not\s+touched`),
+		}},
+	})
+	f.checkUntouched(t, 0, 1)
+	ctx := t.Context()
+	pods, err := env.Kube.CoreV1().Pods(f.ns).List(ctx, metav1.ListOptions{LabelSelector: planmigration.LabelWarmMove})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitGone(t, env, f.ns, func(ctx context.Context) (int, error) {
+		pods, err = env.Kube.CoreV1().Pods(f.ns).List(ctx, metav1.ListOptions{LabelSelector: planmigration.LabelWarmMove})
+		if err != nil {
+			return 0, err
+		}
+		pvcs, err := env.Kube.CoreV1().PersistentVolumeClaims(f.ns).List(ctx, metav1.ListOptions{LabelSelector: planmigration.LabelWarmMove})
+		if err != nil {
+			return 0, err
+		}
+		return len(pods.Items) + len(pvcs.Items), nil
+	})
+}
+
+// checkWarm checks what a warm move of each ordinal left and did.
+func (f *setFixture) checkWarm(t *testing.T, seen *copierSeen, ordinals ...int32) {
+	t.Helper()
+	ctx := t.Context()
+	seen.mu.Lock()
+	defer seen.mu.Unlock()
+	for _, o := range ordinals {
+		pod, claim := f.get(t, o)
+		podName := stsutil.PodName(f.name, o)
+		src := seen.pods[planmigration.CopierPodName(podName, planmigration.CopierSource)]
+		sink := seen.pods[planmigration.CopierPodName(podName, planmigration.CopierSink)]
+		if src == nil || sink == nil {
+			t.Errorf("ordinal %d: copiers seen: source %v, sink %v", o, src != nil, sink != nil)
+			continue
+		}
+		if got := src.Spec.Volumes[0].PersistentVolumeClaim; got == nil || got.ClaimName != claim.Name || !got.ReadOnly {
+			t.Errorf("ordinal %d: source mounts %+v, want %s read-only", o, got, claim.Name)
+		}
+		if got := sink.Spec.Volumes[0].PersistentVolumeClaim; got == nil || got.ClaimName != planmigration.NextClaimName(claim.Name) {
+			t.Errorf("ordinal %d: sink mounts %+v, want %s", o, got, planmigration.NextClaimName(claim.Name))
+		}
+		if src.Spec.NodeName == pod.Spec.NodeName || sink.Spec.NodeName != pod.Spec.NodeName {
+			t.Errorf("ordinal %d: source on %s, sink on %s, new Pod on %s", o, src.Spec.NodeName, sink.Spec.NodeName, pod.Spec.NodeName)
+		}
+		env := map[string]string{}
+		for _, e := range sink.Spec.Containers[0].Env {
+			env[e.Name] = e.Value
+		}
+		if env["OLAPGKE_SOURCE"] == "" || env["OLAPGKE_CLAIMS"] != "cache" || sink.Spec.Containers[0].Image != "registry.example/rsync:3" {
+			t.Errorf("ordinal %d: sink env %v image %s", o, env, sink.Spec.Containers[0].Image)
+		}
+		pv, err := f.env.Kube.CoreV1().PersistentVolumes().Get(ctx, claim.Spec.VolumeName, metav1.GetOptions{})
+		if err != nil {
+			t.Errorf("ordinal %d: PV %s: %v", o, claim.Spec.VolumeName, err)
+			continue
+		}
+		if !pv.CreationTimestamp.Before(&pod.CreationTimestamp) {
+			t.Errorf("ordinal %d: PV %s created %s, not before the new Pod (%s)", o, pv.Name, pv.CreationTimestamp, pod.CreationTimestamp)
+		}
+		if pv.Spec.PersistentVolumeReclaimPolicy != corev1.PersistentVolumeReclaimDelete || pv.Annotations[planmigration.AnnWarmClaim] != "" {
+			t.Errorf("ordinal %d: PV %s reclaim %s, annotations %v: the hand-over was not finished", o, pv.Name, pv.Spec.PersistentVolumeReclaimPolicy, pv.Annotations)
+		}
+		if _, err := f.env.Kube.CoreV1().PersistentVolumes().Get(ctx, f.pvs[o], metav1.GetOptions{}); err == nil {
+			t.Errorf("ordinal %d: old PV %s still there", o, f.pvs[o])
+		}
+	}
+	waitGone(t, f.env, f.ns, func(ctx context.Context) (int, error) {
+		pods, err := f.env.Kube.CoreV1().Pods(f.ns).List(ctx, metav1.ListOptions{LabelSelector: planmigration.LabelWarmMove})
+		if err != nil {
+			return 0, err
+		}
+		pvcs, err := f.env.Kube.CoreV1().PersistentVolumeClaims(f.ns).List(ctx, metav1.ListOptions{LabelSelector: planmigration.LabelWarmMove})
+		if err != nil {
+			return 0, err
+		}
+		return len(pods.Items) + len(pvcs.Items), nil
+	})
+}
+
+// waitGone waits until count reports none of what a warm move made is left.
+func waitGone(t *testing.T, env *acctest.Env, ns string, count func(context.Context) (int, error)) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	for {
+		n, err := count(ctx)
+		if err == nil && n == 0 {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Errorf("namespace %s: %d copier Pods or copy claims left (%v)", ns, n, err)
+			return
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+var _ = strings.Contains
