@@ -17,6 +17,19 @@ import (
 // checking it conforms to the current schema. It fails the test on any diagnostic.
 func UpgradeState(t *testing.T, typeName string, version int64, rawJSON string) map[string]any {
 	t.Helper()
+	return upgradeState(t, typeName, version, rawJSON, false)
+}
+
+// DecodeState is UpgradeState for a state written at the current schema version (Terraform sends
+// every stored state through UpgradeResourceState, also one written before attributes were added
+// without a version change).
+func DecodeState(t *testing.T, typeName string, version int64, rawJSON string) map[string]any {
+	t.Helper()
+	return upgradeState(t, typeName, version, rawJSON, true)
+}
+
+func upgradeState(t *testing.T, typeName string, version int64, rawJSON string, current bool) map[string]any {
+	t.Helper()
 	ctx := context.Background()
 	srv, err := ProtoV6ProviderFactories[provider.TypeName]()
 	if err != nil {
@@ -30,8 +43,11 @@ func UpgradeState(t *testing.T, typeName string, version int64, rawJSON string) 
 	if !ok {
 		t.Fatalf("the provider has no resource %s", typeName)
 	}
-	if s.Version <= version {
+	if !current && s.Version <= version {
 		t.Fatalf("%s is at schema version %d, not above %d", typeName, s.Version, version)
+	}
+	if current && s.Version != version {
+		t.Fatalf("%s is at schema version %d, not %d", typeName, s.Version, version)
 	}
 	resp, err := srv.UpgradeResourceState(ctx, &tfprotov6.UpgradeResourceStateRequest{
 		TypeName: typeName, Version: version, RawState: &tfprotov6.RawState{JSON: []byte(rawJSON)},

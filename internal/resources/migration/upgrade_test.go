@@ -1,6 +1,7 @@
 package migration_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -55,5 +56,24 @@ func TestUnitMigration_UpgradeStateV0(t *testing.T) {
 	c1 := got["completed"].([]any)[1].(map[string]any)
 	if c1["duration_seconds"] != 80.0 || len(c1["gates"].([]any)) != 1 || got["update_revision"] != "historical-new" {
 		t.Errorf("completed[1] = %v, update_revision = %v, want the version 0 values kept", c1, got["update_revision"])
+	}
+}
+
+// A version 1 state written before the copy block and moves[*].mode existed decodes as it is:
+// both null (Terraform hands the stored JSON to the provider's schema of the same version).
+func TestUnitMigration_StateV1WithoutCopy(t *testing.T) {
+	v1 := strings.Replace(strings.Replace(migrationStateV0, `"moves": [`, `"plan_summary": null, "moves": [`, 1),
+		`{"ordinal": 1, "pod"`, `{"name": "historical-1", "ordinal": 1, "pod"`, 1)
+	v1 = strings.Replace(v1, `{"ordinal": 0, "pod": "historical-0", "action": "restart", "from_node"`, `{"name": "historical-0", "ordinal": 0, "pod": "historical-0", "action": "restart", "from_node"`, 1)
+	v1 = strings.ReplaceAll(v1, `{"ordinal": 0, "action"`, `{"name": "historical-0", "ordinal": 0, "action"`)
+	v1 = strings.ReplaceAll(v1, `{"ordinal": 1, "action"`, `{"name": "historical-1", "ordinal": 1, "action"`)
+	got := acctest.DecodeState(t, "olapgke_statefulset_migration", 1, v1)
+	if got["copy"] != nil {
+		t.Errorf("copy = %v, want null", got["copy"])
+	}
+	for _, m := range got["moves"].([]any) {
+		if mode, ok := m.(map[string]any)["mode"]; !ok || mode != nil {
+			t.Errorf("moves[].mode = %v (present %v), want null", mode, ok)
+		}
 	}
 }
