@@ -28,35 +28,31 @@ const (
 	ReasonVolumeHandedOver = "OlapgkeVolumeHandedOver"
 )
 
-// warmLook takes ordinal r's warm steps (migration.NextWarmStep) until it waits, and says
-// whether the warm move is over (the cold NextStep then waits for the new Pod).
+// warmLook takes ordinal r's next warm step (migration.NextWarmStep) and says whether the warm
+// move is over (the cold NextStep then waits for the new Pod). After a write it waits for the
+// informers' event before it decides again.
 func (m *migrator) warmLook(ctx context.Context, v *migration.Migration, r *ordinalRun, now time.Time) (handedOver bool, err error) {
-	for range 4 {
-		ws := v.NextWarmStep(r.o, m.run.Claims, m.targets[r.o], m.w.copiers(), m.run.Copy.Timeout, now)
-		if ws.Kind == migration.WarmHandedOver {
-			return true, nil
+	ws := v.NextWarmStep(r.o, m.run.Claims, m.targets[r.o], m.w.copiers(), m.run.Copy.Timeout, now)
+	switch ws.Kind {
+	case migration.WarmHandedOver:
+		return true, nil
+	case migration.WarmWait:
+		if !r.logged[ws.Reason] {
+			r.logged[ws.Reason] = true
+			m.logf(r.o, r.idx, "%s", ws.Reason)
 		}
-		if ws.Kind == migration.WarmWait {
-			if !r.logged[ws.Reason] {
-				r.logged[ws.Reason] = true
-				m.logf(r.o, r.idx, "%s", ws.Reason)
-			}
-			return false, nil
-		}
-		if ws.Kind == migration.WarmCutOver {
-			// The cold steps on the old claims and Pod, with their UID preconditions.
-			_, _, err := m.act(ctx, v.Snapshot(), r, ws.Cold, now)
-			return false, err
-		}
-		if err := m.warmAct(ctx, v, r, ws); err != nil {
-			return false, err
-		}
-		if ws.Kind == migration.WarmRollback {
-			return false, &MigrationError{Ordinal: r.o, Pod: stsutil.PodName(m.run.Name, r.o), Phase: string(ws.Kind),
-				Reason: ws.Reason + "; the copy's claims and copiers were deleted, the ordinal's Pod and PVCs were not touched"}
-		}
-		// The informers have not seen the write yet: look again on their event.
 		return false, nil
+	case migration.WarmCutOver:
+		// The cold steps on the old claims and Pod, with their UID preconditions.
+		_, _, err := m.act(ctx, v.Snapshot(), r, ws.Cold, now)
+		return false, err
+	}
+	if err := m.warmAct(ctx, v, r, ws); err != nil {
+		return false, err
+	}
+	if ws.Kind == migration.WarmRollback {
+		return false, &MigrationError{Ordinal: r.o, Pod: stsutil.PodName(m.run.Name, r.o), Phase: string(ws.Kind),
+			Reason: ws.Reason + "; the copy's claims and copiers were deleted, the ordinal's Pod and PVCs were not touched"}
 	}
 	return false, nil
 }

@@ -50,12 +50,6 @@ type copyModel struct {
 	PodAnnotations types.Map    `tfsdk:"pod_annotations"`
 }
 
-var copyType = map[string]attr.Type{
-	"image": types.StringType, "source_command": types.ListType{ElemType: types.StringType},
-	"sink_command": types.ListType{ElemType: types.StringType}, "bandwidth": types.StringType,
-	"timeout": types.StringType, "pod_annotations": types.MapType{ElemType: types.StringType},
-}
-
 var volumeType = types.ObjectType{AttrTypes: map[string]attr.Type{
 	"claim": types.StringType, "pvc": types.StringType, "pv": types.StringType, "pinned_node": types.StringType,
 }}
