@@ -1,8 +1,17 @@
 package gkeacc
 
 import (
+	"context"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/olapgke/terraform-provider-olapgke/internal/stsutil"
 )
 
 const set = "hist"
@@ -133,4 +142,87 @@ func equal(a, b map[int32]ordinal) bool {
 		}
 	}
 	return true
+}
+
+// EnvCopyImage is the warm move's copier image on the real cluster (sh and rsync).
+const EnvCopyImage = "OLAPGKE_GKE_COPY_IMAGE"
+
+// TestAccGKE_WarmMoveKeepsData: a file written on ordinal 1's Local SSD volume before a warm move
+// to pool b is read back, after the move, from the volume its new Pod uses on pool b.
+func TestAccGKE_WarmMoveKeepsData(t *testing.T) {
+	c := setup(t)
+	pools := c.poolHCL("a", false, "") + c.poolHCL("b", false, "")
+	tf := c.terraform(pools, nil)
+	c.apply(tf, pools)
+	c.waitStorageReady(c.pool("a"))
+	c.waitStorageReady(c.pool("b"))
+	c.apply(tf, pools+c.stsHCL(set, "a", imageV1, "{type: OnDelete}", 2))
+	before := c.ordinals(set, 2)
+	marker := "warm-" + c.suffix
+	claim := stsutil.ClaimPVCName("cache", set, 1)
+	if out := c.runOn(before[1].node, claim, "writer", "echo "+marker+" > /cache/marker && sync && cat /cache/marker"); strings.TrimSpace(out) != marker {
+		t.Fatalf("writing the marker: %q", out)
+	}
+	c.apply(tf, pools+c.stsHCL(set, "b", imageV1, "{type: OnDelete}", 2)+fmt.Sprintf(`
+resource "olapgke_statefulset_migration" "move" {
+  namespace        = olapgke_statefulset.hist.namespace
+  statefulset      = olapgke_statefulset.hist.name
+  planned_manifest = jsonencode(olapgke_statefulset.hist.manifest)
+  volume_claims    = ["cache"]
+  ordinals         = [1]
+  ordinal_timeout  = "20m"
+  copy = {
+    image   = %q
+    timeout = "15m"
+  }
+}
+`, envOr(EnvCopyImage, "docker.io/instrumentisto/rsync-ssh:latest")))
+	after := c.ordinals(set, 2)
+	if after[1].pool != c.pool("b") || after[1].pvcUID == before[1].pvcUID {
+		t.Fatalf("ordinal 1 after the warm move: %+v (before %+v), want a new claim on pool b", after[1], before[1])
+	}
+	if after[0] != before[0] {
+		t.Errorf("ordinal 0 changed: before %+v, after %+v", before[0], after[0])
+	}
+	if out := c.runOn(after[1].node, claim, "reader", "cat /cache/marker"); strings.TrimSpace(out) != marker {
+		t.Errorf("the marker on pool b reads %q, want %q: the copy did not carry the data", out, marker)
+	}
+}
+
+// runOn runs script in a busybox Pod on node with claim mounted at /cache (ReadWriteOnce allows
+// it next to the ordinal's Pod on the same node) and returns its output.
+func (c *cluster) runOn(node, claim, name, script string) string {
+	c.t.Helper()
+	ctx := c.t.Context()
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: c.ns, Name: name + "-" + c.suffix},
+		Spec: corev1.PodSpec{NodeName: node, RestartPolicy: corev1.RestartPolicyNever,
+			Tolerations: []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
+			Containers: []corev1.Container{{Name: "sh", Image: "registry.k8s.io/e2e-test-images/busybox:1.36.1-1",
+				Command: []string{"sh", "-c", script}, VolumeMounts: []corev1.VolumeMount{{Name: "cache", MountPath: "/cache"}}}},
+			Volumes: []corev1.Volume{{Name: "cache", VolumeSource: corev1.VolumeSource{
+				PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claim}}}}},
+	}
+	if _, err := c.kube.CoreV1().Pods(c.ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		c.t.Fatalf("creating Pod %s: %v", pod.Name, err)
+	}
+	defer func() { _ = c.kube.CoreV1().Pods(c.ns).Delete(context.Background(), pod.Name, metav1.DeleteOptions{}) }()
+	err := wait.PollUntilContextTimeout(ctx, pollInterval/5, 5*time.Minute, true, func(ctx context.Context) (bool, error) {
+		p, err := c.kube.CoreV1().Pods(c.ns).Get(ctx, pod.Name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		if p.Status.Phase == corev1.PodFailed {
+			return false, fmt.Errorf("Pod %s failed: %s", p.Name, p.Status.Message)
+		}
+		return p.Status.Phase == corev1.PodSucceeded, nil
+	})
+	if err != nil {
+		c.t.Fatalf("Pod %s on node %s: %v", pod.Name, node, err)
+	}
+	out, err := c.kube.CoreV1().Pods(c.ns).GetLogs(pod.Name, &corev1.PodLogOptions{}).DoRaw(ctx)
+	if err != nil {
+		c.t.Fatalf("logs of Pod %s: %v", pod.Name, err)
+	}
+	return string(out)
 }
