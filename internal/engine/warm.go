@@ -32,7 +32,8 @@ const (
 // move is over (the cold NextStep then waits for the new Pod). After a write it waits for the
 // informers' event before it decides again.
 func (m *migrator) warmLook(ctx context.Context, v *migration.Migration, r *ordinalRun, now time.Time) (handedOver bool, err error) {
-	ws := v.NextWarmStep(r.o, m.run.Claims, m.targets[r.o], m.w.copiers(), m.run.Copy.Timeout, now)
+	ws := v.NextWarmStep(r.o, m.run.Claims, m.targets[r.o], m.w.copiers(),
+		migration.WarmOptions{Timeout: m.run.Copy.Timeout, FinalSync: m.run.Copy.FinalSync}, now)
 	switch ws.Kind {
 	case migration.WarmHandedOver:
 		return true, nil
@@ -49,6 +50,9 @@ func (m *migrator) warmLook(ctx context.Context, v *migration.Migration, r *ordi
 	}
 	if err := m.warmAct(ctx, v, r, ws); err != nil {
 		return false, err
+	}
+	if ws.Kind == migration.WarmFinalFailed {
+		return false, &MigrationError{Ordinal: r.o, Pod: stsutil.PodName(m.run.Name, r.o), Phase: string(ws.Kind), Reason: ws.Reason}
 	}
 	if ws.Kind == migration.WarmRollback {
 		return false, &MigrationError{Ordinal: r.o, Pod: stsutil.PodName(m.run.Name, r.o), Phase: string(ws.Kind),
@@ -82,10 +86,13 @@ func (m *migrator) warmAct(ctx context.Context, v *migration.Migration, r *ordin
 			}
 		}
 		m.step(r.o, r.idx, ReasonCopyStarted, "ProvisionCopy", podRef(ns, pod, ""), "provisioning a copy of %s on node %s", strings.Join(ws.Claims, ", "), ws.Target)
-	case migration.WarmCreateSource, migration.WarmCreateSink:
+	case migration.WarmCreateSource, migration.WarmCreateSink, migration.WarmCreateFinal:
 		role, node := migration.CopierSource, ws.Node
-		if ws.Kind == migration.WarmCreateSink {
+		switch ws.Kind {
+		case migration.WarmCreateSink:
 			role, node = migration.CopierSink, ws.Target
+		case migration.WarmCreateFinal:
+			role, node = migration.CopierFinal, ws.Target
 		}
 		p := v.CopierPod(r.o, m.run.Claims, role, node, ws.SourceIP, *m.run.Copy)
 		if _, err := kube.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{FieldManager: "olapgke"}); err != nil && !apierrors.IsAlreadyExists(err) {
@@ -110,7 +117,15 @@ func (m *migrator) warmAct(ctx context.Context, v *migration.Migration, r *ordin
 		}
 		m.step(r.o, r.idx, ReasonCopyFinished, "FinishCopy", podRef(ns, migration.CopierPodName(pod, migration.CopierSink), ""),
 			"copy finished on node %s; PVs %s kept (Retain) for the hand-over", ws.Target, strings.Join(ws.PVs, ", "))
-	case migration.WarmRollback, migration.WarmRelease:
+	case migration.WarmFinalSynced:
+		for _, pv := range ws.PVs {
+			if err := m.patchPV(ctx, pv, map[string]any{"metadata": map[string]any{"annotations": map[string]string{migration.AnnFinalSynced: "true"}}}); err != nil {
+				return fail("marking PV "+pv, err)
+			}
+		}
+		m.step(r.o, r.idx, ReasonCopyFinished, "FinishFinalPass", podRef(ns, migration.CopierPodName(pod, migration.CopierFinal), ""),
+			"final pass finished on node %s", ws.Target)
+	case migration.WarmRollback, migration.WarmRelease, migration.WarmFinalFailed:
 		for _, d := range ws.Delete {
 			kind, name, _ := strings.Cut(d, "/")
 			var err error
@@ -151,7 +166,7 @@ func (m *migrator) warmAct(ctx context.Context, v *migration.Migration, r *ordin
 			if err != nil {
 				return fail("reading PV "+pv, err)
 			}
-			patch := map[string]any{"metadata": map[string]any{"annotations": map[string]any{migration.AnnWarmClaim: nil, migration.AnnReclaimPolicy: nil}}}
+			patch := map[string]any{"metadata": map[string]any{"annotations": map[string]any{migration.AnnWarmClaim: nil, migration.AnnReclaimPolicy: nil, migration.AnnFinalSynced: nil}}}
 			if p := cur.Annotations[migration.AnnReclaimPolicy]; p != "" {
 				patch["spec"] = map[string]any{"persistentVolumeReclaimPolicy": p}
 			}

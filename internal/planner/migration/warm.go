@@ -44,9 +44,24 @@ const (
 	// WaitForFirstConsumer claim on one node without a Pod (the scheduler's own hand-off).
 	AnnSelectedNode = "volume.kubernetes.io/selected-node"
 
+	// AnnFinalSynced is, on a handed-over PV, "true" once the final pass (WarmOptions.FinalSync)
+	// copied what changed while the old Pod still ran.
+	AnnFinalSynced = "olapgke.io/warm-move-final-synced"
+
 	CopierSource = "source"
 	CopierSink   = "sink"
+	// CopierFinal is the sink of the final pass: it runs after the old Pod is gone.
+	CopierFinal = "final-sync"
 )
+
+// WarmOptions are the copy's bounds as NextWarmStep judges them.
+type WarmOptions struct {
+	// Timeout bounds the copy from the sink's creation (0: none).
+	Timeout time.Duration
+	// FinalSync: once the old Pod is gone, a second sink copies what changed since the first
+	// pass, before the copy is handed over.
+	FinalSync bool
+}
 
 // NextClaimName is the name of the claim a warm move provisions on the target node for the
 // ordinal's claim pvc.
@@ -87,6 +102,13 @@ const (
 	WarmRestore WarmStepKind = "warm_restore"
 	// WarmHandedOver: nothing of the warm move is left; NextStep decides (the new Pod's wait).
 	WarmHandedOver WarmStepKind = "warm_handed_over"
+	// WarmCreateFinal: create the final pass's sink on Step.Target (the old Pod is gone).
+	WarmCreateFinal WarmStepKind = "warm_create_final"
+	// WarmFinalFailed: the final pass failed: delete it (Step.Delete) and stop with Step.Reason;
+	// the old claims are still there (held by the source), the next apply runs the pass again.
+	WarmFinalFailed WarmStepKind = "warm_final_failed"
+	// WarmFinalSynced: the final pass finished: mark Step.PVs.
+	WarmFinalSynced WarmStepKind = "warm_final_synced"
 )
 
 // WarmStep is NextWarmStep's answer.
@@ -112,14 +134,15 @@ type WarmStep struct {
 // placement chose; read back from the next claims once they exist). copyTimeout bounds the copy
 // from the sink's creation. pods are the namespace's Pods beyond the set's own (the copiers).
 // claims are the node-local claim templates.
-func (v *Migration) NextWarmStep(o int32, claims []string, target string, copiers []*corev1.Pod, copyTimeout time.Duration, now time.Time) WarmStep {
+func (v *Migration) NextWarmStep(o int32, claims []string, target string, copiers []*corev1.Pod, opt WarmOptions, now time.Time) WarmStep {
+	copyTimeout := opt.Timeout
 	st := WarmStep{Ordinal: o}
 	if v.set == nil {
 		st.Kind, st.Reason = WarmRollback, "the StatefulSet does not exist any more"
 		return st
 	}
 	ns, podName := v.set.Namespace, stsutil.PodName(v.set.Name, o)
-	var source, sink *corev1.Pod
+	var source, sink, final *corev1.Pod
 	for _, p := range copiers {
 		if p.Labels[LabelWarmMove] != podName {
 			continue
@@ -129,6 +152,8 @@ func (v *Migration) NextWarmStep(o int32, claims []string, target string, copier
 			source = p
 		case CopierSink:
 			sink = p
+		case CopierFinal:
+			final = p
 		}
 	}
 	type pair struct {
@@ -197,8 +222,31 @@ func (v *Migration) NextWarmStep(o int32, claims []string, target string, copier
 		st.Kind, st.Reason = WarmWait, "Pod "+pod.Name+" is terminating"
 		return st
 	}
-	// The release: the sink and the temporary claims go; the PVs stay (Retain).
+	// The final pass, while nothing writes the old volumes any more.
+	if opt.FinalSync && !v.finalSynced(st.PVs) {
+		switch {
+		case final != nil && final.DeletionTimestamp != nil:
+			st.Kind, st.Reason = WarmWait, "waiting for the copier "+final.Name+" to be removed"
+		case final != nil && final.Status.Phase == corev1.PodFailed:
+			st.Kind, st.Delete = WarmFinalFailed, []string{"pod/" + final.Name}
+			st.Reason = "the final pass " + final.Name + " failed: " + terminationMessage(final) +
+				"; the old volumes are kept (the source copier holds them) and the next apply runs the pass again"
+		case final != nil && final.Status.Phase == corev1.PodSucceeded:
+			st.Kind, st.Reason = WarmFinalSynced, "the final pass is complete"
+		case final != nil:
+			st.Kind, st.Reason = WarmWait, "final pass to node "+target+" ("+final.Name+" "+string(final.Status.Phase)+")"
+		case source == nil || source.Status.Phase != corev1.PodRunning || source.Status.PodIP == "":
+			st.Kind, st.Reason = WarmWait, "waiting for the source copier to serve the final pass"
+		default:
+			st.Kind, st.SourceIP, st.Reason = WarmCreateFinal, source.Status.PodIP, "copy what changed since the first pass to node "+target
+		}
+		return st
+	}
+	// The release: the sinks and the temporary claims go; the PVs stay (Retain).
 	var release []string
+	if final != nil && final.DeletionTimestamp == nil {
+		release = append(release, "pod/"+final.Name)
+	}
 	if sink != nil {
 		if sink.DeletionTimestamp != nil {
 			st.Kind, st.Reason = WarmWait, "waiting for the copier "+sink.Name+" to be removed"
@@ -347,6 +395,16 @@ func (v *Migration) warmBeforeCutOver(st WarmStep, o int32, pairs []warmPair, so
 	return st
 }
 
+// finalSynced: every PV of pvs carries AnnFinalSynced.
+func (v *Migration) finalSynced(pvs []string) bool {
+	for _, name := range pvs {
+		if pv := v.ix.PV(name); pv == nil || pv.Annotations[AnnFinalSynced] != "true" {
+			return false
+		}
+	}
+	return true
+}
+
 // terminationMessage is what a finished copier said: its container's termination message, else
 // its reason and exit code.
 func terminationMessage(p *corev1.Pod) string {
@@ -377,6 +435,8 @@ type CopySpec struct {
 	Timeout time.Duration
 	// Annotations go on both copier Pods (for example a service mesh's sidecar opt-out).
 	Annotations map[string]string
+	// FinalSync runs a second sink once the old Pod is gone (WarmOptions.FinalSync).
+	FinalSync bool
 }
 
 // The copiers' contract: each claim template's volume is mounted at CopierMountRoot/<claim>

@@ -19,11 +19,12 @@ import (
 // wait, one turn of the controllers (external-provisioner, the kubelet running the copiers,
 // pvc-protection, the PV controller's pre-binding, the StatefulSet controller and the scheduler).
 type warmCluster struct {
-	w       *plannertest.MigWorld
-	copiers []corev1.Pod
-	target  string
-	sinkErr string // the sink's termination message when it is to fail
-	uid     int
+	w         *plannertest.MigWorld
+	copiers   []corev1.Pod
+	target    string
+	sinkErr   string // the sink's termination message when it is to fail
+	uid       int
+	finalSync bool
 }
 
 func newWarmCluster() *warmCluster {
@@ -39,7 +40,7 @@ func (c *warmCluster) step(t *testing.T) WarmStep {
 		cp = append(cp, &c.copiers[i])
 	}
 	s := c.w.S
-	return NewMigration(&s).NextWarmStep(1, []string{plannertest.MigClaim}, c.target, cp, time.Hour, c.w.Now)
+	return NewMigration(&s).NextWarmStep(1, []string{plannertest.MigClaim}, c.target, cp, WarmOptions{Timeout: time.Hour, FinalSync: c.finalSync}, c.w.Now)
 }
 
 func (c *warmCluster) pvc(name string) *corev1.PersistentVolumeClaim {
@@ -93,10 +94,16 @@ func (c *warmCluster) apply(t *testing.T, st WarmStep) {
 				Spec: corev1.PersistentVolumeClaimSpec{StorageClassName: ptr.To(plannertest.MigSC)},
 			})
 		}
-	case WarmCreateSource, WarmCreateSink:
+	case WarmCreateSource, WarmCreateSink, WarmCreateFinal:
 		role, node := CopierSource, st.Node
-		if st.Kind == WarmCreateSink {
+		switch st.Kind {
+		case WarmCreateSink:
 			role, node = CopierSink, st.Target
+		case WarmCreateFinal:
+			role, node = CopierFinal, st.Target
+			if c.w.Pod(1) != nil && c.w.Pod(1).Spec.NodeName != "" {
+				t.Fatalf("final pass started while the old Pod %s runs on %s", c.w.Pod(1).Name, c.w.Pod(1).Spec.NodeName)
+			}
 		}
 		c.copiers = append(c.copiers, corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: plannertest.MigNS, Name: CopierPodName(pod, role),
 			UID: c.newUID(role), CreationTimestamp: metav1.NewTime(c.w.Now), Labels: map[string]string{LabelWarmMove: pod, LabelCopierRole: role}},
@@ -134,6 +141,10 @@ func (c *warmCluster) apply(t *testing.T, st WarmStep) {
 				c.w.S.PVCs = slices.DeleteFunc(c.w.S.PVCs, func(p corev1.PersistentVolumeClaim) bool { return p.Name == name })
 			}
 		}
+	case WarmFinalSynced:
+		for _, name := range st.PVs {
+			c.pv(name).Annotations[AnnFinalSynced] = "true"
+		}
 	case WarmPreBind:
 		for i, name := range st.PVs {
 			c.pv(name).Spec.ClaimRef = &corev1.ObjectReference{Namespace: plannertest.MigNS, Name: st.Claims[i]}
@@ -169,6 +180,10 @@ func (c *warmCluster) tick() {
 	// The kubelet: the source runs and serves; the sink copies, then exits.
 	if s := c.copier(CopierSource); s != nil && s.Status.Phase == corev1.PodPending {
 		s.Status.Phase, s.Status.PodIP = corev1.PodRunning, "10.4.0.7"
+		return
+	}
+	if s := c.copier(CopierFinal); s != nil && s.Status.Phase == corev1.PodPending {
+		s.Status.Phase = corev1.PodSucceeded
 		return
 	}
 	if s := c.copier(CopierSink); s != nil && s.Status.Phase == corev1.PodPending {
@@ -221,7 +236,14 @@ func (c *warmCluster) tick() {
 // left.
 func TestNextWarmStepWholeMove(t *testing.T) {
 	t.Parallel()
+	t.Run("one pass", func(t *testing.T) { wholeMove(t, false) })
+	t.Run("final pass", func(t *testing.T) { wholeMove(t, true) })
+}
+
+func wholeMove(t *testing.T, finalSync bool) {
+	t.Parallel()
 	c := newWarmCluster()
+	c.finalSync = finalSync
 	others := map[string]types.UID{}
 	for _, o := range []int32{0, 2} {
 		others[c.w.Pod(o).Name], others[c.w.PVC(o).Name] = c.w.Pod(o).UID, c.w.PVC(o).UID
@@ -254,6 +276,9 @@ func TestNextWarmStepWholeMove(t *testing.T) {
 	}
 	want := []WarmStepKind{WarmCreateClaims, WarmWait, WarmCreateSource, WarmWait, WarmCreateSink, WarmWait, WarmRetain,
 		WarmCutOver, WarmWait, WarmRelease, WarmPreBind, WarmDropSource, WarmWait, WarmRestore, WarmHandedOver}
+	if finalSync {
+		want = slices.Insert(want, 9, WarmCreateFinal, WarmWait, WarmFinalSynced)
+	}
 	if !slices.Equal(kinds, want) {
 		t.Errorf("steps\n got %v\nwant %v", kinds, want)
 	}
@@ -338,7 +363,7 @@ func TestNextWarmStepRollsBackAndResumes(t *testing.T) {
 	t.Run("an ordinal that needs no move has no warm step", func(t *testing.T) {
 		w := plannertest.NewMigWorld(3, "pool-a")
 		s := w.S
-		if st := NewMigration(&s).NextWarmStep(1, []string{plannertest.MigClaim}, "x", nil, time.Hour, w.Now); st.Kind != WarmHandedOver {
+		if st := NewMigration(&s).NextWarmStep(1, []string{plannertest.MigClaim}, "x", nil, WarmOptions{Timeout: time.Hour}, w.Now); st.Kind != WarmHandedOver {
 			t.Fatalf("got %s %q", st.Kind, st.Reason)
 		}
 	})

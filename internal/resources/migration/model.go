@@ -48,6 +48,7 @@ type copyModel struct {
 	Bandwidth      types.String `tfsdk:"bandwidth"`
 	Timeout        types.String `tfsdk:"timeout"`
 	PodAnnotations types.Map    `tfsdk:"pod_annotations"`
+	FinalSync      types.Bool   `tfsdk:"final_sync"`
 }
 
 var volumeType = types.ObjectType{AttrTypes: map[string]attr.Type{
@@ -229,7 +230,7 @@ func copySpec(ctx context.Context, o types.Object) (*planmigration.CopySpec, dia
 	if diags.HasError() {
 		return nil, diags
 	}
-	spec := &planmigration.CopySpec{Image: c.Image.ValueString(), Timeout: DefaultCopyTimeout}
+	spec := &planmigration.CopySpec{Image: c.Image.ValueString(), Timeout: DefaultCopyTimeout, FinalSync: c.FinalSync.ValueBool()}
 	if !c.SourceCommand.IsNull() {
 		diags.Append(c.SourceCommand.ElementsAs(ctx, &spec.SourceCommand, false)...)
 	}

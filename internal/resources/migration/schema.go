@@ -177,6 +177,10 @@ func (r *migrationResource) Schema(ctx context.Context, _ resource.SchemaRequest
 					"timeout": schema.StringAttribute{Optional: true, MarkdownDescription: "How long one ordinal's copy may take from " +
 						"the sink's start (default `2h`); then the copy is rolled back and the apply stops.",
 						Validators: []validator.String{durations.Positive()}},
+					"final_sync": schema.BoolAttribute{Optional: true, MarkdownDescription: "After the old Pod is gone (and before the " +
+						"hand-over), run the sink a second time to copy what changed since the first pass while the Pod still served " +
+						"(default false). The ordinal is down during this pass too. A failed final pass stops the apply with the old " +
+						"claims kept (the source copier still holds them); the next apply runs the pass again."},
 					"pod_annotations": schema.MapAttribute{ElementType: types.StringType, Optional: true, MarkdownDescription: "Annotations " +
 						"of both copier Pods, e.g. `{ \"sidecar.istio.io/inject\" = \"false\" }`."},
 				},

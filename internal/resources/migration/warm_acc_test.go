@@ -25,16 +25,17 @@ import (
 // warmCopyHCL is a copy block whose copiers the sandbox plays: KWOK runs no containers, so the
 // sink ends after sandbox.olapgke.io/run-for with the annotated exit code (kwoknodes
 // podstages.go), and the source runs until it is deleted.
-func warmCopyHCL(exitCode int, message string) string {
+func warmCopyHCL(exitCode int, message string, extra ...string) string {
 	return fmt.Sprintf(`  copy = {
     image   = "registry.example/rsync:3"
     timeout = "2m"
+%s
     pod_annotations = {
       "sandbox.olapgke.io/run-for"             = "2s"
       "sandbox.olapgke.io/exit-code"           = "%d"
       "sandbox.olapgke.io/termination-message" = %q
     }
-  }`, exitCode, message)
+  }`, strings.Join(extra, "\n"), exitCode, message)
 }
 
 // copierSeen is what a watch saw of the copier Pods during an apply.
@@ -77,7 +78,7 @@ func TestAccStatefulSetMigration_WarmMove(t *testing.T) {
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
 		Steps: []resource.TestStep{{
-			Config: testAccStatefulSetMigrationConfig_basic(f.ns, warmCopyHCL(0, "")),
+			Config: testAccStatefulSetMigrationConfig_basic(f.ns, warmCopyHCL(0, "", "    final_sync = true")),
 			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 				plancheck.ExpectKnownValue(res, tfjsonpath.New("moves").AtSliceIndex(0).AtMapKey("mode"), knownvalue.StringExact("warm")),
 				plancheck.ExpectKnownValue(res, tfjsonpath.New("moves"), expectOrdinals(2, 1, 0)),
@@ -85,6 +86,16 @@ func TestAccStatefulSetMigration_WarmMove(t *testing.T) {
 			Check: func(*terraformState) error {
 				f.checkMoved(t, "pool-b", 0, 1, 2)
 				f.checkWarm(t, seen, 0, 1, 2)
+				seen.mu.Lock()
+				defer seen.mu.Unlock()
+				for _, o := range []int32{0, 1, 2} {
+					pod, claim := f.get(t, o)
+					final := seen.pods[planmigration.CopierPodName(stsutil.PodName(f.name, o), planmigration.CopierFinal)]
+					if final == nil || final.Spec.NodeName != pod.Spec.NodeName ||
+						final.Spec.Volumes[0].PersistentVolumeClaim.ClaimName != planmigration.NextClaimName(claim.Name) {
+						t.Errorf("ordinal %d: final pass %+v, want one on %s mounting the copy", o, final, pod.Spec.NodeName)
+					}
+				}
 				return nil
 			},
 		}},
@@ -202,5 +213,3 @@ func waitGone(t *testing.T, env *acctest.Env, ns string, count func(context.Cont
 		}
 	}
 }
-
-var _ = strings.Contains
