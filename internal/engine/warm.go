@@ -38,6 +38,8 @@ func (m *migrator) warmLook(ctx context.Context, v *migration.Migration, r *ordi
 	case migration.WarmHandedOver:
 		return true, nil
 	case migration.WarmWait:
+		// What a timeout or a cancel reports the ordinal was doing.
+		r.last = migration.Step{Kind: migration.StepWait, Ordinal: r.o, Reason: ws.Reason}
 		if !r.logged[ws.Reason] {
 			r.logged[ws.Reason] = true
 			m.logf(r.o, r.idx, "%s", ws.Reason)

@@ -489,7 +489,7 @@ func (v *Migration) CopierPod(o int32, claims []string, role, node, sourceIP str
 		{Name: "OLAPGKE_BWLIMIT_KBPS", Value: fmt.Sprint(c.BandwidthBytes / 1024)},
 		{Name: "OLAPGKE_DATA", Value: CopierMountRoot},
 	}
-	if role == CopierSink {
+	if role != CopierSource {
 		env = append(env, corev1.EnvVar{Name: "OLAPGKE_SOURCE", Value: sourceIP})
 	}
 	p := &corev1.Pod{
@@ -510,7 +510,7 @@ func (v *Migration) CopierPod(o int32, claims []string, role, node, sourceIP str
 	}
 	for _, claim := range claims {
 		pvc := stsutil.ClaimPVCName(claim, v.set.Name, o)
-		if role == CopierSink {
+		if role != CopierSource { // the sink and the final pass write the copy
 			pvc = NextClaimName(pvc)
 		}
 		p.Spec.Volumes = append(p.Spec.Volumes, corev1.Volume{Name: claim, VolumeSource: corev1.VolumeSource{

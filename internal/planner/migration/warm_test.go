@@ -368,3 +368,40 @@ func TestNextWarmStepRollsBackAndResumes(t *testing.T) {
 		}
 	})
 }
+
+// The copiers: the source mounts the live claim read-only on the old node and serves it; the
+// sink and the final pass mount the copy on the target and read from the source.
+func TestCopierPod(t *testing.T) {
+	t.Parallel()
+	w := plannertest.NewMigWorld(3, "pool-a")
+	s := w.S
+	v := NewMigration(&s)
+	spec := CopySpec{Image: "rsync:3", BandwidthBytes: 200 << 20, Annotations: map[string]string{"a": "b"}}
+	live := stsutil.ClaimPVCName(plannertest.MigClaim, plannertest.MigSet, 1)
+	for _, tc := range []struct {
+		role, node, claim string
+		readOnly          bool
+		restart           corev1.RestartPolicy
+	}{
+		{CopierSource, "old", live, true, corev1.RestartPolicyOnFailure},
+		{CopierSink, "new", NextClaimName(live), false, corev1.RestartPolicyNever},
+		{CopierFinal, "new", NextClaimName(live), false, corev1.RestartPolicyNever},
+	} {
+		p := v.CopierPod(1, []string{plannertest.MigClaim}, tc.role, tc.node, "10.0.0.9", spec)
+		vol := p.Spec.Volumes[0].PersistentVolumeClaim
+		env := map[string]string{}
+		for _, e := range p.Spec.Containers[0].Env {
+			env[e.Name] = e.Value
+		}
+		switch {
+		case p.Spec.NodeName != tc.node || vol.ClaimName != tc.claim || vol.ReadOnly != tc.readOnly || p.Spec.RestartPolicy != tc.restart:
+			t.Errorf("%s: node %s, claim %s (read-only %v), restart %s", tc.role, p.Spec.NodeName, vol.ClaimName, vol.ReadOnly, p.Spec.RestartPolicy)
+		case (env["OLAPGKE_SOURCE"] != "") == (tc.role == CopierSource):
+			t.Errorf("%s: OLAPGKE_SOURCE = %q", tc.role, env["OLAPGKE_SOURCE"])
+		case env["OLAPGKE_BWLIMIT_KBPS"] != "204800" || env["OLAPGKE_CLAIMS"] != plannertest.MigClaim || p.Annotations["a"] != "b":
+			t.Errorf("%s: env %v, annotations %v", tc.role, env, p.Annotations)
+		case p.Labels[LabelWarmMove] != "hist-1" || p.Labels[LabelCopierRole] != tc.role || p.Name != CopierPodName("hist-1", tc.role):
+			t.Errorf("%s: name %s, labels %v", tc.role, p.Name, p.Labels)
+		}
+	}
+}
