@@ -69,6 +69,7 @@ func watchCopiers(t *testing.T, env *acctest.Env, ns string) *copierSeen {
 // target node, before the old Pod was deleted); the old PVs are deleted; nothing of the copy is
 // left; the plan said mode = warm.
 func TestAccStatefulSetMigration_WarmMove(t *testing.T) {
+	t.Parallel() // its own namespace and set; overlaps the other warm tests at the package's end
 	env := acctest.Sandbox(t)
 	ensurePool(t, env, "pool-b", 3)
 	f := newSet(t, env, "mig-warm", 3, "pool-a", "1Gi")
@@ -105,6 +106,7 @@ func TestAccStatefulSetMigration_WarmMove(t *testing.T) {
 // A copier that fails rolls back what the move made and stops the apply quoting it; the
 // ordinal's Pod and claim are untouched, and so are the others.
 func TestAccStatefulSetMigration_WarmMoveCopierFails(t *testing.T) {
+	t.Parallel()
 	env := acctest.Sandbox(t)
 	ensurePool(t, env, "pool-b", 3)
 	f := newSet(t, env, "mig-warm-fail", 2, "pool-a", "1Gi")
