@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -75,7 +76,7 @@ func (m *migrator) warmAct(ctx context.Context, v *migration.Migration, r *ordin
 	case migration.WarmCreateClaims:
 		for _, c := range m.run.Claims {
 			name := stsutil.ClaimPVCName(c, m.run.Name, r.o)
-			if !containsString(ws.Claims, name) {
+			if !slices.Contains(ws.Claims, name) {
 				continue
 			}
 			live := pvcOf(v.Snapshot(), name)
@@ -188,13 +189,4 @@ func (m *migrator) patchPV(ctx context.Context, name string, patch map[string]an
 	}
 	_, err = m.kube.CoreV1().PersistentVolumes().Patch(ctx, name, k8stypes.MergePatchType, body, metav1.PatchOptions{FieldManager: "olapgke"})
 	return err
-}
-
-func containsString(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

@@ -156,17 +156,12 @@ func (v *Migration) NextWarmStep(o int32, claims []string, target string, copier
 			final = p
 		}
 	}
-	type pair struct {
-		old, next *corev1.PersistentVolumeClaim
-		pv        string // the warm PV: the next claim's, or the one handed to the ordinal's claim
-		handed    bool   // the PV carries AnnWarmClaim (the cut-over started)
-	}
-	pairs := make([]pair, 0, len(claims))
+	pairs := make([]warmPair, 0, len(claims))
 	handedAll, handedAny := true, false
 	for _, c := range claims {
 		name := stsutil.ClaimPVCName(c, v.set.Name, o)
 		st.Claims = append(st.Claims, name)
-		p := pair{old: v.pvc(name), next: v.pvc(NextClaimName(name))}
+		p := warmPair{old: v.pvc(name), next: v.pvc(NextClaimName(name))}
 		if p.next != nil && p.next.Labels[LabelWarmMove] != podName {
 			p.next = nil // not ours
 		}
@@ -193,7 +188,7 @@ func (v *Migration) NextWarmStep(o int32, claims []string, target string, copier
 	}
 	st.Target = target
 	if !handedAny {
-		return v.warmBeforeCutOver(st, o, pairsOf(pairs, func(p pair) warmPair { return warmPair{p.old, p.next, p.pv} }), source, sink, copyTimeout, now)
+		return v.warmBeforeCutOver(st, o, pairs, source, sink, copyTimeout, now)
 	}
 	for _, p := range pairs {
 		st.PVs = append(st.PVs, p.pv)
@@ -296,17 +291,12 @@ func (v *Migration) NextWarmStep(o int32, claims []string, target string, copier
 	return st
 }
 
+// warmPair is one node-local claim of the ordinal in a warm move: its live claim, the claim of
+// its copy, and the copy's PV.
 type warmPair struct {
 	old, next *corev1.PersistentVolumeClaim
-	pv        string
-}
-
-func pairsOf[T any](in []T, f func(T) warmPair) []warmPair {
-	out := make([]warmPair, len(in))
-	for i := range in {
-		out[i] = f(in[i])
-	}
-	return out
+	pv        string // the warm PV: the next claim's, or the one handed to the ordinal's claim
+	handed    bool   // the PV carries AnnWarmClaim (the cut-over started)
 }
 
 // warmBeforeCutOver decides while nothing of the ordinal has been touched: a failure rolls
