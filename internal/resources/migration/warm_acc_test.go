@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/olapgke/terraform-provider-olapgke/internal/acctest"
@@ -120,22 +121,7 @@ func TestAccStatefulSetMigration_WarmMoveCopierFails(t *testing.T) {
 		}},
 	})
 	f.checkUntouched(t, 0, 1)
-	ctx := t.Context()
-	pods, err := env.Kube.CoreV1().Pods(f.ns).List(ctx, metav1.ListOptions{LabelSelector: planmigration.LabelWarmMove})
-	if err != nil {
-		t.Fatal(err)
-	}
-	waitGone(t, env, f.ns, func(ctx context.Context) (int, error) {
-		pods, err = env.Kube.CoreV1().Pods(f.ns).List(ctx, metav1.ListOptions{LabelSelector: planmigration.LabelWarmMove})
-		if err != nil {
-			return 0, err
-		}
-		pvcs, err := env.Kube.CoreV1().PersistentVolumeClaims(f.ns).List(ctx, metav1.ListOptions{LabelSelector: planmigration.LabelWarmMove})
-		if err != nil {
-			return 0, err
-		}
-		return len(pods.Items) + len(pvcs.Items), nil
-	})
+	waitWarmLeftoversGone(t, env, f.ns)
 }
 
 // checkWarm checks what a warm move of each ordinal left and did.
@@ -184,34 +170,30 @@ func (f *setFixture) checkWarm(t *testing.T, seen *copierSeen, ordinals ...int32
 			t.Errorf("ordinal %d: old PV %s still there", o, f.pvs[o])
 		}
 	}
-	waitGone(t, f.env, f.ns, func(ctx context.Context) (int, error) {
-		pods, err := f.env.Kube.CoreV1().Pods(f.ns).List(ctx, metav1.ListOptions{LabelSelector: planmigration.LabelWarmMove})
-		if err != nil {
-			return 0, err
-		}
-		pvcs, err := f.env.Kube.CoreV1().PersistentVolumeClaims(f.ns).List(ctx, metav1.ListOptions{LabelSelector: planmigration.LabelWarmMove})
-		if err != nil {
-			return 0, err
-		}
-		return len(pods.Items) + len(pvcs.Items), nil
-	})
+	waitWarmLeftoversGone(t, f.env, f.ns)
 }
 
-// waitGone waits until count reports none of what a warm move made is left.
-func waitGone(t *testing.T, env *acctest.Env, ns string, count func(context.Context) (int, error)) {
+// waitWarmLeftoversGone waits (up to a minute) until namespace ns holds no copier Pod and no
+// copy claim (label olapgke.io/warm-move): nothing of a warm move is left.
+func waitWarmLeftoversGone(t *testing.T, env *acctest.Env, ns string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
-	defer cancel()
-	for {
-		n, err := count(ctx)
-		if err == nil && n == 0 {
-			return
+	left := ""
+	err := wait.PollUntilContextTimeout(t.Context(), time.Second, time.Minute, true, func(ctx context.Context) (bool, error) {
+		sel := metav1.ListOptions{LabelSelector: planmigration.LabelWarmMove}
+		pods, err := env.Kube.CoreV1().Pods(ns).List(ctx, sel)
+		if err != nil {
+			left = err.Error()
+			return false, nil //nolint:nilerr // transient: poll again until the timeout
 		}
-		select {
-		case <-ctx.Done():
-			t.Errorf("namespace %s: %d copier Pods or copy claims left (%v)", ns, n, err)
-			return
-		case <-time.After(time.Second):
+		pvcs, err := env.Kube.CoreV1().PersistentVolumeClaims(ns).List(ctx, sel)
+		if err != nil {
+			left = err.Error()
+			return false, nil //nolint:nilerr // transient: poll again until the timeout
 		}
+		left = fmt.Sprintf("%d copier Pods and %d copy claims left", len(pods.Items), len(pvcs.Items))
+		return len(pods.Items)+len(pvcs.Items) == 0, nil
+	})
+	if err != nil {
+		t.Errorf("namespace %s: %s: %v", ns, left, err)
 	}
 }
