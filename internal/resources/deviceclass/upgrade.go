@@ -4,9 +4,7 @@ import (
 	"context"
 
 	"github.com/hashicorp/terraform-plugin-framework/resource"
-	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 
-	"github.com/olapgke/terraform-provider-olapgke/internal/diagnostics"
 	"github.com/olapgke/terraform-provider-olapgke/internal/resources/stateupgrade"
 )
 
@@ -20,14 +18,9 @@ var _ resource.ResourceWithUpgradeState = (*deviceClassResource)(nil)
 func (r *deviceClassResource) UpgradeState(context.Context) map[int64]resource.StateUpgrader {
 	return map[int64]resource.StateUpgrader{
 		// No prior schema: the upgrade edits the raw JSON state.
-		0: {StateUpgrader: func(_ context.Context, req resource.UpgradeStateRequest, resp *resource.UpgradeStateResponse) {
-			b, err := stateupgrade.RenameElemAttr(req.RawState.JSON, "volumes", "stateful_set", "statefulset")
-			if err != nil {
-				resp.Diagnostics.Append(diagnostics.ProviderBug("State Upgrade Failed",
-					"Upgrading olapgke_topolvm_device_class state from schema version 0 (renaming volumes[*].stateful_set to volumes[*].statefulset).", err))
-				return
-			}
-			resp.DynamicValue = &tfprotov6.DynamicValue{JSON: b}
-		}},
+		0: stateupgrade.FromRawJSON("Upgrading olapgke_topolvm_device_class state from schema version 0 (renaming volumes[*].stateful_set to volumes[*].statefulset).",
+			func(raw []byte) ([]byte, error) {
+				return stateupgrade.RenameElemAttr(raw, "volumes", "stateful_set", "statefulset")
+			}),
 	}
 }

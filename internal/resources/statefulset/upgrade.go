@@ -4,9 +4,7 @@ import (
 	"context"
 
 	"github.com/hashicorp/terraform-plugin-framework/resource"
-	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 
-	"github.com/olapgke/terraform-provider-olapgke/internal/diagnostics"
 	"github.com/olapgke/terraform-provider-olapgke/internal/resources/stateupgrade"
 )
 
@@ -21,14 +19,9 @@ func (r *statefulSetResource) UpgradeState(context.Context) map[int64]resource.S
 	return map[int64]resource.StateUpgrader{
 		// No prior schema: the upgrade edits the raw JSON state, which carries the manifest
 		// (a dynamic value) untouched.
-		0: {StateUpgrader: func(_ context.Context, req resource.UpgradeStateRequest, resp *resource.UpgradeStateResponse) {
-			b, err := stateupgrade.AddOrdinalNames(req.RawState.JSON, "ordinals", "plan_summary", "claim_resizes")
-			if err != nil {
-				resp.Diagnostics.Append(diagnostics.ProviderBug("State Upgrade Failed",
-					"Upgrading olapgke_statefulset state from schema version 0 (adding ordinals[*].name).", err))
-				return
-			}
-			resp.DynamicValue = &tfprotov6.DynamicValue{JSON: b}
-		}},
+		0: stateupgrade.FromRawJSON("Upgrading olapgke_statefulset state from schema version 0 (adding ordinals[*].name).",
+			func(raw []byte) ([]byte, error) {
+				return stateupgrade.AddOrdinalNames(raw, "ordinals", "plan_summary", "claim_resizes")
+			}),
 	}
 }

@@ -3,8 +3,14 @@
 package stateupgrade
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+
+	"github.com/olapgke/terraform-provider-olapgke/internal/diagnostics"
 )
 
 // AddOrdinalNames adds `name` (the Pod name, copied from `pod`) to every entry of the per-ordinal
@@ -90,4 +96,18 @@ func RenameElemAttr(raw []byte, listAttr, from, to string) ([]byte, error) {
 	}
 	st[listAttr] = b
 	return json.Marshal(st)
+}
+
+// FromRawJSON is a state upgrader without a prior schema: it edits the raw JSON state with edit
+// and reports a failure as a provider bug, what describing the upgrade ("Upgrading X state from
+// schema version 0 (...)").
+func FromRawJSON(what string, edit func(raw []byte) ([]byte, error)) resource.StateUpgrader {
+	return resource.StateUpgrader{StateUpgrader: func(_ context.Context, req resource.UpgradeStateRequest, resp *resource.UpgradeStateResponse) {
+		b, err := edit(req.RawState.JSON)
+		if err != nil {
+			resp.Diagnostics.Append(diagnostics.ProviderBug("State Upgrade Failed", what, err))
+			return
+		}
+		resp.DynamicValue = &tfprotov6.DynamicValue{JSON: b}
+	}}
 }
