@@ -306,7 +306,7 @@ func (m *migrator) judgeBatch(v *migration.Migration, set *appsv1.StatefulSet, r
 		steps = append(steps, migration.Move{Ordinal: o, Action: m.action(v, o)})
 	}
 	pf := v.Preflight(steps, migration.PreflightOptions{Mode: migration.PreflightApply, Claims: m.run.Claims,
-		Now: m.run.Clock.Now(), ForceDeleteOnUnreachableNodes: m.run.ForceDeleteOnUnreachableNodes})
+		Now: m.run.Clock.Now(), ForceDeleteOnUnreachableNodes: m.run.ForceDeleteOnUnreachableNodes, Warm: m.run.Copy != nil})
 	// A Pod on a node that does not answer would stay Terminating: stop before deleting
 	// anything of its ordinal, unless the user accepted to force-delete it.
 	if !m.run.ForceDeleteOnUnreachableNodes && len(pf.Unreachable) > 0 {

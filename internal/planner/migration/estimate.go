@@ -35,3 +35,13 @@ func EstimateStep(history []StepRecord, a MigrationAction) (seconds float64, ok 
 	}
 	return float64(int64(seconds/float64(n)*10+0.5)) / 10, true
 }
+
+// CopyMaxSeconds is the longest a warm move's copy of bytes can take at bandwidth bytes per
+// second: every byte of the claims copied at the bound (the copy reads only what the volumes
+// hold, so it is usually shorter). ok is false without a bound.
+func CopyMaxSeconds(bytes, bandwidth int64) (seconds float64, ok bool) {
+	if bandwidth <= 0 || bytes <= 0 {
+		return 0, false
+	}
+	return float64(int64(float64(bytes)/float64(bandwidth)*10+0.5)) / 10, true
+}

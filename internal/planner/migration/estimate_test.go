@@ -73,3 +73,22 @@ func TestPlanPendingGates(t *testing.T) {
 		})
 	}
 }
+
+func TestCopyMaxSeconds(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		bytes, bw int64
+		want      float64
+		ok        bool
+	}{
+		{100 << 30, 200 << 20, 512, true},
+		{1 << 30, 3 << 20, 341.3, true},
+		{1 << 30, 0, 0, false},
+		{0, 1 << 20, 0, false},
+	} {
+		got, ok := CopyMaxSeconds(tc.bytes, tc.bw)
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("CopyMaxSeconds(%d, %d) = %v, %v; want %v, %v", tc.bytes, tc.bw, got, ok, tc.want, tc.ok)
+		}
+	}
+}

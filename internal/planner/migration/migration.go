@@ -19,6 +19,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 )
@@ -86,6 +87,10 @@ type MigrationOptions struct {
 	ForceDeleteOnUnreachableNodes bool
 	// Now is when node conditions are judged (NodeUnreachable); zero: the taints alone.
 	Now time.Time
+	// Warm: moves are warm (a copy block, warm.go): each move's copy claims (CopyRequest) are
+	// placed on the target node while the ordinal's old volumes still exist, and Move.CopyBytes
+	// says how much space that takes there.
+	Warm bool
 }
 
 // Move is one ordinal the migration replaces: restarts in place or moves.
@@ -105,6 +110,10 @@ type Move struct {
 	// TargetNode is the node the placement simulation put it on (a
 	// prediction: the scheduler decides); for a restart, the node it keeps.
 	TargetNode string
+	// CopyBytes is, for a warm move (MigrationOptions.Warm), the space its copy's claims take
+	// on the target node while both copies exist: the sum of CopyRequest over the node-local
+	// claims. 0 otherwise.
+	CopyBytes int64
 }
 
 // MigrationProblemKind classifies a preflight problem.
@@ -354,6 +363,13 @@ func (v *Migration) Plan(opt MigrationOptions) MigrationPlan {
 			plan.Moves = append(plan.Moves, v.move(o, plan.Claims, plan.Target, n))
 		}
 	}
+	if opt.Warm {
+		for i := range plan.Moves {
+			if plan.Moves[i].Action == MigrationMove {
+				plan.Moves[i].CopyBytes = v.CopyBytes(plan.Moves[i].Ordinal, plan.Claims)
+			}
+		}
+	}
 	orderMoves(plan.Moves, opt)
 	// steps are the restarts and moves (they delete something); gate-only steps go first.
 	steps := plan.Moves
@@ -376,7 +392,7 @@ func (v *Migration) Plan(opt MigrationOptions) MigrationPlan {
 	// Preflight: placement step after step, TopoLVM waits, unreachable nodes (preflight.go;
 	// the engine asks the same before each batch).
 	pf := v.Preflight(steps, PreflightOptions{Mode: PreflightPlan, Claims: plan.Claims, Now: opt.Now,
-		ForceDeleteOnUnreachableNodes: opt.ForceDeleteOnUnreachableNodes})
+		ForceDeleteOnUnreachableNodes: opt.ForceDeleteOnUnreachableNodes, Warm: opt.Warm})
 	plan.Problems = append(plan.Problems, pf.Problems...)
 	plan.TopoLVMWaits = pf.TopoLVMWaits
 	plan.Unreachable = pf.Unreachable
@@ -546,8 +562,10 @@ func (v *Migration) noTargetReason() string {
 // placed and assumed on the node it lands on, so each later step sees the earlier ones'
 // resources, ports, affinity, spread and storage. A restart keeps every PVC, so its PVs pin it
 // back to its node (a cordon, a taint, resources taken there since stop it); a move gets new
-// PVCs for the node-local claims (WaitForFirstConsumer, CSIStorageCapacity).
-func (v *Migration) simulatePlacement(moves []Move, claims []string) []MigrationProblem {
+// PVCs for the node-local claims (WaitForFirstConsumer, CSIStorageCapacity): of the template's
+// size, or for a warm move (warm) of the copy's (CopyRequest), which the target node must hold
+// while the old volumes still exist.
+func (v *Migration) simulatePlacement(moves []Move, claims []string, warm bool) []MigrationProblem {
 	var probs []MigrationProblem
 	pl := v.ix.Placer()
 	local := map[string]bool{}
@@ -557,7 +575,7 @@ func (v *Migration) simulatePlacement(moves []Move, claims []string) []Migration
 	for i := range moves {
 		m := &moves[i]
 		pl.RemovePod(v.ix, v.set.Namespace, m.Pod)
-		vd := pl.Place(v.ix, v.podFromTemplate(m.Ordinal), v.stepClaims(m.Ordinal, m.Action, local), true)
+		vd := pl.Place(v.ix, v.podFromTemplate(m.Ordinal), v.stepClaims(m.Ordinal, m.Action, local, warm), true)
 		if vd.OK {
 			m.TargetNode = vd.Node
 			continue
@@ -567,6 +585,10 @@ func (v *Migration) simulatePlacement(moves []Move, claims []string) []Migration
 			what = "cannot be placed on the target nodes after the steps before it"
 			if strings.Contains(vd.Reason, "enough free storage") {
 				kind = ProblemCapacity
+				if warm {
+					what += fmt.Sprintf(" (its warm copy needs %s on the target node while its old volumes still exist)",
+						resource.NewQuantity(v.CopyBytes(m.Ordinal, claims), resource.BinarySI))
+				}
 			}
 		}
 		probs = append(probs, MigrationProblem{Kind: kind, Ordinal: m.Ordinal,
@@ -582,8 +604,9 @@ func (v *Migration) podFromTemplate(o int32) *corev1.Pod {
 }
 
 // stepClaims are the claims ordinal o's new Pod mounts after the step: a restart keeps every
-// bound PVC; a move gets new claims for the node-local templates (and keeps the others).
-func (v *Migration) stepClaims(o int32, action MigrationAction, local map[string]bool) []planner.ClaimState {
+// bound PVC; a move gets new claims for the node-local templates (and keeps the others), of
+// the template's request, or for a warm move of the copy's (CopyRequest).
+func (v *Migration) stepClaims(o int32, action MigrationAction, local map[string]bool, warm bool) []planner.ClaimState {
 	var out []planner.ClaimState
 	for i := range v.set.Spec.VolumeClaimTemplates {
 		vct := &v.set.Spec.VolumeClaimTemplates[i]
@@ -598,6 +621,10 @@ func (v *Migration) stepClaims(o int32, action MigrationAction, local map[string
 			c.Spec = &vct.Spec
 			c.StorageClass = v.ix.StorageClassFor(vct.Spec.StorageClassName)
 			if q, ok := vct.Spec.Resources.Requests[corev1.ResourceStorage]; ok {
+				c.RequestBytes = q.Value()
+			}
+			if warm && action == MigrationMove && local[vct.Name] && pvc != nil {
+				q := CopyRequest(vct, pvc)
 				c.RequestBytes = q.Value()
 			}
 		}

@@ -31,6 +31,9 @@ type PreflightOptions struct {
 	// ForceDeleteOnUnreachableNodes: a step whose Pod is on a node that does not answer is
 	// listed in Unreachable but is no problem (its Pod is force-deleted).
 	ForceDeleteOnUnreachableNodes bool
+	// Warm: moves are warm (MigrationOptions.Warm): their copies are placed with CopyRequest's
+	// size, next to the old volumes.
+	Warm bool
 }
 
 // StepPreflight is PreflightApply's verdict on one step.
@@ -80,15 +83,15 @@ func (v *Migration) Preflight(steps []Move, opt PreflightOptions) PreflightResul
 	if opt.Mode == PreflightApply {
 		res.Unreachable = v.unreachableSteps(steps, opt.Now)
 		for _, m := range steps {
-			why, wait, target := v.stepCheck(m.Ordinal, m.Action, opt.Claims)
+			why, wait, target := v.stepCheck(m.Ordinal, m.Action, opt.Claims, opt.Warm)
 			res.Steps = append(res.Steps, StepPreflight{Ordinal: m.Ordinal, Problem: why, Wait: wait, Target: target})
 		}
 		return res
 	}
-	res.Problems = v.placementProblems(steps, opt.Claims)
+	res.Problems = v.placementProblems(steps, opt.Claims, opt.Warm)
 	// Target nodes TopoLVM is not ready on yet (a pool created moments ago): when they are
 	// why the moves do not fit, the apply waits for them instead (topolvmready.go).
-	if w := v.topoLVMWait(steps, opt.Claims, res.Problems); len(w) > 0 {
+	if w := v.topoLVMWait(steps, opt.Claims, opt.Warm, res.Problems); len(w) > 0 {
 		res.TopoLVMWaits = w
 		res.Problems = slices.DeleteFunc(res.Problems, func(p MigrationProblem) bool { return placementProblem(p.Kind) })
 	}
@@ -105,7 +108,7 @@ func (v *Migration) Preflight(steps []Move, opt PreflightOptions) PreflightResul
 
 // placementProblems places the steps one after another, as the scheduler will see them (only
 // moves need new nodes: with none that can take them, that is the one problem).
-func (v *Migration) placementProblems(steps []Move, claims []string) []MigrationProblem {
+func (v *Migration) placementProblems(steps []Move, claims []string, warm bool) []MigrationProblem {
 	moving := false
 	for _, m := range steps {
 		moving = moving || m.Action == MigrationMove
@@ -117,5 +120,5 @@ func (v *Migration) placementProblems(steps []Move, claims []string) []Migration
 	if len(steps) == 0 {
 		return nil
 	}
-	return v.simulatePlacement(steps, claims)
+	return v.simulatePlacement(steps, claims, warm)
 }

@@ -461,13 +461,13 @@ func (v *Migration) StepProblem(o int32, action MigrationAction, claims []string
 // the step does not land now only because TopoLVM is not ready yet on target nodes, wait
 // lists them and the executor waits (why says what does not fit now).
 func (v *Migration) StepCheck(o int32, action MigrationAction, claims []string) (why string, wait []planner.NodeWait) {
-	why, wait, _ = v.stepCheck(o, action, claims)
+	why, wait, _ = v.stepCheck(o, action, claims, false)
 	return why, wait
 }
 
 // stepCheck is StepCheck plus the node the placement put the ordinal on when it lands (a warm
-// move provisions its copy there).
-func (v *Migration) stepCheck(o int32, action MigrationAction, claims []string) (why string, wait []planner.NodeWait, target string) {
+// move provisions its copy there, of CopyRequest's size: warm).
+func (v *Migration) stepCheck(o int32, action MigrationAction, claims []string, warm bool) (why string, wait []planner.NodeWait, target string) {
 	if v.set == nil {
 		return "the StatefulSet does not exist", nil, ""
 	}
@@ -476,10 +476,10 @@ func (v *Migration) stepCheck(o int32, action MigrationAction, claims []string) 
 	if action == MigrationMove && len(v.targetNodes()) == 0 {
 		probs = []MigrationProblem{{Kind: ProblemTargetNodesMissing, Ordinal: o, Message: "no node can take the moved Pod: " + v.noTargetReason()}}
 	} else {
-		probs = v.simulatePlacement(m, claims)
+		probs = v.simulatePlacement(m, claims, warm)
 	}
 	if len(probs) == 0 {
 		return "", nil, m[0].TargetNode
 	}
-	return probs[0].Message, v.topoLVMWait(m, claims, probs), ""
+	return probs[0].Message, v.topoLVMWait(m, claims, warm, probs), ""
 }

@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/resource"
+
 	"github.com/olapgke/terraform-provider-olapgke/internal/planner"
 )
 
@@ -30,6 +32,8 @@ type MigrationSummaryInput struct {
 	// OthersReady is require_others_ready: the apply refuses or waits while an
 	// ordinal it leaves alone is not Ready, so only the moving batch is down.
 	OthersReady bool
+	// CopyBandwidth bounds a warm move's copy (bytes per second; 0: unbounded).
+	CopyBandwidth int64
 }
 
 // MigrationSummary is olapgke_statefulset_migration's plan_summary for moves,
@@ -85,6 +89,9 @@ func MigrationSummary(moves []Move, target string, in MigrationSummaryInput) str
 	if len(in.Gates) > 0 {
 		fmt.Fprintf(&b, ", %s %s", map[bool]string{true: "gate", false: "gates"}[len(in.Gates) == 1], strings.Join(in.Gates, ","))
 	}
+	if c := warmSummary(moves, in.CopyBandwidth); c != "" {
+		b.WriteString(", " + c)
+	}
 	if total, ok := migrationEstimate(moves, par, len(in.Gates) > 0, in.Estimate); ok {
 		b.WriteString(", about " + roughDuration(total))
 	}
@@ -93,6 +100,23 @@ func MigrationSummary(moves []Move, target string, in MigrationSummaryInput) str
 		fmt.Fprintf(&b, "; Ready never below %d", max(floor, 0))
 	}
 	return b.String()
+}
+
+// warmSummary says what the warm moves copy: "warm: copy up to 100Gi per ordinal at 200Mi/s
+// (at most 9m each) while it serves"; "" without warm moves.
+func warmSummary(moves []Move, bandwidth int64) string {
+	var most int64
+	for _, m := range moves {
+		most = max(most, m.CopyBytes)
+	}
+	if most == 0 {
+		return ""
+	}
+	s := "warm: copy up to " + resource.NewQuantity(most, resource.BinarySI).String() + " per ordinal"
+	if secs, ok := CopyMaxSeconds(most, bandwidth); ok {
+		s += fmt.Sprintf(" at %s/s (at most %s each)", resource.NewQuantity(bandwidth, resource.BinarySI), roughDuration(secs))
+	}
+	return s + " while it serves"
 }
 
 // migrationEstimate is the expected time of all moves through the executor's window of par

@@ -25,6 +25,19 @@ func TestMigrationSummary(t *testing.T) {
 				Estimate: est(1080), OthersReady: true},
 			want: "move 3 of 3 ordinals (2,1,0) historical-a -> historical-b, 1 at a time, soak 60s, gate segments-loaded, about 54m; Ready never below 2",
 		},
+		"warm, bounded": {
+			moves: []Move{{Ordinal: 1, Action: MigrationMove, FromNode: "n-a-1", CopyBytes: 100 << 30},
+				{Ordinal: 0, Action: MigrationMove, FromNode: "n-a-2", CopyBytes: 50 << 30}},
+			target: "historical-b",
+			in:     MigrationSummaryInput{Replicas: 2, PoolOf: poolOf, Parallelism: 1, CopyBandwidth: 200 << 20},
+			want:   "move 2 of 2 ordinals (1,0) historical-a -> historical-b, 1 at a time, warm: copy up to 100Gi per ordinal at 200Mi/s (at most 9m each) while it serves",
+		},
+		"warm, unbounded": {
+			moves:  []Move{{Ordinal: 0, Action: MigrationMove, FromNode: "n-a-2", CopyBytes: 10 << 30}},
+			target: "historical-b",
+			in:     MigrationSummaryInput{Replicas: 1, PoolOf: poolOf, Parallelism: 1},
+			want:   "move 1 of 1 ordinal (0) historical-a -> historical-b, 1 at a time, warm: copy up to 10Gi per ordinal while it serves",
+		},
 		"first run: no estimate": {
 			moves: threeMoves, target: "historical-b",
 			in:   MigrationSummaryInput{Replicas: 3, PoolOf: poolOf, Parallelism: 1, OthersReady: true},

@@ -55,7 +55,7 @@ func placementProblem(k MigrationProblemKind) bool {
 // capacity published without limit: TopoLVM's real capacity is judged again once published);
 // nil when they fit now, when every target node is ready, or when they would not fit anyway
 // (then the problems stand).
-func (v *Migration) topoLVMWait(steps []Move, claims []string, problems []MigrationProblem) []planner.NodeWait {
+func (v *Migration) topoLVMWait(steps []Move, claims []string, warm bool, problems []MigrationProblem) []planner.NodeWait {
 	moving := false
 	for _, m := range steps {
 		moving = moving || m.Action == MigrationMove
@@ -75,7 +75,7 @@ func (v *Migration) topoLVMWait(steps []Move, claims []string, problems []Migrat
 	if len(hv.targetNodes()) == 0 {
 		return nil
 	}
-	if probs := hv.simulatePlacement(slices.Clone(steps), claims); len(probs) > 0 {
+	if probs := hv.simulatePlacement(slices.Clone(steps), claims, warm); len(probs) > 0 {
 		return nil
 	}
 	return pending

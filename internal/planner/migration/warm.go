@@ -3,11 +3,13 @@ package migration
 import (
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/olapgke/terraform-provider-olapgke/internal/stsutil"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -511,9 +513,41 @@ func (v *Migration) CopierPod(o int32, claims []string, role, node, sourceIP str
 	return p
 }
 
+// CopyRequest is the size of the claim a warm move provisions for the ordinal's live claim live
+// of claim template tmpl: the larger of the template's request and the live claim's capacity (a
+// claim grown since holds more than the template asks). NextClaim requests it, and the plan and
+// the engine's preflight place the copy with it (stepClaims), so that a target node without
+// that much free space is refused before anything is created.
+func CopyRequest(tmpl *corev1.PersistentVolumeClaim, live *corev1.PersistentVolumeClaim) resource.Quantity {
+	req := tmpl.Spec.Resources.Requests[corev1.ResourceStorage]
+	if live != nil {
+		if c, ok := live.Status.Capacity[corev1.ResourceStorage]; ok && c.Cmp(req) > 0 {
+			return c
+		}
+	}
+	return req
+}
+
+// CopyBytes is the space ordinal o's warm move takes on its target node while both copies
+// exist: CopyRequest summed over the node-local claims.
+func (v *Migration) CopyBytes(o int32, claims []string) int64 {
+	if v.set == nil {
+		return 0
+	}
+	var n int64
+	for i := range v.set.Spec.VolumeClaimTemplates {
+		t := &v.set.Spec.VolumeClaimTemplates[i]
+		if !slices.Contains(claims, t.Name) {
+			continue
+		}
+		q := CopyRequest(t, v.pvc(stsutil.ClaimPVCName(t.Name, v.set.Name, o)))
+		n += q.Value()
+	}
+	return n
+}
+
 // NextClaim is the claim a warm move provisions on target for the ordinal's live claim live:
-// the claim template's class, access modes and volume mode, and the larger of the template's
-// request and the live claim's capacity (a claim grown since holds more than the template asks).
+// the claim template's class, access modes and volume mode, and CopyRequest's size.
 func (v *Migration) NextClaim(o int32, claim string, live *corev1.PersistentVolumeClaim, target string) *corev1.PersistentVolumeClaim {
 	podName := stsutil.PodName(v.set.Name, o)
 	var tmpl corev1.PersistentVolumeClaim
@@ -523,12 +557,11 @@ func (v *Migration) NextClaim(o int32, claim string, live *corev1.PersistentVolu
 		}
 	}
 	spec := *tmpl.Spec.DeepCopy()
-	req := spec.Resources.Requests[corev1.ResourceStorage]
-	if c, ok := live.Status.Capacity[corev1.ResourceStorage]; ok && c.Cmp(req) > 0 {
+	if q := CopyRequest(&tmpl, live); !q.IsZero() {
 		if spec.Resources.Requests == nil {
 			spec.Resources.Requests = corev1.ResourceList{}
 		}
-		spec.Resources.Requests[corev1.ResourceStorage] = c
+		spec.Resources.Requests[corev1.ResourceStorage] = q
 	}
 	spec.VolumeName = ""
 	return &corev1.PersistentVolumeClaim{

@@ -59,6 +59,7 @@ var moveType = types.ObjectType{AttrTypes: map[string]attr.Type{
 	"name": types.StringType, "ordinal": types.Int64Type, "pod": types.StringType, "action": types.StringType, "from_node": types.StringType,
 	"to_pool_or_selector": types.StringType, "volumes": types.ListType{ElemType: volumeType}, "reason": types.StringType,
 	"gates": types.ListType{ElemType: types.StringType}, "estimated_seconds": types.Float64Type, "mode": types.StringType,
+	"copy_bytes": types.Int64Type, "copy_max_seconds": types.Float64Type,
 }}
 
 var completedType = types.ObjectType{AttrTypes: map[string]attr.Type{
@@ -86,6 +87,10 @@ type moveModel struct {
 	Gates    []string      `tfsdk:"gates"`
 	Estimate types.Float64 `tfsdk:"estimated_seconds"`
 	Mode     types.String  `tfsdk:"mode"`
+	// CopyBytes and CopyMaxSeconds: a warm move's copy (planmigration.Move.CopyBytes; at
+	// copy.bandwidth, the longest it can take).
+	CopyBytes      types.Int64   `tfsdk:"copy_bytes"`
+	CopyMaxSeconds types.Float64 `tfsdk:"copy_max_seconds"`
 }
 
 type completedModel struct {
@@ -117,7 +122,8 @@ type moveContext struct {
 	namespace, statefulset string
 	gates                  []gates.Gate
 	history                []planmigration.StepRecord
-	warm                   bool // a copy block: moves are warm
+	warm                   bool  // a copy block: moves are warm
+	bandwidth              int64 // copy.bandwidth in bytes per second, 0: unbounded
 }
 
 // flattenMoves converts the planner's moves to the `moves` attribute.
@@ -125,11 +131,16 @@ func flattenMoves(ctx context.Context, moves []planmigration.Move, mc moveContex
 	out := make([]moveModel, 0, len(moves))
 	for _, m := range moves {
 		mm := moveModel{Name: m.Pod, Ordinal: int64(m.Ordinal), Pod: m.Pod, Action: string(m.Action), FromNode: m.FromNode, Target: m.Target, Reason: m.Reason,
-			Volumes: make([]volumeModel, 0, len(m.Volumes)), Gates: make([]string, 0, len(mc.gates)), Estimate: types.Float64Null(), Mode: types.StringNull()}
+			Volumes: make([]volumeModel, 0, len(m.Volumes)), Gates: make([]string, 0, len(mc.gates)), Estimate: types.Float64Null(), Mode: types.StringNull(),
+			CopyBytes: types.Int64Null(), CopyMaxSeconds: types.Float64Null()}
 		if m.Action == planmigration.MigrationMove {
 			mm.Mode = types.StringValue("cold")
 			if mc.warm {
 				mm.Mode = types.StringValue("warm")
+				mm.CopyBytes = types.Int64Value(m.CopyBytes)
+				if s, ok := planmigration.CopyMaxSeconds(m.CopyBytes, mc.bandwidth); ok {
+					mm.CopyMaxSeconds = types.Float64Value(s)
+				}
 			}
 		}
 		// The node is known at plan only for a Pod that stays where it is; a moved Pod's

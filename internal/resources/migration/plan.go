@@ -69,7 +69,7 @@ func (r *migrationResource) ModifyPlan(ctx context.Context, req resource.ModifyP
 	}
 	if anyUnknown(plan.Namespace.IsUnknown(), plan.StatefulSet.IsUnknown(), plan.Ordinals.IsUnknown(), plan.Order.IsUnknown(),
 		cfgClaims.IsUnknown(), plan.MaxUnavailable.IsUnknown(), plan.RequireOthersReady.IsUnknown(), plan.PlannedManifest.IsUnknown(),
-		plan.Gates.IsUnknown()) {
+		plan.Gates.IsUnknown(), plan.Copy.IsUnknown()) {
 		unknownPlan()
 		return
 	}
@@ -164,8 +164,12 @@ func (r *migrationResource) ModifyPlan(ctx context.Context, req resource.ModifyP
 // movesContext is what `moves` shows of m's gates and the earlier runs in history.
 func movesContext(ctx context.Context, m resourceModel, history []completedModel) moveContext {
 	gates, _ := gatesFrom(ctx, m.Gates, false)
-	return moveContext{namespace: m.Namespace.ValueString(), statefulset: m.StatefulSet.ValueString(),
+	mc := moveContext{namespace: m.Namespace.ValueString(), statefulset: m.StatefulSet.ValueString(),
 		gates: gates, history: stepHistory(history), warm: !m.Copy.IsNull() && !m.Copy.IsUnknown()}
+	if mc.warm {
+		mc.bandwidth = copyBandwidth(ctx, m.Copy)
+	}
+	return mc
 }
 
 func anyUnknown(b ...bool) bool {
@@ -301,6 +305,8 @@ func options(ctx context.Context, m resourceModel, claims types.List) (planmigra
 		// Unknown at plan (an expression): judged as false, the safe answer; apply knows it.
 		ForceDeleteOnUnreachableNodes: m.ForceDeleteOnUnreachableNodes.ValueBool(),
 		Now:                           time.Now(),
+		// Warm moves place their copies with the copy's size (planmigration.CopyRequest).
+		Warm: !m.Copy.IsNull() && !m.Copy.IsUnknown(),
 	}
 	if opts.Order == "" {
 		opts.Order = planmigration.OrderDescending
@@ -561,4 +567,13 @@ func strandedWarning(c *clients.Clients, m resourceModel, moves []planmigration.
 		Do: "Add them to this migration's ordinals (or run another migration for them) before their nodes go away; " +
 			"do not delete these Pods by hand.",
 	})
+}
+
+// copyBandwidth is copy.bandwidth in bytes per second (0: unbounded, or not known yet).
+func copyBandwidth(ctx context.Context, o types.Object) int64 {
+	spec, _ := copySpec(ctx, o)
+	if spec == nil {
+		return 0
+	}
+	return spec.BandwidthBytes
 }

@@ -230,6 +230,16 @@ func (r *migrationResource) Schema(ctx context.Context, _ resource.SchemaRequest
 					"mode": schema.StringAttribute{Computed: true, MarkdownDescription: "For a `move`: `warm` (with a `copy` block: " +
 						"the ordinal's claims are copied to the target node while its Pod serves, then handed to its new Pod there) or `cold` " +
 						"(new, empty claims on the target node). Null for a restart or a gate."},
+					"copy_bytes": schema.Int64Attribute{Computed: true, MarkdownDescription: "For a `warm` move: the space its copy " +
+						"takes on the target node while both copies exist, in bytes: for each node-local claim, the larger of the claim " +
+						"template's request and the live claim's capacity (what the copy's claims request). The plan and the apply's " +
+						"preflight place the copy with it, so a move whose target node lacks that much free space in the device class " +
+						"is refused before anything is created. Null otherwise."},
+					"copy_max_seconds": schema.Float64Attribute{Computed: true, MarkdownDescription: "For a `warm` move with " +
+						"`copy.bandwidth`: the longest its copy can take, `copy_bytes` / `bandwidth` (the copy reads only what the " +
+						"volumes hold, so it is usually shorter). The copy runs while the Pod serves: it is not downtime. Null " +
+						"otherwise. While a copy runs, its progress (bytes, rate, time left) is in the StatefulSet's Events " +
+						"(`OlapgkeCopyProgress`) and in the plan's **Migration In Progress** warning."},
 					"estimated_seconds": schema.Float64Attribute{Computed: true,
 						MarkdownDescription: "Estimated time of the step, gates included: the mean of the steps of the same action " +
 							"this resource recorded in `completed` (null before any)."},

@@ -17,6 +17,9 @@ func planSummary(ctx context.Context, p *planmigration.MigrationPlan, s *planner
 		SoakSeconds: m.MinReadySeconds.ValueInt64(),
 		OthersReady: m.RequireOthersReady.IsNull() || m.RequireOthersReady.ValueBool(),
 	}
+	if !m.Copy.IsNull() && !m.Copy.IsUnknown() {
+		in.CopyBandwidth = copyBandwidth(ctx, m.Copy)
+	}
 	set := s.Desired
 	if set == nil {
 		set = s.Live
