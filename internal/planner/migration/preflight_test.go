@@ -26,7 +26,7 @@ func TestPreflightPlanApplyAgree(t *testing.T) {
 		refused []int32 // ordinals refused (-1: the migration as a whole)
 		waits   bool
 	}{
-		"fits": {setup: func(*plannertest.MigWorld) {}},
+		"fits":      {setup: func(*plannertest.MigWorld) {}},
 		"warm fits": {setup: func(*plannertest.MigWorld) {}, warm: true},
 		// Claims grown to 50Gi since (the template asks 10Gi), 30Gi free on each target: a cold
 		// move's new claims (the template's size) fit, a warm move's copies (the live size) do
