@@ -416,7 +416,7 @@ func terminationMessage(p *corev1.Pod) string {
 
 // CopySpec is how a warm move copies (olapgke_statefulset_migration's copy block).
 type CopySpec struct {
-	// Image runs both copiers; it needs sh and rsync for the default commands.
+	// Image runs both copiers; it needs sh, rsync and awk for the default commands.
 	Image string
 	// SourceCommand and SinkCommand replace the default commands (nil: the defaults). They get
 	// the environment CopierEnv describes.
@@ -451,11 +451,21 @@ exec rsync --daemon --no-detach --config="$conf" --port="$OLAPGKE_PORT"`}
 }
 
 // DefaultSinkCommand copies every claim from the source (rsync -a --delete, bounded by
-// OLAPGKE_BWLIMIT_KBPS) and writes what it copied to the termination message.
+// OLAPGKE_BWLIMIT_KBPS) and writes what it copied to the termination message. Its log is what
+// ParseCopyProgress reads: a CopyClaimMarker line per claim, then rsync's --info=progress2
+// records, which rsync separates by carriage returns: awk turns them into lines and flushes
+// each one (tr would hold them in its pipe buffer for a minute), and keeps rsync's --stats for
+// the termination message. rsync's own exit status is the sink's.
 func DefaultSinkCommand() []string {
 	return []string{"sh", "-c", `set -e
+n=0; for c in $OLAPGKE_CLAIMS; do n=$((n+1)); done
+i=0
 for c in $OLAPGKE_CLAIMS; do
-  rsync -a --delete --stats --bwlimit="$OLAPGKE_BWLIMIT_KBPS" "rsync://$OLAPGKE_SOURCE:$OLAPGKE_PORT/$c/" "$OLAPGKE_DATA/$c/" > "/tmp/$c.stats"
+  i=$((i+1))
+  echo "` + CopyClaimMarker + `$c ($i of $n)"
+  { rc=0; rsync -a --delete --stats --info=progress2 --no-inc-recursive --bwlimit="$OLAPGKE_BWLIMIT_KBPS" "rsync://$OLAPGKE_SOURCE:$OLAPGKE_PORT/$c/" "$OLAPGKE_DATA/$c/" || rc=$?; echo "$rc" > /tmp/olapgke-rc; } |
+    awk -v f="/tmp/$c.stats" 'BEGIN { RS = "\r" } { print; print > f; fflush() }'
+  rc=$(cat /tmp/olapgke-rc); [ "$rc" = 0 ] || exit "$rc"
 done
 for c in $OLAPGKE_CLAIMS; do echo "$c: $(grep 'Total transferred file size' "/tmp/$c.stats")"; done > /dev/termination-log`}
 }

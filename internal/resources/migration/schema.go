@@ -160,8 +160,8 @@ func (r *migrationResource) Schema(ctx context.Context, _ resource.SchemaRequest
 					"cluster (labels `olapgke.io/warm-move`, `olapgke.io/copier`), so a killed apply resumes. Claims with access " +
 					"mode `ReadWriteOncePod` are refused at plan (the source copier must mount the live claim next to the Pod).",
 				Attributes: map[string]schema.Attribute{
-					"image": schema.StringAttribute{Required: true, MarkdownDescription: "Image of both copiers; it needs `sh` and " +
-						"`rsync` for the default commands (olapgke ships none: name one your registry allows).",
+					"image": schema.StringAttribute{Required: true, MarkdownDescription: "Image of both copiers; it needs `sh`, " +
+						"`rsync` and `awk` for the default commands (olapgke ships none: name one your registry allows).",
 						Validators: []validator.String{stringvalidator.LengthAtLeast(1)}},
 					"source_command": schema.ListAttribute{ElementType: types.StringType, Optional: true, MarkdownDescription: "Command " +
 						"of the source copier (default: an rsync daemon serving each claim read-only as a module of its name on port " +
