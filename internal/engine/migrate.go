@@ -378,6 +378,10 @@ type ordinalRun struct {
 	logged map[string]bool
 	// handedOver: the warm move's steps are over (or it has none); NextStep decides the rest.
 	handedOver bool
+	// progressRead is when the running copy's log was last read; progressMark what its last
+	// progress Event said (copier, claim, tenth).
+	progressRead time.Time
+	progressMark string
 	// deleted are the objects of this ordinal this run deleted ("PVC x", "Pod y").
 	deleted []string
 }
@@ -567,9 +571,9 @@ func (m *migrator) start(v *migration.Migration, next []int32) []*ordinalRun {
 // again without an event (0: the default resync).
 func (m *migrator) look(ctx context.Context, v *migration.Migration, r *ordinalRun, now time.Time) (*migration.Migration, time.Duration, error) {
 	if m.run.Copy != nil && r.action == migration.MigrationMove && !r.handedOver {
-		done, err := m.warmLook(ctx, v, r, now)
+		done, wake, err := m.warmLook(ctx, v, r, now)
 		if err != nil || !done {
-			return v, 0, err
+			return v, wake, err
 		}
 		r.handedOver = true
 	}

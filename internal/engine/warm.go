@@ -12,6 +12,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8stypes "k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
 
 	"github.com/olapgke/terraform-provider-olapgke/internal/planner/migration"
 	"github.com/olapgke/terraform-provider-olapgke/internal/stsutil"
@@ -27,17 +29,70 @@ const (
 	ReasonCopyRolledBack = "OlapgkeCopyRolledBack"
 	// ReasonVolumeHandedOver: the ordinal's claim is bound to the copy on the target node.
 	ReasonVolumeHandedOver = "OlapgkeVolumeHandedOver"
+	// ReasonCopyProgress: how far a running copy is (bytes, rate, time left), from its log.
+	ReasonCopyProgress = "OlapgkeCopyProgress"
 )
 
+// copyProgressEvery is how often a running copy's log is read; an Event is recorded when the
+// copy has crossed another tenth of a claim (or started the next claim) since the last one, so
+// a two-hour copy leaves a dozen Events per claim, not hundreds.
+const copyProgressEvery = 15 * time.Second
+
+// copyLogTail is how many lines of a copier's log CopyProgressOf reads: rsync writes about one
+// record a second, and the claim marker must be among them for the record to name its claim.
+const copyLogTail = 400
+
+// CopyProgressOf is how far copier Pod pod in namespace ns is, from the tail of its log
+// (migration.ParseCopyProgress): the apply's Events and the plan's in-progress warning both
+// read it here. ok is false when the log says nothing of progress yet (or the copier prints
+// none); err when the log cannot be read (pods/log not allowed, the node's kubelet not
+// answering).
+func CopyProgressOf(ctx context.Context, kube kubernetes.Interface, ns, pod string) (p migration.CopyProgress, ok bool, err error) {
+	b, err := kube.CoreV1().Pods(ns).GetLogs(pod, &corev1.PodLogOptions{Container: migration.CopierContainer,
+		TailLines: ptr.To(int64(copyLogTail))}).DoRaw(ctx)
+	if err != nil {
+		return p, false, err
+	}
+	p, ok = migration.ParseCopyProgress(string(b))
+	return p, ok, nil
+}
+
+// copyProgress reads ordinal r's running copy (copier) at most every copyProgressEvery, logs
+// it and records an Event when it has moved on by a tenth; it returns when to read again.
+func (m *migrator) copyProgress(ctx context.Context, r *ordinalRun, copier string, now time.Time) time.Duration {
+	if !r.progressRead.IsZero() && now.Sub(r.progressRead) < copyProgressEvery {
+		return copyProgressEvery - now.Sub(r.progressRead)
+	}
+	r.progressRead = now
+	p, ok, err := CopyProgressOf(ctx, m.kube, m.run.Namespace, copier)
+	switch {
+	case err != nil:
+		if !r.logged["progress:"+copier] {
+			r.logged["progress:"+copier] = true
+			m.logf(r.o, r.idx, "the progress of copier %s cannot be read from its log (%v); the copy goes on", copier, err)
+		}
+	case ok:
+		m.logf(r.o, r.idx, "copier %s: %s", copier, p.Describe())
+		mark := fmt.Sprintf("%s/%s/%d", copier, p.Claim, p.Percent/10)
+		if mark != r.progressMark {
+			r.progressMark = mark
+			m.ev.record(false, ReasonCopyProgress, "Copy", podRef(m.run.Namespace, copier, ""), "ordinal %d (%d/%d): copier %s: %s",
+				r.o, r.idx, m.total, copier, p.Describe())
+		}
+	}
+	return copyProgressEvery
+}
+
 // warmLook takes ordinal r's next warm step (migration.NextWarmStep) and says whether the warm
-// move is over (the cold NextStep then waits for the new Pod). After a write it waits for the
-// informers' event before it decides again.
-func (m *migrator) warmLook(ctx context.Context, v *migration.Migration, r *ordinalRun, now time.Time) (handedOver bool, err error) {
+// move is over (the cold NextStep then waits for the new Pod), and, while a copy runs, when to
+// read its progress again (0: no timer). After a write it waits for the informers' event
+// before it decides again.
+func (m *migrator) warmLook(ctx context.Context, v *migration.Migration, r *ordinalRun, now time.Time) (handedOver bool, wake time.Duration, err error) {
 	ws := v.NextWarmStep(r.o, m.run.Claims, m.targets[r.o], m.w.copiers(),
 		migration.WarmOptions{Timeout: m.run.Copy.Timeout, FinalSync: m.run.Copy.FinalSync}, now)
 	switch ws.Kind {
 	case migration.WarmHandedOver:
-		return true, nil
+		return true, 0, nil
 	case migration.WarmWait:
 		// What a timeout or a cancel reports the ordinal was doing.
 		r.last = migration.Step{Kind: migration.StepWait, Ordinal: r.o, Reason: ws.Reason}
@@ -45,23 +100,26 @@ func (m *migrator) warmLook(ctx context.Context, v *migration.Migration, r *ordi
 			r.logged[ws.Reason] = true
 			m.logf(r.o, r.idx, "%s", ws.Reason)
 		}
-		return false, nil
+		if ws.Copier != "" {
+			return false, m.copyProgress(ctx, r, ws.Copier, now), nil
+		}
+		return false, 0, nil
 	case migration.WarmCutOver:
 		// The cold steps on the old claims and Pod, with their UID preconditions.
 		_, _, err := m.act(ctx, v.Snapshot(), r, ws.Cold, now)
-		return false, err
+		return false, 0, err
 	}
 	if err := m.warmAct(ctx, v, r, ws); err != nil {
-		return false, err
+		return false, 0, err
 	}
 	if ws.Kind == migration.WarmFinalFailed {
-		return false, &MigrationError{Ordinal: r.o, Pod: stsutil.PodName(m.run.Name, r.o), Phase: string(ws.Kind), Reason: ws.Reason}
+		return false, 0, &MigrationError{Ordinal: r.o, Pod: stsutil.PodName(m.run.Name, r.o), Phase: string(ws.Kind), Reason: ws.Reason}
 	}
 	if ws.Kind == migration.WarmRollback {
-		return false, &MigrationError{Ordinal: r.o, Pod: stsutil.PodName(m.run.Name, r.o), Phase: string(ws.Kind),
+		return false, 0, &MigrationError{Ordinal: r.o, Pod: stsutil.PodName(m.run.Name, r.o), Phase: string(ws.Kind),
 			Reason: ws.Reason + "; the copy's claims and copiers were deleted, the ordinal's Pod and PVCs were not touched"}
 	}
-	return false, nil
+	return false, 0, nil
 }
 
 // warmAct performs one warm step's writes (each idempotent: AlreadyExists and NotFound are

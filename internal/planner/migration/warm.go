@@ -130,6 +130,9 @@ type WarmStep struct {
 	Delete []string
 	// Cold is the cold step the cut-over takes (WarmCutOver).
 	Cold Step
+	// Copier is, while WarmWait waits for a running copy (the sink or the final pass), that
+	// copier Pod: its log says how far it is (ParseCopyProgress).
+	Copier string
 }
 
 // NextWarmStep decides the next step of ordinal o's warm move to target (the node the plan's
@@ -232,6 +235,9 @@ func (v *Migration) NextWarmStep(o int32, claims []string, target string, copier
 			st.Kind, st.Reason = WarmFinalSynced, "the final pass is complete"
 		case final != nil:
 			st.Kind, st.Reason = WarmWait, "final pass to node "+target+" ("+final.Name+" "+string(final.Status.Phase)+")"
+			if final.Status.Phase == corev1.PodRunning {
+				st.Copier = final.Name
+			}
 		case source == nil || source.Status.Phase != corev1.PodRunning || source.Status.PodIP == "":
 			st.Kind, st.Reason = WarmWait, "waiting for the source copier to serve the final pass"
 		default:
@@ -378,6 +384,9 @@ func (v *Migration) warmBeforeCutOver(st WarmStep, o int32, pairs []warmPair, so
 		st.Kind, st.SourceIP, st.Reason = WarmCreateSink, source.Status.PodIP, "start the copy to node "+st.Target
 	case sink.Status.Phase != corev1.PodSucceeded:
 		st.Kind, st.Reason = WarmWait, "copying to node "+st.Target+" ("+sink.Name+" "+string(sink.Status.Phase)+")"
+		if sink.Status.Phase == corev1.PodRunning {
+			st.Copier = sink.Name
+		}
 	default:
 		st.Kind, st.Reason = WarmRetain, "the copy is complete: keep its volumes through the hand-over"
 		for _, p := range pairs {
@@ -439,6 +448,8 @@ type CopySpec struct {
 const (
 	CopierMountRoot = "/data"
 	CopierPort      = 8873
+	// CopierContainer is the copier Pods' one container (its log is the copy's progress).
+	CopierContainer = "copy"
 )
 
 // DefaultSourceCommand serves every claim as an rsync daemon module of its name, read-only.
@@ -500,7 +511,7 @@ func (v *Migration) CopierPod(o int32, claims []string, role, node, sourceIP str
 		Spec: corev1.PodSpec{
 			NodeName: node, RestartPolicy: corev1.RestartPolicyNever,
 			Tolerations: []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
-			Containers: []corev1.Container{{Name: "copy", Image: c.Image, Command: cmd, Env: env,
+			Containers: []corev1.Container{{Name: CopierContainer, Image: c.Image, Command: cmd, Env: env,
 				TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError}},
 		},
 	}

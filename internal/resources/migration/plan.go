@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
@@ -12,13 +13,17 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/olapgke/terraform-provider-olapgke/internal/clients"
 	"github.com/olapgke/terraform-provider-olapgke/internal/diagnostics"
+	"github.com/olapgke/terraform-provider-olapgke/internal/engine"
 	"github.com/olapgke/terraform-provider-olapgke/internal/planner"
 	planmigration "github.com/olapgke/terraform-provider-olapgke/internal/planner/migration"
 	"github.com/olapgke/terraform-provider-olapgke/internal/resources/apifailure"
 	"github.com/olapgke/terraform-provider-olapgke/internal/snapshot"
+	"github.com/olapgke/terraform-provider-olapgke/internal/stsutil"
 )
 
 // ModifyPlan computes `moves` against the cluster (and `planned_manifest`)
@@ -114,13 +119,21 @@ func (r *migrationResource) ModifyPlan(ctx context.Context, req resource.ModifyP
 	if w := unreachableWarning(plan, ev); w != nil {
 		resp.Diagnostics.Append(w)
 	}
+	if copies := r.copiesUnderWay(ctx, plan, ev); len(copies) > 0 {
+		resp.Diagnostics.Append(diagnostics.Warning("Warm Copy In Progress", diagnostics.Detail{
+			Checked: fmt.Sprintf("The warm-move copier Pods of StatefulSet %s/%s and their logs.", plan.Namespace.ValueString(), plan.StatefulSet.ValueString()),
+			Found:   "A copy started by an earlier apply is running: " + strings.Join(copies, "; ") + ".",
+			Do:      "Nothing: apply picks the copy up where it is (it is not started again).",
+		}))
+	}
 	if flux := ev.view.InFlux(ev.plan.Claims); len(flux) > 0 {
 		// Terraform plans again at apply and requires the same known values:
 		// while Pods and PVCs are changing (a step under way, for example after
 		// a failed or killed apply), promise nothing and decide at apply.
+		found := "They are changing: " + strings.Join(flux, "; ") + "."
 		resp.Diagnostics.Append(diagnostics.Warning("Migration In Progress", diagnostics.Detail{
 			Checked: fmt.Sprintf("The Pods and PVCs of StatefulSet %s/%s.", plan.Namespace.ValueString(), plan.StatefulSet.ValueString()),
-			Found:   "They are changing: " + strings.Join(flux, "; ") + ". `moves` is computed at apply time from the state then.",
+			Found:   found + " `moves` is computed at apply time from the state then.",
 			Do:      "Nothing: apply resumes the unfinished step first. Plan again once the cluster has settled to see the steps in advance.",
 		}))
 		unknownPlan()
@@ -576,4 +589,45 @@ func copyBandwidth(ctx context.Context, o types.Object) int64 {
 		return 0
 	}
 	return spec.BandwidthBytes
+}
+
+// copiesUnderWay says how far each running warm-move copy of the set is (the sink's or the
+// final pass's log, read by engine.CopyProgressOf as the apply's Events are), e.g.
+// "historical-3 to node n (historical-3-copy-sink): claim cache (1 of 1): 4.0 GiB copied (40%),
+// 100.0 MiB/s, about 1m left". The copiers are among the snapshot's Pods; only a running one
+// costs a request (its log). A log that cannot be read names the copy without its progress.
+func (r *migrationResource) copiesUnderWay(ctx context.Context, m resourceModel, ev *evaluation) []string {
+	if m.Copy.IsNull() || ev == nil || ev.snap == nil || ev.snap.Live == nil {
+		return nil
+	}
+	set := ev.snap.Live
+	var out []string
+	var kube kubernetes.Interface
+	for i := range ev.snap.AllPods {
+		p := &ev.snap.AllPods[i]
+		role := p.Labels[planmigration.LabelCopierRole]
+		if p.Namespace != set.Namespace || p.Status.Phase != corev1.PodRunning || (role != planmigration.CopierSink && role != planmigration.CopierFinal) {
+			continue
+		}
+		if owner := p.Labels[planmigration.LabelWarmMove]; stsutil.OrdinalOf(owner) < 0 || stsutil.PodName(set.Name, stsutil.OrdinalOf(owner)) != owner {
+			continue // another set's copy
+		}
+		what := fmt.Sprintf("%s to node %s (%s)", p.Labels[planmigration.LabelWarmMove], p.Spec.NodeName, p.Name)
+		if kube == nil {
+			k, err := r.clients.Kube(ctx)
+			if err != nil {
+				return nil
+			}
+			kube = k
+		}
+		switch prog, ok, err := engine.CopyProgressOf(ctx, kube, set.Namespace, p.Name); {
+		case err != nil:
+			what += ": progress unknown (its log cannot be read)"
+		case ok:
+			what += ": " + prog.Describe()
+		}
+		out = append(out, what)
+	}
+	sort.Strings(out)
+	return out
 }
