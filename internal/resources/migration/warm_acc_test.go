@@ -80,10 +80,15 @@ func TestAccStatefulSetMigration_WarmMove(t *testing.T) {
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProtoV6ProviderFactories,
 		Steps: []resource.TestStep{{
-			Config: testAccStatefulSetMigrationConfig_basic(f.ns, warmCopyHCL(0, "", "    final_sync = true")),
+			Config: testAccStatefulSetMigrationConfig_basic(f.ns, warmCopyHCL(0, "", "    final_sync = true", `    bandwidth  = "1Mi"`)),
 			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 				plancheck.ExpectKnownValue(res, tfjsonpath.New("moves").AtSliceIndex(0).AtMapKey("mode"), knownvalue.StringExact("warm")),
 				plancheck.ExpectKnownValue(res, tfjsonpath.New("moves"), expectOrdinals(2, 1, 0)),
+				// The copy takes the claim's 1Gi on the target; at 1Mi/s at most 1,024 s.
+				plancheck.ExpectKnownValue(res, tfjsonpath.New("moves").AtSliceIndex(2).AtMapKey("copy_bytes"), knownvalue.Int64Exact(1<<30)),
+				plancheck.ExpectKnownValue(res, tfjsonpath.New("moves").AtSliceIndex(2).AtMapKey("copy_max_seconds"), knownvalue.Float64Exact(1024)),
+				plancheck.ExpectKnownValue(res, tfjsonpath.New("plan_summary"),
+					knownvalue.StringRegexp(regexp.MustCompile(`warm: copy up to 1Gi per ordinal at 1Mi/s \(at most 17m each\) while it serves`))),
 			}},
 			Check: func(*terraformState) error {
 				f.checkMoved(t, "pool-b", 0, 1, 2)
@@ -196,4 +201,56 @@ func waitWarmLeftoversGone(t *testing.T, env *acctest.Env, ns string) {
 	if err != nil {
 		t.Errorf("namespace %s: %s: %v", ns, left, err)
 	}
+}
+
+// A warm pool switch planned and saved, then ordinary drift (ordinal 0's Pod restarted in
+// place; other drift of the shared target pool would disturb the package's parallel tests),
+// then the saved plan applied: the apply's own plan computes the same warm moves (mode,
+// copy_bytes, copy_max_seconds are known at plan: never Terraform's "inconsistent final plan"),
+// and both ordinals move warm.
+func TestAccStatefulSetMigration_WarmMoveSavedPlan(t *testing.T) {
+	t.Parallel()
+	env := acctest.Sandbox(t)
+	ensurePool(t, env, "pool-b", 3)
+	f := newSet(t, env, "mig-warm-saved", 2, "pool-a", "1Gi")
+	f.switchPool(t, "pool-b")
+	seen := watchCopiers(t, env, f.ns)
+	tf := acctest.NewTF(t, testAccStatefulSetMigrationConfig_basic(f.ns, warmCopyHCL(0, "", `    bandwidth = "64Mi"`)))
+	if out, err := tf.Run("plan", "-out=warm.tfplan"); err != nil {
+		t.Fatalf("plan: %v\n%s", err, out)
+	}
+	show, err := tf.Run("show", "-json", "warm.tfplan")
+	if err != nil {
+		t.Fatalf("show: %v\n%s", err, show)
+	}
+	for _, want := range []string{`"mode":"warm"`, `"copy_bytes":1073741824`, `"copy_max_seconds":16`} {
+		if !strings.Contains(show, want) {
+			t.Errorf("the saved plan does not hold %s", want)
+		}
+	}
+
+	// Drift: ordinal 0's Pod restarted (same node: its PVC pins it).
+	ctx := t.Context()
+	old, _ := f.get(t, 0)
+	if err := env.Kube.CoreV1().Pods(f.ns).Delete(ctx, old.Name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		p, err := env.Kube.CoreV1().Pods(f.ns).Get(ctx, old.Name, metav1.GetOptions{})
+		return err == nil && p.UID != old.UID && stsutil.PodReady(p), nil
+	}); err != nil {
+		t.Fatalf("ordinal 0 did not come back Ready: %v", err)
+	}
+
+	out, err := tf.Run("apply", "warm.tfplan")
+	for _, bad := range acctest.ProviderBugTexts {
+		if strings.Contains(out, bad) {
+			t.Fatalf("apply printed %q:\n%s", bad, out)
+		}
+	}
+	if err != nil {
+		t.Fatalf("apply of the saved plan: %v\n%s", err, out)
+	}
+	f.checkMoved(t, "pool-b", 0, 1)
+	f.checkWarm(t, seen, 0, 1)
 }
