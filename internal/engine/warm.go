@@ -42,12 +42,19 @@ const copyProgressEvery = 15 * time.Second
 // record a second, and the claim marker must be among them for the record to name its claim.
 const copyLogTail = 400
 
+// copyLogTimeout bounds one read of a copier's log.
+const copyLogTimeout = 5 * time.Second
+
 // CopyProgressOf is how far copier Pod pod in namespace ns is, from the tail of its log
 // (migration.ParseCopyProgress): the apply's Events and the plan's in-progress warning both
 // read it here. ok is false when the log says nothing of progress yet (or the copier prints
 // none); err when the log cannot be read (pods/log not allowed, the node's kubelet not
 // answering).
 func CopyProgressOf(ctx context.Context, kube kubernetes.Interface, ns, pod string) (p migration.CopyProgress, ok bool, err error) {
+	// The API server proxies the read to the node's kubelet: one that does not answer must not
+	// hold up the migration (or the plan) for longer than a glance.
+	ctx, cancel := context.WithTimeout(ctx, copyLogTimeout)
+	defer cancel()
 	b, err := kube.CoreV1().Pods(ns).GetLogs(pod, &corev1.PodLogOptions{Container: migration.CopierContainer,
 		TailLines: ptr.To(int64(copyLogTail))}).DoRaw(ctx)
 	if err != nil {
