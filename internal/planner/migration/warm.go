@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 )
 
 // Warm moves (issue 46): while an ordinal's Pod serves, its node-local claims are copied to new
@@ -452,6 +453,9 @@ const (
 	CopierContainer = "copy"
 )
 
+// copierGracePeriod is the copier Pods' terminationGracePeriodSeconds.
+const copierGracePeriod int64 = 1
+
 // DefaultSourceCommand serves every claim as an rsync daemon module of its name, read-only.
 func DefaultSourceCommand() []string {
 	return []string{"sh", "-c", `set -e
@@ -509,7 +513,12 @@ func (v *Migration) CopierPod(o int32, claims []string, role, node, sourceIP str
 		ObjectMeta: metav1.ObjectMeta{Namespace: v.set.Namespace, Name: CopierPodName(podName, role),
 			Labels: map[string]string{LabelWarmMove: podName, LabelCopierRole: role}, Annotations: maps.Clone(c.Annotations)},
 		Spec: corev1.PodSpec{
-			NodeName: node, RestartPolicy: corev1.RestartPolicyNever,
+			// The source's deletion is on the ordinal's downtime path (its old claims go only
+			// once it is gone), and a copier has nothing to flush: the source only reads, and a
+			// sink stopped before it finished is rolled back. rsync exits on SIGTERM at once; the
+			// kubelet's default 30 s would only bound a copier that does not.
+			TerminationGracePeriodSeconds: ptr.To(copierGracePeriod),
+			NodeName:                      node, RestartPolicy: corev1.RestartPolicyNever,
 			Tolerations: []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
 			Containers: []corev1.Container{{Name: CopierContainer, Image: c.Image, Command: cmd, Env: env,
 				TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError}},

@@ -14,9 +14,11 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 	corev1 "k8s.io/api/core/v1"
+	k8sresource "k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/util/retry"
 
 	"github.com/olapgke/terraform-provider-olapgke/internal/acctest"
 	planmigration "github.com/olapgke/terraform-provider-olapgke/internal/planner/migration"
@@ -203,8 +205,9 @@ func waitWarmLeftoversGone(t *testing.T, env *acctest.Env, ns string) {
 	}
 }
 
-// A warm pool switch planned and saved, then ordinary drift (ordinal 0's Pod restarted in
-// place; other drift of the shared target pool would disturb the package's parallel tests),
+// A warm pool switch planned and saved, then ordinary drift (ordinal 0's container restarted,
+// another workload's Pod placed on the target pool; a cordon of the shared target pool would
+// disturb the package's parallel tests),
 // then the saved plan applied: the apply's own plan computes the same warm moves (mode,
 // copy_bytes, copy_max_seconds are known at plan: never Terraform's "inconsistent final plan"),
 // and both ordinals move warm.
@@ -229,17 +232,33 @@ func TestAccStatefulSetMigration_WarmMoveSavedPlan(t *testing.T) {
 		}
 	}
 
-	// Drift: ordinal 0's Pod restarted (same node: its PVC pins it).
+	// Drift: ordinal 0's container restarted (its Pod cannot be recreated: the template now
+	// asks for pool-b, where its PVC cannot follow it: the incident itself), and a Pod of
+	// another workload placed on a pool-b node.
 	ctx := t.Context()
 	old, _ := f.get(t, 0)
-	if err := env.Kube.CoreV1().Pods(f.ns).Delete(ctx, old.Name, metav1.DeleteOptions{}); err != nil {
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		p, err := env.Kube.CoreV1().Pods(f.ns).Get(ctx, old.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		for i := range p.Status.ContainerStatuses {
+			p.Status.ContainerStatuses[i].RestartCount++
+		}
+		_, err = env.Kube.CoreV1().Pods(f.ns).UpdateStatus(ctx, p, metav1.UpdateOptions{})
+		return err
+	}); err != nil {
 		t.Fatal(err)
 	}
-	if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
-		p, err := env.Kube.CoreV1().Pods(f.ns).Get(ctx, old.Name, metav1.GetOptions{})
-		return err == nil && p.UID != old.UID && stsutil.PodReady(p), nil
-	}); err != nil {
-		t.Fatalf("ordinal 0 did not come back Ready: %v", err)
+	nodes, err := env.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: labelPool + "=pool-b"})
+	if err != nil || len(nodes.Items) == 0 {
+		t.Fatalf("pool-b nodes: %v", err)
+	}
+	other := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "bystander", Namespace: f.ns},
+		Spec: corev1.PodSpec{NodeName: nodes.Items[0].Name, Containers: []corev1.Container{{Name: "c", Image: "busybox",
+			Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: k8sresource.MustParse("100m")}}}}}}
+	if _, err := env.Kube.CoreV1().Pods(f.ns).Create(ctx, other, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
 	}
 
 	out, err := tf.Run("apply", "warm.tfplan")
