@@ -1,7 +1,9 @@
 // Package controlplane runs etcd, kube-apiserver, kube-controller-manager and
 // kube-scheduler from k8s.io/kubernetes in this process, configured through
 // their options/config APIs. One control plane per process: the components
-// register process-global informer names and metrics.
+// register process-global informer names and metrics. The API server reaches the
+// nodes' kubelet port through its egress selector, a proxy of this package, to one
+// endpoint whose handler ServeKubelet sets (nodeserver.go).
 package controlplane
 
 import (
