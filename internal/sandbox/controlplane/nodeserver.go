@@ -103,6 +103,8 @@ func newNodeServer(p *pki, dir string) (*nodeServer, string, error) {
 		Handler:           http.HandlerFunc(s.serveHTTP),
 		ReadHeaderTimeout: 32 * time.Second,
 		IdleTimeout:       90 * time.Second,
+		// Failed handshakes and the like into the sandbox's log, not stderr.
+		ErrorLog: klog.NewStandardLogger("WARNING"),
 	}
 	return s, path, nil
 }
