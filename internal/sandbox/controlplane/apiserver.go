@@ -26,7 +26,7 @@ type apiServer struct {
 // newAPIServer configures kube-apiserver through its options API, the way
 // cmd/kube-apiserver/app/testing/testserver.go does, not its cobra command
 // (which installs a process-wide signal handler).
-func newAPIServer(ctx context.Context, etcdURL string, p *pki, extra []string) (*apiServer, error) {
+func newAPIServer(ctx context.Context, etcdURL string, p *pki, egressConfig string, extra []string) (*apiServer, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("listen for the API server: %w", err)
@@ -54,6 +54,12 @@ func newAPIServer(ctx context.Context, etcdURL string, p *pki, extra []string) (
 		"--endpoint-reconciler-type=none",
 		"--allow-privileged=true",
 		"--profiling=false",
+		// Kubelets (pods/log): through the egress proxy, verified and authenticated with the
+		// sandbox's CA (nodeserver.go).
+		"--egress-selector-config-file=" + egressConfig,
+		"--kubelet-certificate-authority=" + p.CAFile,
+		"--kubelet-client-certificate=" + p.KubeletClientCert,
+		"--kubelet-client-key=" + p.KubeletClientKey,
 	}
 	args = append(args, extra...)
 	if err := fs.Parse(args); err != nil {

@@ -1,7 +1,9 @@
 // Package controlplane runs etcd, kube-apiserver, kube-controller-manager and
 // kube-scheduler from k8s.io/kubernetes in this process, configured through
 // their options/config APIs. One control plane per process: the components
-// register process-global informer names and metrics.
+// register process-global informer names and metrics. The API server reaches the
+// nodes' kubelet port through its egress selector, a proxy of this package, to one
+// endpoint whose handler ServeKubelet sets (nodeserver.go).
 package controlplane
 
 import (
@@ -66,6 +68,7 @@ type ControlPlane struct {
 
 	cancel context.CancelFunc
 	etcd   *embed.Etcd
+	nodes  *nodeServer
 	wg     sync.WaitGroup
 	errCh  chan error
 	once   sync.Once
@@ -115,7 +118,13 @@ func Start(ctx context.Context, o Options) (_ *ControlPlane, err error) {
 	if err != nil {
 		return nil, err
 	}
-	api, err := newAPIServer(runCtx, etcdURL, p, versionArgs)
+	nodes, egressConfig, err := newNodeServer(p, filepath.Join(o.Dir, "pki"))
+	if err != nil {
+		return nil, err
+	}
+	cp.nodes = nodes
+	cp.run("egress proxy and node server", runCtx, nodes.run)
+	api, err := newAPIServer(runCtx, etcdURL, p, egressConfig, versionArgs)
 	if err != nil {
 		return nil, err
 	}
@@ -198,6 +207,12 @@ func Start(ctx context.Context, o Options) (_ *ControlPlane, err error) {
 	cp.run("kube-scheduler", runCtx, sched)
 	return cp, nil
 }
+
+// ServeKubelet makes h serve every node's kubelet endpoint (https://<node address>:10250, as
+// the API server reaches it through its egress proxy: nodeserver.go), for example
+// GET /containerLogs/{namespace}/{pod}/{container} of pods/log. Until it is called, the
+// endpoint answers 503.
+func (cp *ControlPlane) ServeKubelet(h http.Handler) { cp.nodes.setHandler(h) }
 
 func (cp *ControlPlane) run(name string, ctx context.Context, f func(context.Context) error) {
 	cp.wg.Add(1)

@@ -2,7 +2,9 @@
 // behave like nodes with a kubelet: KWOK's controllers (sigs.k8s.io/kwok)
 // initialise them, keep their leases and heartbeats, and move their Pods to
 // Running/Ready; this package's terminator removes deleted Pods once their
-// grace period is over, like a kubelet does.
+// grace period is over, like a kubelet does. KubeletHandler is the nodes' kubelet
+// endpoint (pods/log), with container logs played from Pod annotations (LogAnnotation,
+// CopyBytesAnnotation: podlogs.go).
 package kwoknodes
 
 import (

@@ -245,6 +245,8 @@ func startSandbox(sigCtx context.Context, dir string, w *world.World, logFile *o
 		WaitForVolumes: f.topolvm == "real"}); err != nil {
 		return sb, fmt.Errorf("start KWOK: %w", err)
 	}
+	// The nodes' kubelet endpoint (pods/log): the played container logs.
+	cp.ServeKubelet(kwoknodes.KubeletHandler(cp.Kube, time.Now))
 
 	if err := topolvm.Install(sigCtx, cp.Kube, topolvm.InstallOptions{
 		Namespace:        w.TopoLVM.Namespace,
