@@ -122,7 +122,7 @@ func (r *migrationResource) ModifyPlan(ctx context.Context, req resource.ModifyP
 	if copies := r.copiesUnderWay(ctx, plan, ev); len(copies) > 0 {
 		resp.Diagnostics.Append(diagnostics.Warning("Warm Copy In Progress", diagnostics.Detail{
 			Checked: fmt.Sprintf("The warm-move copier Pods of StatefulSet %s/%s and their logs.", plan.Namespace.ValueString(), plan.StatefulSet.ValueString()),
-			Found:   "A copy started by an earlier apply is running: " + strings.Join(copies, "; ") + ".",
+			Found:   "A copy an apply started is running: " + strings.Join(copies, "; ") + ".",
 			Do:      "Nothing: apply picks the copy up where it is (it is not started again).",
 		}))
 	}

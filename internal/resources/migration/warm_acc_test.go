@@ -21,24 +21,31 @@ import (
 	"k8s.io/client-go/util/retry"
 
 	"github.com/olapgke/terraform-provider-olapgke/internal/acctest"
+	"github.com/olapgke/terraform-provider-olapgke/internal/engine"
 	planmigration "github.com/olapgke/terraform-provider-olapgke/internal/planner/migration"
 	"github.com/olapgke/terraform-provider-olapgke/internal/stsutil"
 )
 
 // warmCopyHCL is a copy block whose copiers the sandbox plays: KWOK runs no containers, so the
 // sink ends after sandbox.olapgke.io/run-for with the annotated exit code (kwoknodes
-// podstages.go), and the source runs until it is deleted.
+// podstages.go), and the source runs until it is deleted; the sink's log is the default sink's
+// (a claim marker and rsync's progress2 records over 1 GiB, kwoknodes podlogs.go).
 func warmCopyHCL(exitCode int, message string, extra ...string) string {
+	return warmCopyHCLFor("2s", exitCode, message, extra...)
+}
+
+func warmCopyHCLFor(runFor string, exitCode int, message string, extra ...string) string {
 	return fmt.Sprintf(`  copy = {
     image   = "registry.example/rsync:3"
     timeout = "2m"
 %s
     pod_annotations = {
-      "sandbox.olapgke.io/run-for"             = "2s"
+      "sandbox.olapgke.io/run-for"             = %q
       "sandbox.olapgke.io/exit-code"           = "%d"
       "sandbox.olapgke.io/termination-message" = %q
+      "sandbox.olapgke.io/copy-bytes"          = "1073741824"
     }
-  }`, strings.Join(extra, "\n"), exitCode, message)
+  }`, strings.Join(extra, "\n"), runFor, exitCode, message)
 }
 
 // copierSeen is what a watch saw of the copier Pods during an apply.
@@ -95,6 +102,7 @@ func TestAccStatefulSetMigration_WarmMove(t *testing.T) {
 			Check: func(*terraformState) error {
 				f.checkMoved(t, "pool-b", 0, 1, 2)
 				f.checkWarm(t, seen, 0, 1, 2)
+				checkCopyProgressEvents(t, env, f, 0, 1, 2)
 				seen.mu.Lock()
 				defer seen.mu.Unlock()
 				for _, o := range []int32{0, 1, 2} {
@@ -272,4 +280,71 @@ func TestAccStatefulSetMigration_WarmMoveSavedPlan(t *testing.T) {
 	}
 	f.checkMoved(t, "pool-b", 0, 1)
 	f.checkWarm(t, seen, 0, 1)
+}
+
+// checkCopyProgressEvents: each ordinal's sink had its progress read from its log (the real
+// API server's pods/log, the sandbox's kubelet endpoint) and recorded as an OlapgkeCopyProgress
+// Event on the StatefulSet, related to the sink, saying bytes, rate and time left or done.
+func checkCopyProgressEvents(t *testing.T, env *acctest.Env, f *setFixture, ordinals ...int32) {
+	t.Helper()
+	list, err := env.Kube.EventsV1().Events(f.ns).List(t.Context(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	progress := regexp.MustCompile(`claim \S+ \(1 of 1\): [0-9.]+ (B|KiB|MiB|GiB) copied \([0-9]+%\), [0-9.]+ (B|KiB|MiB|GiB)/s, (about \S+ left|done)`)
+	for _, o := range ordinals {
+		sink := planmigration.CopierPodName(stsutil.PodName(f.name, o), planmigration.CopierSink)
+		found := false
+		for _, e := range list.Items {
+			if e.Reason == engine.ReasonCopyProgress && e.Regarding.Name == f.name && e.Related != nil && e.Related.Name == sink {
+				found = true
+				if !progress.MatchString(e.Note) {
+					t.Errorf("ordinal %d: progress Event %q does not say bytes, rate and time left", o, e.Note)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("ordinal %d: no %s Event related to %s", o, engine.ReasonCopyProgress, sink)
+		}
+	}
+}
+
+// A plan made while a copy runs (here beside the apply that started it, as after a killed
+// apply) warns Warm Copy In Progress with the copy's progress read from the sink's log.
+func TestAccStatefulSetMigration_WarmCopyProgressInPlan(t *testing.T) {
+	t.Parallel()
+	env := acctest.Sandbox(t)
+	ensurePool(t, env, "pool-b", 3)
+	f := newSet(t, env, "mig-warm-progress", 1, "pool-a", "1Gi")
+	f.switchPool(t, "pool-b")
+	tf := acctest.NewTF(t, testAccStatefulSetMigrationConfig_basic(f.ns, warmCopyHCLFor("40s", 0, "")))
+	done := make(chan error, 1)
+	var applyOut string
+	go func() {
+		out, err := tf.Run("apply", "-auto-approve")
+		applyOut = out
+		done <- err
+	}()
+	sink := planmigration.CopierPodName(stsutil.PodName(f.name, 0), planmigration.CopierSink)
+	ctx := t.Context()
+	if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
+		p, err := env.Kube.CoreV1().Pods(f.ns).Get(ctx, sink, metav1.GetOptions{})
+		return err == nil && p.Status.Phase == corev1.PodRunning, nil
+	}); err != nil {
+		t.Fatalf("the sink %s never ran: %v", sink, err)
+	}
+	// The apply holds the state lock; the plan reads the cluster all the same.
+	out, err := tf.Run("plan", "-lock=false")
+	if err != nil {
+		t.Fatalf("plan during the copy: %v\n%s", err, out)
+	}
+	want := regexp.MustCompile(`Warning: Warm Copy In Progress .*` + regexp.QuoteMeta(stsutil.PodName(f.name, 0)) + ` to node \S+ \(` +
+		regexp.QuoteMeta(sink) + `\): claim ` + claimName + ` \(1 of 1\): [0-9.]+ (B|KiB|MiB|GiB) copied \([0-9]+%\)`)
+	if !want.MatchString(strings.Join(strings.Fields(out), " ")) { // Terraform wraps diagnostics
+		t.Errorf("the plan during the copy does not warn with its progress:\n%s", out)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("apply: %v\n%s", err, applyOut)
+	}
+	f.checkMoved(t, "pool-b", 0)
 }
