@@ -11,6 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 
+	"github.com/olapgke/terraform-provider-olapgke/internal/engine"
+	planmigration "github.com/olapgke/terraform-provider-olapgke/internal/planner/migration"
 	"github.com/olapgke/terraform-provider-olapgke/internal/stsutil"
 )
 
@@ -186,6 +188,22 @@ resource "olapgke_statefulset_migration" "move" {
 	}
 	if out := c.runOn(after[1].node, claim, "reader", "cat /cache/marker"); strings.TrimSpace(out) != marker {
 		t.Errorf("the marker on pool b reads %q, want %q: the copy did not carry the data", out, marker)
+	}
+	// The real rsync's records, read from the sink's log through GKE's kubelet, made at least
+	// the first progress Event (0%, read as soon as the sink runs).
+	evs, err := c.kube.EventsV1().Events(c.ns).List(t.Context(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sink := planmigration.CopierPodName(stsutil.PodName(set, 1), planmigration.CopierSink)
+	progress := 0
+	for _, e := range evs.Items {
+		if e.Reason == engine.ReasonCopyProgress && e.Related != nil && e.Related.Name == sink && strings.Contains(e.Note, "copied (") {
+			progress++
+		}
+	}
+	if progress == 0 {
+		t.Errorf("no %s Event for %s: the copy's progress was not read from its log", engine.ReasonCopyProgress, sink)
 	}
 }
 
