@@ -540,6 +540,15 @@ func TestNextStep(t *testing.T) {
 			},
 			want: Step{Kind: StepWait, Pod: ObjectRef{Name: "hist-2", UID: "pod-uid-b2"}, Node: "gke-olap-pool-b-0"},
 		},
+		// The hand-over race of a warm move: the claim was created unbound, the scheduler chose
+		// a node to provision on, the PV controller bound the claim to the copy on another node.
+		"new Pod placed on another node than its bound PV: delete it, the claim stays": {
+			setup: func(w *plannertest.MigWorld) {
+				w.AddPVC(2, "gke-olap-pool-b-0", "b2")
+				w.AddPod(2, "gke-olap-pool-b-1", plannertest.MigRevB, "b2", true)
+			},
+			want: Step{Kind: StepDeletePod, Pod: ObjectRef{Name: "hist-2", UID: "pod-uid-b2"}, Node: "gke-olap-pool-b-1"},
+		},
 		"new Pod not Ready yet: wait": {
 			setup: func(w *plannertest.MigWorld) {
 				w.AddPVC(2, "gke-olap-pool-b-0", "b2")

@@ -191,10 +191,18 @@ func (v *Migration) NextStep(o int32, claims []string, pr MoveProgress, minReady
 			return st
 		}
 		if pin := v.ix.PinnedNode(pv); pin != "" && pin != pod.Spec.NodeName {
-			// A bound PV pinned to another node than the Pod's: only
-			// possible for a PV that is not node-local after all.
-			st.Kind = StepFail
-			st.Reason = fmt.Sprintf("PV %s of PVC %s is pinned to %q, not to the Pod's node %s", pv.Name, name, pin, pod.Spec.NodeName)
+			// A bound PV pinned to another node than the Pod's. The scheduler never places a
+			// Pod against a bound PV's node affinity, so its claim was not bound yet when it
+			// was placed: the StatefulSet controller created the claim unbound (a warm move's
+			// hand-over: the ordinal's claim name is free only once the old claim is gone),
+			// the scheduler chose a node to provision on, and the PV controller bound the
+			// claim to the copy reserved for it (pv_controller.go syncUnboundClaim: a
+			// pre-bound PV comes first). The Pod cannot mount its volume there; deleting it
+			// (nothing of the volume is touched) lets the controller recreate it and the
+			// scheduler place it by the now bound claim, on the PV's node.
+			st.Kind = StepDeletePod
+			st.Reason = fmt.Sprintf("Pod %s was placed on node %s, but PV %s of its PVC %s is pinned to %q (the claim was bound after the Pod was placed): "+
+				"it cannot mount its volume there", pod.Name, pod.Spec.NodeName, pv.Name, name, pin)
 			return st
 		}
 	}
