@@ -149,15 +149,24 @@ func seededClaim(ns string, o int, node string) *corev1.PersistentVolumeClaim {
 // nodeNames matches the sandbox's GKE node names (gke-<cluster>-<pool>-<hash>-<suffix>).
 var nodeNames = regexp.MustCompile(`gke-[a-z0-9-]+?-pool-[a-z]-[0-9a-f]{8}-[a-z0-9]{4}`)
 
-// planVerdicts is what a plan says per ordinal: its output from the per-ordinal warning on, with
-// node names replaced (two worlds name their nodes differently), blank lines dropped.
+// planVerdicts is what a plan says per ordinal: its output from the per-ordinal warning on,
+// blank lines dropped, each node name replaced by NODE<k>, k counting distinct nodes in order of
+// appearance: two worlds name their nodes differently, but which ordinals share a node must
+// agree.
 func planVerdicts(out string) string {
 	i := strings.Index(out, "Ordinals Will Be Recreated")
 	if i < 0 {
 		return ""
 	}
+	seen := map[string]string{}
+	out = nodeNames.ReplaceAllStringFunc(out[i:], func(n string) string {
+		if _, ok := seen[n]; !ok {
+			seen[n] = fmt.Sprintf("NODE%d", len(seen)+1)
+		}
+		return seen[n]
+	})
 	var lines []string
-	for _, l := range strings.Split(nodeNames.ReplaceAllString(out[i:], "NODE"), "\n") {
+	for _, l := range strings.Split(out, "\n") {
 		if l = strings.TrimRight(l, " "); l != "" {
 			lines = append(lines, l)
 		}
@@ -216,13 +225,10 @@ func SeedSelfCheck(ctx context.Context, sandboxBin, providerDir, dir string, nod
 
 // requestDiff lists the request keys whose counts differ between a and b ("" when equal).
 func requestDiff(a, b Requests) string {
-	keys := slices.Sorted(maps.Keys(a))
-	for k := range b {
-		if _, ok := a[k]; !ok {
-			keys = append(keys, k)
-		}
-	}
+	union := maps.Clone(a)
+	maps.Copy(union, b)
 	var out []string
+	keys := slices.Sorted(maps.Keys(union))
 	for _, k := range keys {
 		if a[k] != b[k] {
 			out = append(out, fmt.Sprintf("%s: %d vs %d", k, a[k], b[k]))
