@@ -164,7 +164,11 @@ func main() {
 		if _, err := fmt.Sscanf(*large, "%dx%d", &n, &o); err != nil || n < 10 || o < 1 {
 			log.Fatalf("-large %q: want NODESxORDINALS, e.g. 5000x1000", *large)
 		}
-		res.Plans = append(res.Plans, largePlan(ctx, *sandboxBin, *providerDir, *work, n, o, *runs, *seedCheck, logf)...)
+		plans, note := largePlan(ctx, *sandboxBin, *providerDir, *work, n, o, *runs, *seedCheck, logf)
+		res.Plans = append(res.Plans, plans...)
+		if note != "" {
+			res.Notes = append(res.Notes, note)
+		}
 	}
 	res.Finished = time.Now()
 	md := res.Markdown()
@@ -182,10 +186,12 @@ func main() {
 // Its claims are seeded (bench.SeededPlanScenario: the scheduler alone takes far too long to
 // place 1,000 Pods with unbound claims on thousands of nodes on 2 cores), after a self-check on a
 // small world that a seeded world's plan equals a scheduled one's (bench.SeedSelfCheck).
-func largePlan(ctx context.Context, sandboxBin, providerDir, work string, n, o, runs int, seedCheck string, logf func(string, ...any)) []bench.PlanResult {
-	fail := func(err error) []bench.PlanResult {
+// The note says how the large world started (it has no row in the start-up table, whose
+// targets are about the default worlds).
+func largePlan(ctx context.Context, sandboxBin, providerDir, work string, n, o, runs int, seedCheck string, logf func(string, ...any)) ([]bench.PlanResult, string) {
+	fail := func(err error) ([]bench.PlanResult, string) {
 		logf("  %v", err)
-		return []bench.PlanResult{{Nodes: n, Ordinals: o, Err: err.Error()}}
+		return []bench.PlanResult{{Nodes: n, Ordinals: o, Err: err.Error()}}, ""
 	}
 	if seedCheck != "" {
 		var cn, co int
@@ -220,7 +226,10 @@ func largePlan(ctx context.Context, sandboxBin, providerDir, work string, n, o, 
 		return fail(err)
 	}
 	defer func() { _ = proxy.Close() }()
-	return bench.SeededPlanScenario(ctx, sb, proxy, providerDir, filepath.Join(dir, "plan"), n, []int{o}, runs, logf)
+	t0 := time.Now()
+	plans := bench.SeededPlanScenario(ctx, sb, proxy, providerDir, filepath.Join(dir, "plan"), n, []int{o}, runs, logf)
+	return plans, fmt.Sprintf("Large tier's world (%d nodes, TopoLVM simulator): ready in %s (CPU %s), %d Ready nodes, sandbox peak RSS %d MiB at ready, %d MiB at the end; claims seeded, Pods placed and the plans run in %s.",
+		n, sb.StartToReady.Round(time.Second), sb.CPUToReady.Round(time.Second), sb.ReadyNodes, sb.RSSAtReadyMiB, sb.PeakRSSMiB(), time.Since(t0).Round(time.Second))
 }
 
 // realTopoLVMStartup starts the world of n nodes with `up --topolvm real` (TopoLVM's own code,
