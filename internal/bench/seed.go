@@ -2,9 +2,11 @@ package bench
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -15,9 +17,11 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -25,35 +29,62 @@ import (
 	"github.com/olapgke/terraform-provider-olapgke/internal/stsutil"
 )
 
-// annSelectedNode is the node the scheduler's VolumeBinding plugin writes on a
-// WaitForFirstConsumer claim in PreBind (k8s.io/kubernetes
-// pkg/scheduler/framework/plugins/volumebinding binder.go, BindPodVolumes; the key is
-// k8s.io/component-helpers storage/volume AnnSelectedNode). The PV controller then names the
-// claim's provisioner and the provisioner creates the PV on that node.
-const annSelectedNode = "volume.kubernetes.io/selected-node"
+// Annotations of a claim the scheduler, the PV controller and external-provisioner have bound
+// (k8s.io/component-helpers storage/volume helpers.go; pv.kubernetes.io/provisioned-by is
+// external-provisioner's on the PV it creates).
+const (
+	annSelectedNode           = "volume.kubernetes.io/selected-node"
+	annStorageProvisioner     = "volume.kubernetes.io/storage-provisioner"
+	annBetaStorageProvisioner = "volume.beta.kubernetes.io/storage-provisioner"
+	annBindCompleted          = "pv.kubernetes.io/bind-completed"
+	annBoundByController      = "pv.kubernetes.io/bound-by-controller"
+	annProvisionedBy          = "pv.kubernetes.io/provisioned-by"
+	topoLVMDriver             = "topolvm.io"
+	topoLVMDeviceClassParam   = "topolvm.io/device-class"
+	csiFSTypeParam            = "csi.storage.k8s.io/fstype"
+)
 
-// Why the large cell seeds its claims: at 2,000 nodes the scheduler placed the plan StatefulSet's
-// Pods at about 25 a minute on a 2-core machine. For a Pod whose claim is unbound and
-// WaitForFirstConsumer, VolumeBinding's Filter checks every node's capacity against the
+// provisionerIdentity is external-provisioner's storage.kubernetes.io/csiProvisionerIdentity
+// volume attribute (<start time ms>-<random>-<driver>), as the TopoLVM simulator writes it
+// (internal/sandbox/topolvm provision.go); here the seeding process is the provisioner.
+var provisionerIdentity = fmt.Sprintf("%d-%d-%s", time.Now().UnixMilli(), rand.IntN(10000), topoLVMDriver)
+
+// Why the large cell seeds its volumes: at 2,000 nodes the scheduler placed the plan
+// StatefulSet's Pods at about 25 a minute on a 2-core machine. For a Pod whose claim is unbound
+// and WaitForFirstConsumer, VolumeBinding's Filter checks every node's capacity against the
 // CSIStorageCapacity objects (one per node and device class here), so each Pod costs nodes x
-// capacities; 1,000 Pods on 5,000 nodes would take far longer than the cell. With the claims
-// bound first, Filter only matches each Pod's PV against the node (no capacity check), as for
-// any Pod whose volume already exists.
+// capacities. With the claims bound first, Filter only matches each Pod's PV against the node,
+// as for any Pod whose volume already exists. Letting the PV controller bind claims the
+// simulator provisioned (selected-node written, 4 writes per claim by the PV controller's one
+// claim worker) bound only 463 of 1,000 in 10 minutes on a busy 2-core machine: the bench writes
+// the bound pair itself.
 //
-// seedClaims does, for the claims, what the scheduler would have done: it creates each
-// ordinal's claim as the StatefulSet controller does (name <claim>-<set>-<ordinal>, the
-// template's spec, the set's selector labels: k8s.io/kubernetes pkg/controller/statefulset
-// stateful_set_utils.go getPersistentVolumeClaims) with the node already chosen in the
-// selected-node annotation, one ordinal per node of the pool, spread over the pool in name
-// order as the scheduler's spreading scores would. Everything after that is the sandbox's own
-// machinery, as on a scheduled world: the PV controller names the provisioner, the TopoLVM
-// simulator provisions the PV on the node, the PV controller binds both. The StatefulSet
-// applied next finds its claims and creates its Pods (its revision, owner references and labels
-// are the controller's own), and the scheduler places each Pod on its PV's node.
+// seedClaims writes, per ordinal, the objects a placed StatefulSet's claim ends up as, one
+// ordinal per node of the pool, spread over the pool in name order as the scheduler's spreading
+// scores would:
+//   - the claim as the StatefulSet controller creates it (name <claim>-<set>-<ordinal>, the
+//     template's spec, the set's selector labels: k8s.io/kubernetes pkg/controller/statefulset
+//     stateful_set_utils.go getPersistentVolumeClaims);
+//   - the PV as external-provisioner creates it for TopoLVM's CreateVolume on that node
+//     (pvc-<claim UID>, CSI source, node affinity topology.topolvm.io/node In [node], claimRef
+//     with the claim's UID: the shape of the TopoLVM simulator's buildPV, internal/sandbox/topolvm
+//     provision.go, and of external-provisioner's controller.go);
+//   - the claim's volumeName and the annotations the scheduler (selected-node), the PV
+//     controller (storage-provisioner, bind-completed, bound-by-controller) write: k8s.io/kubernetes
+//     pkg/controller/volume/persistentvolume pv_controller.go bindClaimToVolume.
+//
+// The PV controller then finds both bound and sets their phases (syncBoundClaim, syncVolume), and
+// the TopoLVM simulator books the PV's space from its informer. The StatefulSet applied next
+// finds its claims and creates its Pods (its revision, owner references and labels are the
+// controller's own); the scheduler places each Pod on its PV's node and KWOK runs it.
 func seedClaims(ctx context.Context, cfg *rest.Config, ns string, replicas int, pool string, logf func(string, ...any)) error {
 	c := rest.CopyConfig(cfg)
 	c.QPS, c.Burst = 1000, 2000
 	kube, err := kubernetes.NewForConfig(c)
+	if err != nil {
+		return err
+	}
+	sc, err := kube.StorageV1().StorageClasses().Get(ctx, StorageClass, metav1.GetOptions{})
 	if err != nil {
 		return err
 	}
@@ -86,11 +117,9 @@ func seedClaims(ctx context.Context, cfg *rest.Config, ns string, replicas int, 
 		go func() {
 			defer wg.Done()
 			for o := range work {
-				node := names[o*len(names)/replicas]
-				pvc := seededClaim(ns, o, node)
-				if _, err := kube.CoreV1().PersistentVolumeClaims(ns).Create(ctx, pvc, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+				if err := seedOrdinal(ctx, kube, sc, ns, o, names[o*len(names)/replicas]); err != nil {
 					mu.Lock()
-					errs = append(errs, fmt.Errorf("claim %s: %w", pvc.Name, err))
+					errs = append(errs, err)
 					mu.Unlock()
 				}
 			}
@@ -104,9 +133,10 @@ func seedClaims(ctx context.Context, cfg *rest.Config, ns string, replicas int, 
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
-	logf("  seeded %d claims on %d of %d %s nodes in %s", replicas, replicas, len(names), pool, time.Since(t0).Round(time.Millisecond))
+	logf("  seeded %d bound claims on %d of %d %s nodes in %s", replicas, replicas, len(names), pool, time.Since(t0).Round(time.Millisecond))
+	t1 := time.Now()
 	var last string
-	err = wait.PollUntilContextTimeout(ctx, time.Second, 10*time.Minute, true, func(ctx context.Context) (bool, error) {
+	err = wait.PollUntilContextTimeout(ctx, time.Second, 15*time.Minute, true, func(ctx context.Context) (bool, error) {
 		l, err := kube.CoreV1().PersistentVolumeClaims(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=" + PlanSet})
 		if err != nil {
 			last = err.Error()
@@ -124,24 +154,92 @@ func seedClaims(ctx context.Context, cfg *rest.Config, ns string, replicas int, 
 	if err != nil {
 		return fmt.Errorf("seeded claims not bound (%s): %w", last, err)
 	}
-	logf("  %d seeded claims provisioned and Bound in %s", replicas, time.Since(t0).Round(time.Millisecond))
+	logf("  the PV controller had all %d claims Bound %s later", replicas, time.Since(t1).Round(time.Millisecond))
+	return nil
+}
+
+// seedOrdinal writes ordinal o's claim and its PV on node, bound to each other (seedClaims).
+func seedOrdinal(ctx context.Context, kube kubernetes.Interface, sc *storagev1.StorageClass, ns string, o int, node string) error {
+	pvc, err := kube.CoreV1().PersistentVolumeClaims(ns).Create(ctx, seededClaim(ns, o), metav1.CreateOptions{})
+	if err != nil {
+		return fmt.Errorf("claim %s-%s-%d: %w", Claim, PlanSet, o, err)
+	}
+	pv := seededPV(pvc, sc, node)
+	if _, err := kube.CoreV1().PersistentVolumes().Create(ctx, pv, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("PV %s: %w", pv.Name, err)
+	}
+	patch, err := json.Marshal(map[string]any{
+		"metadata": map[string]any{"annotations": map[string]string{
+			annSelectedNode: node, annStorageProvisioner: topoLVMDriver, annBetaStorageProvisioner: topoLVMDriver,
+			annBindCompleted: "yes", annBoundByController: "yes",
+		}},
+		"spec": map[string]any{"volumeName": pv.Name},
+	})
+	if err != nil {
+		return err
+	}
+	if _, err := kube.CoreV1().PersistentVolumeClaims(ns).Patch(ctx, pvc.Name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		return fmt.Errorf("binding claim %s to %s: %w", pvc.Name, pv.Name, err)
+	}
 	return nil
 }
 
 // seededClaim is ordinal o's claim of the plan StatefulSet (planManifest's volume claim
-// template), as the StatefulSet controller creates it, with the scheduler's node choice.
-func seededClaim(ns string, o int, node string) *corev1.PersistentVolumeClaim {
+// template), as the StatefulSet controller creates it.
+func seededClaim(ns string, o int) *corev1.PersistentVolumeClaim {
 	sc := StorageClass
 	return &corev1.PersistentVolumeClaim{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: fmt.Sprintf("%s-%s-%d", Claim, PlanSet, o), Namespace: ns,
-			Labels:      map[string]string{"app": PlanSet},
-			Annotations: map[string]string{annSelectedNode: node},
+			Labels: map[string]string{"app": PlanSet},
 		},
 		Spec: corev1.PersistentVolumeClaimSpec{
 			AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
 			StorageClassName: &sc,
 			Resources:        corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}},
+		},
+	}
+}
+
+// seededPV is the PV external-provisioner writes for TopoLVM's volume of pvc on node (the
+// TopoLVM simulator's buildPV, internal/sandbox/topolvm provision.go): 1 GiB (the claim's
+// request, already whole GiB), the class's device class, fs type and reclaim policy.
+func seededPV(pvc *corev1.PersistentVolumeClaim, sc *storagev1.StorageClass, node string) *corev1.PersistentVolume {
+	policy := corev1.PersistentVolumeReclaimDelete
+	if sc.ReclaimPolicy != nil {
+		policy = *sc.ReclaimPolicy
+	}
+	mode := corev1.PersistentVolumeFilesystem
+	return &corev1.PersistentVolume{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:        "pvc-" + string(pvc.UID),
+			Annotations: map[string]string{annProvisionedBy: topoLVMDriver},
+		},
+		Spec: corev1.PersistentVolumeSpec{
+			Capacity:    corev1.ResourceList{corev1.ResourceStorage: pvc.Spec.Resources.Requests[corev1.ResourceStorage]},
+			AccessModes: pvc.Spec.AccessModes,
+			VolumeMode:  &mode,
+			PersistentVolumeSource: corev1.PersistentVolumeSource{CSI: &corev1.CSIPersistentVolumeSource{
+				Driver:       topoLVMDriver,
+				VolumeHandle: string(uuid.NewUUID()),
+				FSType:       sc.Parameters[csiFSTypeParam],
+				VolumeAttributes: map[string]string{
+					topoLVMDeviceClassParam:                        sc.Parameters[topoLVMDeviceClassParam],
+					"storage.kubernetes.io/csiProvisionerIdentity": provisionerIdentity,
+				},
+			}},
+			ClaimRef: &corev1.ObjectReference{
+				Kind: "PersistentVolumeClaim", APIVersion: "v1",
+				Namespace: pvc.Namespace, Name: pvc.Name, UID: pvc.UID,
+			},
+			StorageClassName:              sc.Name,
+			PersistentVolumeReclaimPolicy: policy,
+			MountOptions:                  sc.MountOptions,
+			NodeAffinity: &corev1.VolumeNodeAffinity{Required: &corev1.NodeSelector{
+				NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{{
+					Key: stsutil.LabelTopoLVMNode, Operator: corev1.NodeSelectorOpIn, Values: []string{node},
+				}}}},
+			}},
 		},
 	}
 }
