@@ -52,8 +52,9 @@ var provisionerIdentity = fmt.Sprintf("%d-%d-%s", time.Now().UnixMilli(), rand.I
 // Why the large cell seeds its volumes: at 2,000 nodes the scheduler placed the plan
 // StatefulSet's Pods at about 25 a minute on a 2-core machine. For a Pod whose claim is unbound
 // and WaitForFirstConsumer, VolumeBinding's Filter checks every node's capacity against the
-// CSIStorageCapacity objects (one per node and device class here), so each Pod costs nodes x
-// capacities. With the claims bound first, Filter only matches each Pod's PV against the node,
+// CSIStorageCapacity objects (one per node and device class here; hasEnoughCapacity lists them
+// all for each node: k8s.io/kubernetes pkg/scheduler/framework/plugins/volumebinding
+// binder.go), so each Pod costs nodes x capacities. With the claims bound first, Filter only matches each Pod's PV against the node,
 // as for any Pod whose volume already exists. Letting the PV controller bind claims the
 // simulator provisioned (selected-node written, 4 writes per claim by the PV controller's one
 // claim worker) bound only 463 of 1,000 in 10 minutes on a busy 2-core machine: the bench writes
