@@ -49,6 +49,8 @@ type PlanResult struct {
 	// ProviderRSSMiB is the provider process's highest peak RSS over the plan runs.
 	ProviderRSSMiB int
 	Err            string
+
+	lastOutput string // the last `plan -refresh=false` output (SeedSelfCheck compares them)
 }
 
 // planManifest is the StatefulSet the plan scenario applies: Parallel (so N Pods start together),
@@ -185,6 +187,17 @@ func waitPodsPlaced(ctx context.Context, kube kubernetes.Interface, ns, name str
 // PlanScenario applies the plan StatefulSet at each ordinal count (ascending, scaling the same
 // object), waits until its Pods are Ready, then measures `terraform plan` of a template change.
 func PlanScenario(ctx context.Context, sb *Sandbox, proxy *Proxy, providerDir, dir string, nodes int, ordinals []int, runs int, logf func(string, ...any)) []PlanResult {
+	return planScenario(ctx, sb, proxy, providerDir, dir, nodes, ordinals, runs, false, logf)
+}
+
+// SeededPlanScenario is PlanScenario with each ordinal's claim created and bound on a node of
+// the pool before the StatefulSet is applied (seedClaims): the large cell's world, whose Pods the
+// scheduler could not place in time otherwise. SeedSelfCheck compares it with PlanScenario.
+func SeededPlanScenario(ctx context.Context, sb *Sandbox, proxy *Proxy, providerDir, dir string, nodes int, ordinals []int, runs int, logf func(string, ...any)) []PlanResult {
+	return planScenario(ctx, sb, proxy, providerDir, dir, nodes, ordinals, runs, true, logf)
+}
+
+func planScenario(ctx context.Context, sb *Sandbox, proxy *Proxy, providerDir, dir string, nodes int, ordinals []int, runs int, seed bool, logf func(string, ...any)) []PlanResult {
 	var out []PlanResult
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return []PlanResult{{Nodes: nodes, Err: err.Error()}}
@@ -214,6 +227,11 @@ resource "olapgke_statefulset" "olap" {
 			return fail("%v", err)
 		}
 		t0 := time.Now()
+		if seed {
+			if err := seedClaims(ctx, sb.Rest, PlanNS, n, "pool-a", logf); err != nil {
+				return fail("%v", err)
+			}
+		}
 		ap, err := tf.Exec(ctx, "", "apply", "-auto-approve", "-input=false", "-no-color")
 		if err != nil || ap.ExitCode != 0 {
 			return fail("terraform apply (%d ordinals) failed: %v\n%s", n, err, tail(ap.Output, 40))
@@ -241,6 +259,7 @@ resource "olapgke_statefulset" "olap" {
 			r.ProviderRSSMiB = max(r.ProviderRSSMiB, pr.ProviderRSSMiB)
 			r.Wall = append(r.Wall, pr.Wall)
 			r.Requests = append(r.Requests, reqs)
+			r.lastOutput = pr.Output
 		}
 		proxy.Take()
 		full, err := tf.Exec(ctx, fmt.Sprintf("plan-refresh-%d.log", n), "plan", "-input=false", "-no-color", "-lock=false")

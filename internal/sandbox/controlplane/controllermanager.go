@@ -8,6 +8,7 @@ import (
 	clientset "k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/kubernetes/cmd/kube-controller-manager/app"
+	kcmconfig "k8s.io/kubernetes/cmd/kube-controller-manager/app/config"
 	"k8s.io/kubernetes/cmd/kube-controller-manager/app/options"
 )
 
@@ -39,6 +40,16 @@ var Controllers = []string{
 }
 
 func newControllerManager(ctx context.Context, kubeconfig, internalServer string, controllers []string, extra []string) (func(context.Context) error, error) {
+	cc, err := controllerManagerConfig(ctx, kubeconfig, internalServer, controllers, extra)
+	if err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context) error { return app.Run(ctx, cc) }, nil
+}
+
+// controllerManagerConfig is the controller manager's completed config from its flags (the
+// sandbox's, then extra), its clients pointed at internalServer.
+func controllerManagerConfig(ctx context.Context, kubeconfig, internalServer string, controllers []string, extra []string) (*kcmconfig.CompletedConfig, error) {
 	s, err := options.NewKubeControllerManagerOptions()
 	if err != nil {
 		return nil, err
@@ -84,6 +95,5 @@ func newControllerManager(ctx context.Context, kubeconfig, internalServer string
 	if err != nil {
 		return nil, err
 	}
-	cc := config.Complete()
-	return func(ctx context.Context) error { return app.Run(ctx, cc) }, nil
+	return config.Complete(), nil
 }

@@ -44,6 +44,11 @@ type Options struct {
 	// --emulated-version, with that version's feature-gate defaults and
 	// API enablement). Empty: the binary's own version (BinaryMinor).
 	KubernetesVersion string
+	// NodeMonitorGracePeriod, when set, is kube-controller-manager's --node-monitor-grace-period:
+	// how long the node lifecycle controller lets a node's Lease and status go unrenewed before
+	// it marks the node Unknown and taints it (0: the component's default, 50 s, as on GKE).
+	// Only scale worlds set it (up --node-monitor-grace-period): see up.go.
+	NodeMonitorGracePeriod time.Duration
 }
 
 // ControlPlane is a running control plane.
@@ -181,7 +186,11 @@ func Start(ctx context.Context, o Options) (_ *ControlPlane, err error) {
 		return nil, err
 	}
 
-	kcm, err := newControllerManager(runCtx, cp.Kubeconfig, cp.InternalServer, o.Controllers, versionArgs)
+	kcmArgs := versionArgs
+	if o.NodeMonitorGracePeriod > 0 {
+		kcmArgs = append(append([]string(nil), versionArgs...), "--node-monitor-grace-period="+o.NodeMonitorGracePeriod.String())
+	}
+	kcm, err := newControllerManager(runCtx, cp.Kubeconfig, cp.InternalServer, o.Controllers, kcmArgs)
 	if err != nil {
 		return nil, err
 	}
