@@ -238,7 +238,7 @@ func (r *Results) Markdown() string {
 	}
 
 	w("")
-	w("## 4. Planner alone (`go test -bench 'BenchmarkBuild' -benchmem ./internal/planner/`)")
+	w("## 4. Planner alone (`go test -bench 'BenchmarkBuild' -benchmem ./internal/planner/rollout/`)")
 	w("")
 	if r.PlannerErr != "" {
 		w("Failed: %s", fence(r.PlannerErr))

@@ -88,7 +88,7 @@ func main() {
 	}
 	if *planner {
 		logf("planner benchmarks")
-		cmd := exec.CommandContext(ctx, "go", "test", "-run", "^$", "-bench", "^BenchmarkBuild", "-benchmem", "-count", "1", "-timeout", "20m", "./internal/planner/")
+		cmd := exec.CommandContext(ctx, "go", "test", "-run", "^$", "-bench", "^BenchmarkBuild", "-benchmem", "-count", "1", "-timeout", "20m", "./internal/planner/rollout/")
 		b, err := cmd.CombinedOutput()
 		res.Planner = bench.ParseGoBench(string(b))
 		if err != nil || len(res.Planner) == 0 {
