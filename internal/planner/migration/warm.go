@@ -285,6 +285,10 @@ func (v *Migration) NextWarmStep(o int32, claims []string, target string, copier
 	}
 	if source != nil {
 		st.Kind, st.Reason = WarmDropSource, "stop the copy's source: the old claims go"
+		if source.DeletionTimestamp != nil {
+			// Deleted already: deleting it again at every look would only repeat the request.
+			st.Kind, st.Reason = WarmWait, "waiting for the copier "+source.Name+" to be removed: the old claims go with it"
+		}
 		return st
 	}
 	for i, p := range pairs {

@@ -150,7 +150,11 @@ func (c *warmCluster) apply(t *testing.T, st WarmStep) {
 			c.pv(name).Spec.ClaimRef = &corev1.ObjectReference{Namespace: plannertest.MigNS, Name: st.Claims[i]}
 		}
 	case WarmDropSource:
-		c.copiers = slices.DeleteFunc(c.copiers, func(p corev1.Pod) bool { return p.Labels[LabelCopierRole] == CopierSource })
+		s := c.copier(CopierSource)
+		if s == nil || s.DeletionTimestamp != nil {
+			t.Fatalf("WarmDropSource with source %+v: deleted already", s)
+		}
+		c.w.Terminate(&s.ObjectMeta) // the kubelet removes it at the next tick
 	case WarmRestore:
 		for _, name := range st.PVs {
 			pv := c.pv(name)
@@ -177,7 +181,12 @@ func (c *warmCluster) tick() {
 				ClaimRef: &corev1.ObjectReference{Namespace: plannertest.MigNS, Name: n.Name, UID: n.UID}, NodeAffinity: pinned(n.Annotations[AnnSelectedNode])}})
 		return
 	}
-	// The kubelet: the source runs and serves; the sink copies, then exits.
+	// The kubelet: a deleted source stops; the source runs and serves; the sink copies, then
+	// exits.
+	if s := c.copier(CopierSource); s != nil && s.DeletionTimestamp != nil {
+		c.copiers = slices.DeleteFunc(c.copiers, func(p corev1.Pod) bool { return p.Labels[LabelCopierRole] == CopierSource })
+		return
+	}
 	if s := c.copier(CopierSource); s != nil && s.Status.Phase == corev1.PodPending {
 		s.Status.Phase, s.Status.PodIP = corev1.PodRunning, "10.4.0.7"
 		return
