@@ -58,6 +58,8 @@ type WarmRound struct {
 	// Copies are the warm round's copies (source copier first seen -> sink seen Succeeded).
 	Copies    []Copy
 	Wall, CPU time.Duration // the whole `terraform apply`
+	// Requests are the apply's API requests, at the counting proxy.
+	Requests Requests
 	// Problems are what the round's checks found: a bystander's Pod or PVC changed, a moved
 	// ordinal not on the target pool, a warm ordinal's claim not bound to a volume made before
 	// its new Pod (the copy), a cold one bound to a volume older than its Pod, copiers left.
@@ -434,7 +436,9 @@ func WarmScenario(ctx context.Context, sb *Sandbox, proxy *Proxy, tfBin, provide
 		}
 		t0 := time.Now()
 		tf := &Terraform{Bin: tfBin, Dir: rdir, ProviderDir: providerDir, Env: sb.Env}
+		proxy.Take()
 		ap, err := tf.Exec(ctx, "apply.log", "apply", "-auto-approve", "-input=false", "-no-color")
+		reqs := proxy.Take()
 		if err != nil || ap.ExitCode != 0 {
 			return fail("%s to %s: exit %d, %v\n%s", round.mode, round.to, ap.ExitCode, err, tail(ap.Output, 40))
 		}
@@ -442,7 +446,7 @@ func WarmScenario(ctx context.Context, sb *Sandbox, proxy *Proxy, tfBin, provide
 		if err != nil {
 			return fail("%s to %s: %v", round.mode, round.to, err)
 		}
-		rd := WarmRound{Mode: round.mode, To: round.to, Moves: moves, Wall: ap.Wall, CPU: ap.CPU}
+		rd := WarmRound{Mode: round.mode, To: round.to, Moves: moves, Wall: ap.Wall, CPU: ap.CPU, Requests: reqs}
 		if warm {
 			if rd.Copies, err = tl.Copies(movedPods, t0); err != nil {
 				return fail("%s to %s: %v", round.mode, round.to, err)
@@ -480,6 +484,17 @@ func WarmScenario(ctx context.Context, sb *Sandbox, proxy *Proxy, tfBin, provide
 			cs.Median.Round(time.Millisecond), rd.Problems)
 	}
 	return r
+}
+
+// podDeletes counts the DELETE requests of single Pods among r.
+func podDeletes(r Requests) int {
+	n := 0
+	for k, c := range r {
+		if verb, path, _ := strings.Cut(k, " "); verb == "DELETE" && strings.Contains(path, "/pods/") {
+			n += c
+		}
+	}
+	return n
 }
 
 // byOrdinal maps each round's moves (downtime) and copies (copy time) to the moved Pod's name.
@@ -550,14 +565,15 @@ func (r WarmResult) markdown(w func(string, ...any)) {
 		w("%s", row)
 	}
 	w("")
-	w("| round | mode | to | moves | span s | apply wall s | terraform + provider CPU s | checks |")
-	w("|---|---|---|---|---|---|---|---|")
+	w("| round | mode | to | moves | span s | apply wall s | terraform + provider CPU s | API requests (DELETE pods) | checks |")
+	w("|---|---|---|---|---|---|---|---|---|")
 	for i, rd := range r.Rounds {
 		checks := "ok"
 		if len(rd.Problems) > 0 {
 			checks = oneLine(strings.Join(rd.Problems, "; "))
 		}
-		w("| %d | %s | %s | %d | %s | %s | %s | %s |", i+1, rd.Mode, rd.To, len(rd.Moves), secs(Stats(rd.Moves).Span), secs(rd.Wall), secs(rd.CPU), checks)
+		w("| %d | %s | %s | %d | %s | %s | %s | %d (%d) | %s |", i+1, rd.Mode, rd.To, len(rd.Moves), secs(Stats(rd.Moves).Span), secs(rd.Wall), secs(rd.CPU),
+			rd.Requests.Total(), podDeletes(rd.Requests), checks)
 	}
 	if r.Err != "" {
 		w("")

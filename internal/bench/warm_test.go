@@ -179,6 +179,14 @@ func TestWarmMarkdown(t *testing.T) {
 	}
 }
 
+func TestPodDeletes(t *testing.T) {
+	r := Requests{"DELETE /api/v1/namespaces/warm/pods/hist-9-copy-source": 40, "DELETE /api/v1/namespaces/warm/pods/hist-9": 1,
+		"DELETE /api/v1/namespaces/warm/persistentvolumeclaims/data-hist-9": 1, "GET /api/v1/namespaces/warm/pods/hist-9": 7}
+	if got := podDeletes(r); got != 41 {
+		t.Errorf("podDeletes = %d, want 41", got)
+	}
+}
+
 // changed names the objects whose UID or resourceVersion moved, and the ones gone.
 func TestChanged(t *testing.T) {
 	before := map[string]string{"pod/hist-4": "a@1", "pvc/data-hist-4": "b@2", "pod/hist-5": "c@3"}
