@@ -277,7 +277,10 @@ resource "olapgke_statefulset_migration" "hist" {
 `, WarmNS, MigSet, strings.Join(ords, ", "), block)
 }
 
-// objectVersions maps "pod/NAME" and "pvc/NAME" of the given ordinals to UID and resourceVersion.
+// objectVersions maps "pod/NAME" of the given ordinals to the Pod's UID and "pvc/NAME" to the
+// PVC's UID and resourceVersion. A Pod's resourceVersion is left out: the sandbox's readiness
+// stage writes the status of a Pod with a readiness delay again every few seconds (its Ready
+// patch keeps the ContainersNotReady reason the stage selects on), so only a Pod replaced counts.
 func objectVersions(ctx context.Context, kube kubernetes.Interface, ordinals []int) (map[string]string, error) {
 	out := map[string]string{}
 	for _, o := range ordinals {
@@ -286,7 +289,7 @@ func objectVersions(ctx context.Context, kube kubernetes.Interface, ordinals []i
 		if err != nil {
 			return nil, err
 		}
-		out["pod/"+pod] = string(p.UID) + "@" + p.ResourceVersion
+		out["pod/"+pod] = string(p.UID)
 		pvc := stsutil.ClaimPVCName(Claim, MigSet, int32(o))
 		c, err := kube.CoreV1().PersistentVolumeClaims(WarmNS).Get(ctx, pvc, metav1.GetOptions{})
 		if err != nil {
