@@ -210,14 +210,22 @@ func (r WarmResult) verdicts() [][3]string {
 		wallT    = "warm pool switch `terraform apply` <= 1.10 x (cold switch + the copies), both directions summed"
 		checks   = "warm/cold switches correct: warm claims bound to the copy (PV made before the new Pod), moved Pods on the target pool, 0 Pods/PVCs of ordinals not moved touched, no copier left"
 	)
-	if !r.complete() {
+	w, c, cp := r.Downtime("warm"), r.Downtime("cold"), r.CopyTime()
+	if w.N == 0 || c.N == 0 {
 		why := "not measured"
 		if r.Err != "" {
 			why = "failed: " + oneLine(r.Err)
 		}
 		return [][3]string{{downtime, why, yes(false)}, {wallT, why, yes(false)}, {checks, why, yes(false)}}
 	}
-	w, c, cp := r.Downtime("warm"), r.Downtime("cold"), r.CopyTime()
+	// A cell that stopped early (an apply failed) shows what it measured; nothing of it holds.
+	done, incomplete := r.complete(), ""
+	if !done {
+		incomplete = fmt.Sprintf("; incomplete: %d of 4 rounds", len(r.Rounds))
+		if r.Err != "" {
+			incomplete += ", " + oneLine(r.Err)
+		}
+	}
 	ratio := r.DowntimeRatio()
 	ww, _, copies, _ := r.Totals("warm")
 	cw, _, _, _ := r.Totals("cold")
@@ -232,10 +240,10 @@ func (r WarmResult) verdicts() [][3]string {
 		checked = fmt.Sprintf("%d problems: %s", len(problems), oneLine(strings.Join(problems, "; ")))
 	}
 	return [][3]string{
-		{downtime, fmt.Sprintf("%ss vs %ss (x%.3f); max %ss vs %ss; copy %ss median, not downtime", secs(w.Median), secs(c.Median), ratio,
-			secs(w.Max), secs(c.Max), secs(cp.Median)), yes(ratio > 0 && ratio <= 1.10)},
-		{wallT, fmt.Sprintf("%ss vs %ss + %ss of copies (x%.3f)", secs(ww), secs(cw), secs(copies), wallRatio), yes(wallRatio > 0 && wallRatio <= 1.10)},
-		{checks, checked, yes(len(problems) == 0)},
+		{downtime, fmt.Sprintf("%ss vs %ss (x%.3f); max %ss vs %ss; copy %ss median, not downtime%s", secs(w.Median), secs(c.Median), ratio,
+			secs(w.Max), secs(c.Max), secs(cp.Median), incomplete), yes(done && ratio > 0 && ratio <= 1.10)},
+		{wallT, fmt.Sprintf("%ss vs %ss + %ss of copies (x%.3f)%s", secs(ww), secs(cw), secs(copies), wallRatio, incomplete), yes(done && wallRatio > 0 && wallRatio <= 1.10)},
+		{checks, checked + incomplete, yes(done && len(problems) == 0)},
 	}
 }
 
@@ -443,6 +451,15 @@ func WarmScenario(ctx context.Context, sb *Sandbox, proxy *Proxy, tfBin, provide
 		ap, err := tf.Exec(ctx, "apply.log", "apply", "-auto-approve", "-input=false", "-no-color")
 		reqs := proxy.Take()
 		if err != nil || ap.ExitCode != 0 {
+			// The round's moves and copies the watches saw before the failure are kept (the
+			// section shows them); the cell stops: the StatefulSet is as the failure left it.
+			moves, _ := tl.Moves(old)
+			rd := WarmRound{Mode: round.mode, To: round.to, Moves: moves, Wall: ap.Wall, CPU: ap.CPU, Requests: reqs,
+				Problems: []string{fmt.Sprintf("terraform apply failed (exit %d, %v): %s", ap.ExitCode, err, applyError(ap.Output))}}
+			if warm {
+				rd.Copies, _ = tl.Copies(movedPods, t0)
+			}
+			r.Rounds = append(r.Rounds, rd)
 			return fail("%s to %s: exit %d, %v\n%s", round.mode, round.to, ap.ExitCode, err, tail(ap.Output, 40))
 		}
 		moves, err := tl.Moves(old)
@@ -487,6 +504,23 @@ func WarmScenario(ctx context.Context, sb *Sandbox, proxy *Proxy, tfBin, provide
 			cs.Median.Round(time.Millisecond), rd.Problems)
 	}
 	return r
+}
+
+// applyError is the first sentence of the stopped ordinal's report in terraform's output
+// ("Ordinal N (Pod P) stopped: ..."), else its last non-empty line.
+func applyError(out string) string {
+	text := strings.Join(strings.Fields(out), " ")
+	if i := strings.Index(text, "stopped: "); i >= 0 {
+		if j := strings.LastIndex(text[:i], "Ordinal "); j >= 0 {
+			text = text[j:]
+			if k := strings.Index(text, ". "); k >= 0 {
+				text = text[:k+1]
+			}
+			return text
+		}
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	return strings.TrimSpace(lines[len(lines)-1])
 }
 
 // podDeletes counts the DELETE requests of single Pods among r.

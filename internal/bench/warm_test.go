@@ -160,6 +160,13 @@ func TestWarmVerdicts(t *testing.T) {
 			t.Errorf("%s: %v, want nothing to hold", name, got)
 		}
 	}
+	// A cell that stopped early still shows what it measured.
+	if v := failed.verdicts(); !strings.Contains(v[0][1], "4.20s vs 4.00s (x1.050)") || !strings.Contains(v[0][1], "incomplete: 4 of 4 rounds, warm to pool-a: exit 1") {
+		t.Errorf("failed cell's downtime row: %q", v[0][1])
+	}
+	if v := (WarmResult{Err: "creating StatefulSet: forbidden"}).verdicts(); v[0][1] != "failed: creating StatefulSet: forbidden" || v[0][2] != "**NO**" {
+		t.Errorf("nothing measured: %v", v[0])
+	}
 }
 
 // The section lists every moved ordinal with its downtime per round and, for warm rounds, its
@@ -176,6 +183,24 @@ func TestWarmMarkdown(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("section lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// applyError quotes the stopped ordinal's sentence from terraform's wrapped output.
+func TestApplyError(t *testing.T) {
+	out := `Error: Migration Step Failed
+
+Restarting or moving ordinal(s) 9, 8, 7, 6, 5, 4, 3, 2, 1, 0 of StatefulSet
+warm/hist.
+
+Ordinal 4 (Pod hist-4) stopped: PV pvc-da35 of PVC data-hist-4 is pinned to "node-a", not to the
+Pod's node node-b. Ordinals that were not being moved were not touched.
+`
+	if got, want := applyError(out), `Ordinal 4 (Pod hist-4) stopped: PV pvc-da35 of PVC data-hist-4 is pinned to "node-a", not to the Pod's node node-b.`; got != want {
+		t.Errorf("applyError = %q, want %q", got, want)
+	}
+	if got := applyError("Error: Invalid provider configuration\n\n  no host\n"); got != "no host" {
+		t.Errorf("no ordinal stopped: %q, want the last line", got)
 	}
 }
 
