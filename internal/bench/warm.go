@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -447,34 +448,52 @@ func WarmScenario(ctx context.Context, sb *Sandbox, proxy *Proxy, tfBin, provide
 		}
 		t0 := time.Now()
 		tf := &Terraform{Bin: tfBin, Dir: rdir, ProviderDir: providerDir, Env: sb.Env}
+		// A failed apply is a problem of the round; it is then resumed once, as the error tells
+		// the user to (the migration resumes from the step it reached), so that the round's other
+		// ordinals are still measured. The round's wall time and requests cover both applies.
 		proxy.Take()
-		ap, err := tf.Exec(ctx, "apply.log", "apply", "-auto-approve", "-input=false", "-no-color")
-		reqs := proxy.Take()
-		if err != nil || ap.ExitCode != 0 {
-			// The round's moves and copies the watches saw before the failure are kept (the
-			// section shows them); the cell stops: the StatefulSet is as the failure left it.
-			moves, _ := tl.Moves(old)
-			rd := WarmRound{Mode: round.mode, To: round.to, Moves: moves, Wall: ap.Wall, CPU: ap.CPU, Requests: reqs,
-				Problems: []string{fmt.Sprintf("terraform apply failed (exit %d, %v): %s", ap.ExitCode, err, applyError(ap.Output))}}
-			if warm {
-				rd.Copies, _ = tl.Copies(movedPods, t0)
+		var failures []string
+		var wall, cpu time.Duration
+		for attempt := 1; ; attempt++ {
+			logName := "apply.log"
+			if attempt > 1 {
+				logName = fmt.Sprintf("apply-%d.log", attempt)
 			}
-			r.Rounds = append(r.Rounds, rd)
-			return fail("%s to %s: exit %d, %v\n%s", round.mode, round.to, ap.ExitCode, err, tail(ap.Output, 40))
+			ap, err := tf.Exec(ctx, logName, "apply", "-auto-approve", "-input=false", "-no-color")
+			wall, cpu = wall+ap.Wall, cpu+ap.CPU
+			if err == nil && ap.ExitCode == 0 {
+				break
+			}
+			failures = append(failures, fmt.Sprintf("terraform apply %d failed (exit %d, %v): %s", attempt, ap.ExitCode, err, applyError(ap.Output)))
+			logf("warm cell round %d, %s to %s: %s", i+1, round.mode, round.to, failures[len(failures)-1])
+			if attempt == 2 || ctx.Err() != nil {
+				// The round's moves and copies the watches saw are kept (the section shows them);
+				// the cell stops: the StatefulSet is as the failure left it.
+				moves, _ := tl.Moves(old)
+				rd := WarmRound{Mode: round.mode, To: round.to, Moves: moves, Wall: wall, CPU: cpu, Requests: proxy.Take(), Problems: failures}
+				if warm {
+					rd.Copies, _ = tl.Copies(movedPods, t0)
+				}
+				r.Rounds = append(r.Rounds, rd)
+				return fail("%s to %s: exit %d, %v\n%s", round.mode, round.to, ap.ExitCode, err, tail(ap.Output, 40))
+			}
 		}
+		reqs := proxy.Take()
 		moves, err := tl.Moves(old)
 		if err != nil {
 			return fail("%s to %s: %v", round.mode, round.to, err)
 		}
-		rd := WarmRound{Mode: round.mode, To: round.to, Moves: moves, Wall: ap.Wall, CPU: ap.CPU, Requests: reqs}
+		rd := WarmRound{Mode: round.mode, To: round.to, Moves: moves, Wall: wall, CPU: cpu, Requests: reqs}
 		if warm {
 			if rd.Copies, err = tl.Copies(movedPods, t0); err != nil {
 				return fail("%s to %s: %v", round.mode, round.to, err)
 			}
 		}
-		if rd.Problems, err = checkMoved(ctx, sb.Kube, moved, round.to, warm); err != nil {
+		var problems []string
+		if problems, err = checkMoved(ctx, sb.Kube, moved, round.to, warm); err != nil {
 			return fail("%s to %s: checking the moves: %v", round.mode, round.to, err)
 		}
+		rd.Problems = slices.Concat(failures, problems)
 		if left := waitCopiersGone(ctx, sb.Kube); left != "" {
 			rd.Problems = append(rd.Problems, left)
 		}
@@ -500,7 +519,7 @@ func WarmScenario(ctx context.Context, sb *Sandbox, proxy *Proxy, tfBin, provide
 			cs = spreadOf(cd)
 		}
 		logf("warm cell round %d, %s to %s: wall %s, span %s, downtime median %s max %s, copy median %s, problems %v", i+1, round.mode, round.to,
-			ap.Wall.Round(time.Millisecond), Stats(moves).Span.Round(time.Millisecond), ds.Median.Round(time.Millisecond), ds.Max.Round(time.Millisecond),
+			wall.Round(time.Millisecond), Stats(moves).Span.Round(time.Millisecond), ds.Median.Round(time.Millisecond), ds.Max.Round(time.Millisecond),
 			cs.Median.Round(time.Millisecond), rd.Problems)
 	}
 	return r
@@ -554,7 +573,7 @@ func (r WarmResult) markdown(w func(string, ...any)) {
 	}
 	w("One StatefulSet of %d ordinals (OnDelete, grace period 1 s, one 1 GiB TopoLVM claim each, every Pod Ready %s after it starts: the sandbox's readiness stage, the same for both modes) and `olapgke_statefulset_migration` with `ordinals` = the first %d (the other %d stay where they are: their Pods and PVCs must not change), four `terraform apply` in one session, ABBA so each mode goes each way once: warm to pool-b, cold to pool-a, cold to pool-b, warm to pool-a. *Warm* has a `copy` block: per ordinal a claim on the target node, a source copier Pod on the old node and a sink on the target, which the sandbox runs for %s (`sandbox.olapgke.io/run-for`; KWOK runs no containers), then the cut-over and the hand-over of the copy; *cold* has none (new, empty claims).",
 		r.Replicas, r.ReadyAfter, r.Ordinals, r.Replicas-r.Ordinals, r.CopyFor)
-	w("*Downtime* of an ordinal: old Pod seen terminating -> new Pod seen Ready, from the Pod watch. *Copy*: source copier first seen -> sink seen Succeeded; the ordinal serves meanwhile, so it is not downtime. *Span*: first old Pod terminating -> last new Pod Ready; *apply*: the whole `terraform apply`. The sandbox models no cache: a cold Pod on a real historical then loads its segments from deep storage (minutes to an hour) before it serves, which a warm one does not; here both are Ready after the same delay, so the comparison is of the downtime the provider's steps add, and warm pays for it in wall time by the copies. A warm ordinal's downtime includes its source copier's termination: the old claims go, and the controller recreates the ordinal's claim for the copy, only once the source is gone, and the sandbox's kubelet stand-in plays a Pod's whole termination grace period (a real rsync daemon exits on SIGTERM at once).")
+	w("*Downtime* of an ordinal: old Pod seen terminating -> new Pod seen Ready, from the Pod watch. *Copy*: source copier first seen -> sink seen Succeeded; the ordinal serves meanwhile, so it is not downtime. *Span*: first old Pod terminating -> last new Pod Ready; *apply*: the whole `terraform apply`. The sandbox models no cache: a cold Pod on a real historical then loads its segments from deep storage (minutes to an hour) before it serves, which a warm one does not; here both are Ready after the same delay, so the comparison is of the downtime the provider's steps add, and warm pays for it in wall time by the copies. A warm ordinal's downtime includes its source copier's termination: the old claims go, and the controller recreates the ordinal's claim for the copy, only once the source is gone, and the sandbox's kubelet stand-in plays a Pod's whole termination grace period (a real rsync daemon exits on SIGTERM at once). A failed `terraform apply` is a problem of its round (last table) and is resumed once by a second apply, as its error advises; the round's wall time, CPU and requests cover both.")
 	w("")
 	w("| mode | ordinal moves | downtime median s | downtime max s | copy median s | copy max s | apply wall s (to pool-b / to pool-a) | span s (to pool-b / to pool-a) |")
 	w("|---|---|---|---|---|---|---|---|")
