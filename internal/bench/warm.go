@@ -39,6 +39,9 @@ const (
 	sandboxExitCode   = "sandbox.olapgke.io/exit-code"
 )
 
+// warmApplies bounds the `terraform apply` runs of one round: the first and its resumptions.
+const warmApplies = 4
+
 // WarmResult is the warm-against-cold cell.
 type WarmResult struct {
 	// Ordinals are moved each round (0 .. Ordinals-1); Replicas - Ordinals more ordinals of the
@@ -448,9 +451,10 @@ func WarmScenario(ctx context.Context, sb *Sandbox, proxy *Proxy, tfBin, provide
 		}
 		t0 := time.Now()
 		tf := &Terraform{Bin: tfBin, Dir: rdir, ProviderDir: providerDir, Env: sb.Env}
-		// A failed apply is a problem of the round; it is then resumed once, as the error tells
-		// the user to (the migration resumes from the step it reached), so that the round's other
-		// ordinals are still measured. The round's wall time and requests cover both applies.
+		// A failed apply is a problem of the round; it is then resumed (up to warmApplies applies
+		// in all), as the error tells the user to (the migration resumes from the step it
+		// reached), so that the round's other ordinals are still measured. The round's wall time
+		// and requests cover every apply.
 		proxy.Take()
 		var failures []string
 		var wall, cpu time.Duration
@@ -466,7 +470,7 @@ func WarmScenario(ctx context.Context, sb *Sandbox, proxy *Proxy, tfBin, provide
 			}
 			failures = append(failures, fmt.Sprintf("terraform apply %d failed (exit %d, %v): %s", attempt, ap.ExitCode, err, applyError(ap.Output)))
 			logf("warm cell round %d, %s to %s: %s", i+1, round.mode, round.to, failures[len(failures)-1])
-			if attempt == 2 || ctx.Err() != nil {
+			if attempt == warmApplies || ctx.Err() != nil {
 				// The round's moves and copies the watches saw are kept (the section shows them);
 				// the cell stops: the StatefulSet is as the failure left it.
 				moves, _ := tl.Moves(old)
@@ -573,7 +577,7 @@ func (r WarmResult) markdown(w func(string, ...any)) {
 	}
 	w("One StatefulSet of %d ordinals (OnDelete, grace period 1 s, one 1 GiB TopoLVM claim each, every Pod Ready %s after it starts: the sandbox's readiness stage, the same for both modes) and `olapgke_statefulset_migration` with `ordinals` = the first %d (the other %d stay where they are: their Pods and PVCs must not change), four `terraform apply` in one session, ABBA so each mode goes each way once: warm to pool-b, cold to pool-a, cold to pool-b, warm to pool-a. *Warm* has a `copy` block: per ordinal a claim on the target node, a source copier Pod on the old node and a sink on the target, which the sandbox runs for %s (`sandbox.olapgke.io/run-for`; KWOK runs no containers), then the cut-over and the hand-over of the copy; *cold* has none (new, empty claims).",
 		r.Replicas, r.ReadyAfter, r.Ordinals, r.Replicas-r.Ordinals, r.CopyFor)
-	w("*Downtime* of an ordinal: old Pod seen terminating -> new Pod seen Ready, from the Pod watch. *Copy*: source copier first seen -> sink seen Succeeded; the ordinal serves meanwhile, so it is not downtime. *Span*: first old Pod terminating -> last new Pod Ready; *apply*: the whole `terraform apply`. The sandbox models no cache: a cold Pod on a real historical then loads its segments from deep storage (minutes to an hour) before it serves, which a warm one does not; here both are Ready after the same delay, so the comparison is of the downtime the provider's steps add, and warm pays for it in wall time by the copies. A warm ordinal's downtime includes its source copier's termination: the old claims go, and the controller recreates the ordinal's claim for the copy, only once the source is gone, and the sandbox's kubelet stand-in plays a Pod's whole termination grace period (a real rsync daemon exits on SIGTERM at once). A failed `terraform apply` is a problem of its round (last table) and is resumed once by a second apply, as its error advises; the round's wall time, CPU and requests cover both.")
+	w("*Downtime* of an ordinal: old Pod seen terminating -> new Pod seen Ready, from the Pod watch. *Copy*: source copier first seen -> sink seen Succeeded; the ordinal serves meanwhile, so it is not downtime. *Span*: first old Pod terminating -> last new Pod Ready; *apply*: the whole `terraform apply`. The sandbox models no cache: a cold Pod on a real historical then loads its segments from deep storage (minutes to an hour) before it serves, which a warm one does not; here both are Ready after the same delay, so the comparison is of the downtime the provider's steps add, and warm pays for it in wall time by the copies. A warm ordinal's downtime includes its source copier's termination: the old claims go, and the controller recreates the ordinal's claim for the copy, only once the source is gone, and the sandbox's kubelet stand-in plays a Pod's whole termination grace period (a real rsync daemon exits on SIGTERM at once). A failed `terraform apply` is a problem of its round (last table) and is resumed by another apply (up to %d in all), as its error advises; the round's wall time, CPU and requests cover them all.", warmApplies)
 	w("")
 	w("| mode | ordinal moves | downtime median s | downtime max s | copy median s | copy max s | apply wall s (to pool-b / to pool-a) | span s (to pool-b / to pool-a) |")
 	w("|---|---|---|---|---|---|---|---|")
