@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 
 	"github.com/olapgke/terraform-provider-olapgke/internal/fixture"
 	planmigration "github.com/olapgke/terraform-provider-olapgke/internal/planner/migration"
@@ -325,7 +326,7 @@ func changed(before, after map[string]string) []string {
 }
 
 // checkMoved checks each moved ordinal after a round: its Pod on a node of pool to, its claim
-// Bound, and its PV made before the new Pod (warm: the copy, provisioned during the copy) or not
+// Bound to a PV whose node affinity admits the Pod's node, and that PV made before the new Pod (warm: the copy, provisioned during the copy) or not
 // (cold: provisioned for the new Pod). Creation timestamps have one-second resolution: a warm
 // copy runs for seconds before the cut-over, a cold volume is made after its Pod is scheduled.
 func checkMoved(ctx context.Context, kube kubernetes.Interface, ordinals []int, to string, warm bool) ([]string, error) {
@@ -356,6 +357,9 @@ func checkMoved(ctx context.Context, kube kubernetes.Interface, ordinals []int, 
 		if err != nil {
 			return nil, err
 		}
+		if !volumeFitsNode(pv, n) {
+			problems = append(problems, fmt.Sprintf("%s on node %s, its claim %s bound to PV %s pinned elsewhere", pod, n.Name, pvc, pv.Name))
+		}
 		if before := pv.CreationTimestamp.Before(&p.CreationTimestamp); before != warm {
 			problems = append(problems, fmt.Sprintf("%s bound to PV %s created %s, Pod %s created %s (warm %v)", pvc, pv.Name,
 				pv.CreationTimestamp.UTC().Format(time.TimeOnly), pod, p.CreationTimestamp.UTC().Format(time.TimeOnly), warm))
@@ -365,6 +369,15 @@ func checkMoved(ctx context.Context, kube kubernetes.Interface, ordinals []int, 
 		}
 	}
 	return problems, nil
+}
+
+// volumeFitsNode says whether PV pv's node affinity admits node n (a PV without one does).
+func volumeFitsNode(pv *corev1.PersistentVolume, n *corev1.Node) bool {
+	if pv.Spec.NodeAffinity == nil || pv.Spec.NodeAffinity.Required == nil {
+		return true
+	}
+	ok, err := nodeaffinity.NewLazyErrorNodeSelector(pv.Spec.NodeAffinity.Required).Match(n)
+	return err == nil && ok
 }
 
 // waitCopiersGone waits (up to a minute) until the namespace holds no copier Pod and no copy

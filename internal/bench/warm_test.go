@@ -204,6 +204,22 @@ Pod's node node-b. Ordinals that were not being moved were not touched.
 	}
 }
 
+// A Pod on another node than its TopoLVM volume's is caught.
+func TestVolumeFitsNode(t *testing.T) {
+	pinned := &corev1.PersistentVolume{Spec: corev1.PersistentVolumeSpec{NodeAffinity: &corev1.VolumeNodeAffinity{Required: &corev1.NodeSelector{
+		NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{
+			{Key: "topology.topolvm.io/node", Operator: corev1.NodeSelectorOpIn, Values: []string{"node-a"}}}}}}}}}
+	node := func(name string) *corev1.Node {
+		return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"topology.topolvm.io/node": name}}}
+	}
+	if !volumeFitsNode(pinned, node("node-a")) || volumeFitsNode(pinned, node("node-b")) {
+		t.Error("a PV pinned to node-a: want it to fit node-a only")
+	}
+	if !volumeFitsNode(&corev1.PersistentVolume{}, node("node-b")) {
+		t.Error("a PV without node affinity fits every node")
+	}
+}
+
 func TestPodDeletes(t *testing.T) {
 	r := Requests{"DELETE /api/v1/namespaces/warm/pods/hist-9-copy-source": 40, "DELETE /api/v1/namespaces/warm/pods/hist-9": 1,
 		"DELETE /api/v1/namespaces/warm/persistentvolumeclaims/data-hist-9": 1, "GET /api/v1/namespaces/warm/pods/hist-9": 7}
