@@ -213,6 +213,14 @@ func (r *Results) Markdown() string {
 		}
 	}
 	w("")
+	w("## 2g. Warm moves (`copy`) against cold moves")
+	w("")
+	if r.Warm == nil {
+		w("Not run.")
+	} else {
+		r.Warm.markdown(w)
+	}
+	w("")
 	w("## 3. Sandbox start-up and memory")
 	w("")
 	w("`olapgke-sandbox up --config` with pool-a of N-5 and pool-b of 5 nodes (KWOK), on the TopoLVM simulator (`--topolvm sim`, which sections 1 and 2 run on too: they measure the provider, not TopoLVM) and on TopoLVM's own code (`--topolvm real`, the sandbox's default). Ready = DIR/ready exists (all nodes Ready, TopoLVM capacity published). Peak RSS is the process's VmHWM at ready and at the end of that sandbox's plan (and migration) runs. `internal/sandbox/bench/startup.sh` measures the same alone.")
@@ -414,6 +422,11 @@ func (r *Results) verdicts() [][3]string {
 		}
 	} else {
 		out = append(out, [3]string{"batched migration (max_unavailable = 1, 2, 4)", "not measured", yes(false)})
+	}
+	if r.Warm != nil {
+		out = append(out, r.Warm.verdicts()...)
+	} else {
+		out = append(out, [3]string{"warm move downtime per ordinal <= 1.10 x cold move downtime", "not measured", yes(false)})
 	}
 	// Start-up CPU per node (issue 47: CPU seconds, not wall seconds, on a shared machine): the
 	// largest world's CPU per node against the smallest's, per TopoLVM, in the same run.

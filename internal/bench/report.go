@@ -150,5 +150,6 @@ type Results struct {
 	Render            *RenderResult
 	Query             *QueryResult
 	Batch             *BatchResult
+	Warm              *WarmResult
 	Notes             []string
 }

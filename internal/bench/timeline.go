@@ -27,14 +27,19 @@ type Timeline struct {
 }
 
 type podTimes struct {
-	name                  string
-	deleting, gone, ready time.Time
+	name string
+	// added: first seen; succeeded: first seen in phase Succeeded (a copier that finished).
+	added, deleting, gone, ready, succeeded time.Time
+}
+
+func newTimeline(stop context.CancelFunc) *Timeline {
+	return &Timeline{pods: map[types.UID]*podTimes{}, stop: stop}
 }
 
 // WatchPods starts the informer and waits for its first LIST.
 func WatchPods(ctx context.Context, kube kubernetes.Interface, ns string) (*Timeline, error) {
 	ctx, cancel := context.WithCancel(ctx)
-	t := &Timeline{pods: map[types.UID]*podTimes{}, stop: cancel}
+	t := newTimeline(cancel)
 	f := informers.NewSharedInformerFactoryWithOptions(kube, 0, informers.WithNamespace(ns))
 	inf := f.Core().V1().Pods().Informer()
 	_, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
@@ -59,18 +64,23 @@ func WatchPods(ctx context.Context, kube kubernetes.Interface, ns string) (*Time
 	return t, nil
 }
 
-func (t *Timeline) observe(o any, deleted bool) {
+func (t *Timeline) observe(o any, deleted bool) { t.observeAt(o, deleted, time.Now()) }
+
+// observeAt records what the event of Pod o (deleted: its delete event) shows, seen at now.
+func (t *Timeline) observeAt(o any, deleted bool, now time.Time) {
 	p, ok := o.(*corev1.Pod)
 	if !ok {
 		return
 	}
-	now := time.Now()
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	pt := t.pods[p.UID]
 	if pt == nil {
-		pt = &podTimes{name: p.Name}
+		pt = &podTimes{name: p.Name, added: now}
 		t.pods[p.UID] = pt
+	}
+	if pt.succeeded.IsZero() && p.Status.Phase == corev1.PodSucceeded {
+		pt.succeeded = now
 	}
 	if (deleted || p.DeletionTimestamp != nil) && pt.deleting.IsZero() {
 		pt.deleting = now

@@ -1,7 +1,8 @@
 // Command olapgke-bench runs the performance scenarios of `make bench` on the local sandbox and
 // writes BENCHMARKS.md: planner Go benchmarks, then per world size (50 / 500 nodes) sandbox
 // start-up and memory, plan cost at 10 / 50 / 200 ordinals, and (on the first world) a
-// migration of 10 ordinals by olapgke_statefulset_migration against a kubectl loop; then, with
+// migration of 10 ordinals by olapgke_statefulset_migration against a kubectl loop, and the
+// other migration cells (restart, action, batch, query, warm against cold moves); then, with
 // -large, the plan of a large tier (e.g. 1,000 ordinals on 5,000 nodes) on its own world.
 package main
 
@@ -39,6 +40,9 @@ func main() {
 		realStarts  = flag.Int("real-starts", 3, "starts of each world with real TopoLVM; its row is the median start (bench.MedianStart)")
 		note        = flag.String("note", "", "a sentence to add to the report (e.g. which commit was measured)")
 		tfBin       = flag.String("terraform", "terraform", "Terraform CLI of every scenario; the action cell needs 1.14+ (make bench passes 1.16.4)")
+		cellsFlag   = flag.String("cells", "migration,restart,action,batch,query,warm", "the first world's cells after the plan (action needs migration's StatefulSet), e.g. -cells warm for a quick look")
+		warmReady   = flag.Duration("warm-ready-after", 2*time.Second, "warm cell: every Pod's readiness delay (the same for warm and cold moves)")
+		warmCopy    = flag.Duration("warm-copy-for", 3*time.Second, "warm cell: how long the sandbox runs each copy's sink")
 		large       = flag.String("large", "", "NODESxORDINALS, e.g. 5000x1000: the plan of a large tier on its own world, sim TopoLVM, claims seeded (empty: skip; make bench BENCH_LARGE=5000x1000)")
 		seedCheck   = flag.String("seed-check", "50x10", "NODESxORDINALS of the self-check -large runs first: the plan on a seeded world must equal the plan on a scheduled one (empty: skip)")
 	)
@@ -73,7 +77,17 @@ func main() {
 			log.Fatalf("%s missing (make bench builds it; -topolvm-bin= skips real TopoLVM): %v", *topolvmBin, err)
 		}
 	}
-	if *migrate > 0 {
+	cells := map[string]bool{}
+	for _, c := range strings.Split(*cellsFlag, ",") {
+		switch c = strings.TrimSpace(c); c {
+		case "migration", "restart", "action", "batch", "query", "warm":
+			cells[c] = true
+		case "":
+		default:
+			log.Fatalf("-cells: unknown cell %q", c)
+		}
+	}
+	if *migrate > 0 && cells["migration"] {
 		if _, err := os.Stat(*kubectl); err != nil {
 			log.Fatalf("kubectl missing at %s (make bench builds it): %v", *kubectl, err)
 		}
@@ -126,16 +140,30 @@ func main() {
 		}
 		res.Plans = append(res.Plans, bench.PlanScenario(ctx, sb, proxy, *providerDir, filepath.Join(dir, "plan"), n, ords, *runs, logf)...)
 		if i == 0 && *migrate > 0 && ctx.Err() == nil {
-			m := bench.MigrationScenario(ctx, sb, proxy, *providerDir, *kubectl, filepath.Join(dir, "migrate"), *migrate, logf)
-			res.Migration = &m
-			rs := bench.RestartScenario(ctx, sb, proxy, *providerDir, filepath.Join(dir, "restart"), *migrate, logf)
-			res.Restart = &rs
-			as := bench.ActionScenario(ctx, sb, proxy, *tfBin, *providerDir, filepath.Join(dir, "action"), *migrate, logf)
-			res.Action = &as
-			bs := bench.BatchScenario(ctx, sb, proxy, *tfBin, *providerDir, filepath.Join(dir, "batch"), 12, []int{1, 2, 4}, logf)
-			res.Batch = &bs
-			qs := bench.QueryScenario(ctx, sb, proxy, *tfBin, *providerDir, filepath.Join(dir, "query"), []int{20, 200}, logf)
-			res.Query = &qs
+			if cells["migration"] {
+				m := bench.MigrationScenario(ctx, sb, proxy, *providerDir, *kubectl, filepath.Join(dir, "migrate"), *migrate, logf)
+				res.Migration = &m
+			}
+			if cells["restart"] {
+				rs := bench.RestartScenario(ctx, sb, proxy, *providerDir, filepath.Join(dir, "restart"), *migrate, logf)
+				res.Restart = &rs
+			}
+			if cells["action"] {
+				as := bench.ActionScenario(ctx, sb, proxy, *tfBin, *providerDir, filepath.Join(dir, "action"), *migrate, logf)
+				res.Action = &as
+			}
+			if cells["batch"] {
+				bs := bench.BatchScenario(ctx, sb, proxy, *tfBin, *providerDir, filepath.Join(dir, "batch"), 12, []int{1, 2, 4}, logf)
+				res.Batch = &bs
+			}
+			if cells["query"] {
+				qs := bench.QueryScenario(ctx, sb, proxy, *tfBin, *providerDir, filepath.Join(dir, "query"), []int{20, 200}, logf)
+				res.Query = &qs
+			}
+			if cells["warm"] && ctx.Err() == nil {
+				ws := bench.WarmScenario(ctx, sb, proxy, *tfBin, *providerDir, filepath.Join(dir, "warm"), *migrate, *warmReady, *warmCopy, logf)
+				res.Warm = &ws
+			}
 		}
 		sr.RSSEndMiB = sb.PeakRSSMiB()
 		res.Sandboxes = append(res.Sandboxes, sr)
