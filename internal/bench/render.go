@@ -33,7 +33,7 @@ func (r *Results) Markdown() string {
 	w("The machine is shared (other builds and tests run on the same 2 cores), so absolute times are noisy;")
 	w("the comparisons below are side by side in the same run.")
 	w("")
-	w("## Targets (issues 11 and 17)")
+	w("## Targets (issues 11, 17, 46 and 47)")
 	w("")
 	w("| target | measured | holds |")
 	w("|---|---|---|")
