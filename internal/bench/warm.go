@@ -202,17 +202,18 @@ func (r WarmResult) complete() bool {
 	return true
 }
 
-// verdicts are the cell's rows of the Targets table. The downtime target: with `copy` an
-// ordinal is down only from its old Pod's deletion to its new Pod's readiness, as in a cold move
-// (the sandbox models no cache warm-up), so warm's median per-ordinal downtime is at most 1.10 x
-// cold's. The wall-time target: the copies are warm's only extra work, so a warm switch's
-// `terraform apply` takes at most 1.10 x (the cold switch's + the copies'), both directions
-// summed. The correctness target: warm claims end on the copy, cold ones on new volumes,
-// every moved Pod on the target pool, the bystanders untouched, no copier left.
+// verdicts are the cell's rows of the Targets table. Issue 46 asks for the figures, not a bound:
+// the downtime row (warm's median per-ordinal downtime against cold's) and the wall-time row (a
+// warm switch's `terraform apply` against the cold switch's plus the copies') are "reported"
+// once every round was measured (the hand-over's serial steps, release, reserve, the source's
+// grace period, the claim's re-creation and binding, sit in warm's downtime window; the claims'
+// provisioning and the copiers' start-up in its wall time; a bound picked to pass would say
+// nothing). The correctness row is a target: warm claims end on the copy, cold ones on new
+// volumes, every moved Pod on the target pool, the bystanders untouched, no copier left.
 func (r WarmResult) verdicts() [][3]string {
 	const (
-		downtime = "warm move downtime per ordinal (median) <= 1.10 x cold move downtime (same readiness delay)"
-		wallT    = "warm pool switch `terraform apply` <= 1.10 x (cold switch + the copies), both directions summed"
+		downtime = "warm move downtime per ordinal (median) against a cold move's (same readiness delay; no cache warm-up in the sandbox)"
+		wallT    = "warm pool switch `terraform apply` against the cold switch + the copies, both directions summed"
 		checks   = "warm/cold switches correct: warm claims bound to the copy (PV made before the new Pod), moved Pods on the target pool, 0 Pods/PVCs of ordinals not moved touched, no copier left"
 	)
 	w, c, cp := r.Downtime("warm"), r.Downtime("cold"), r.CopyTime()
@@ -246,10 +247,18 @@ func (r WarmResult) verdicts() [][3]string {
 	}
 	return [][3]string{
 		{downtime, fmt.Sprintf("%ss vs %ss (x%.3f); max %ss vs %ss; copy %ss median, not downtime%s", secs(w.Median), secs(c.Median), ratio,
-			secs(w.Max), secs(c.Max), secs(cp.Median), incomplete), yes(done && ratio > 0 && ratio <= 1.10)},
-		{wallT, fmt.Sprintf("%ss vs %ss + %ss of copies (x%.3f)%s", secs(ww), secs(cw), secs(copies), wallRatio, incomplete), yes(done && wallRatio > 0 && wallRatio <= 1.10)},
+			secs(w.Max), secs(c.Max), secs(cp.Median), incomplete), reported(done && ratio > 0)},
+		{wallT, fmt.Sprintf("%ss vs %ss + %ss of copies (x%.3f)%s", secs(ww), secs(cw), secs(copies), wallRatio, incomplete), reported(done && wallRatio > 0)},
 		{checks, checked + incomplete, yes(done && len(problems) == 0)},
 	}
+}
+
+// reported is a figure row's third column: "reported" once measured in full, else **NO**.
+func reported(measured bool) string {
+	if measured {
+		return "reported"
+	}
+	return yes(false)
 }
 
 // warmSet is the cell's StatefulSet: the migration fixture with every Pod's readiness delayed
@@ -590,7 +599,7 @@ func (r WarmResult) markdown(w func(string, ...any)) {
 	}
 	w("One StatefulSet of %d ordinals (OnDelete, grace period 1 s, one 1 GiB TopoLVM claim each, every Pod Ready %s after it starts: the sandbox's readiness stage, the same for both modes) and `olapgke_statefulset_migration` with `ordinals` = the first %d (the other %d stay where they are: their Pods and PVCs must not change), four `terraform apply` in one session, ABBA so each mode goes each way once: warm to pool-b, cold to pool-a, cold to pool-b, warm to pool-a. *Warm* has a `copy` block: per ordinal a claim on the target node, a source copier Pod on the old node and a sink on the target, which the sandbox runs for %s (`sandbox.olapgke.io/run-for`; KWOK runs no containers), then the cut-over and the hand-over of the copy; *cold* has none (new, empty claims).",
 		r.Replicas, r.ReadyAfter, r.Ordinals, r.Replicas-r.Ordinals, r.CopyFor)
-	w("*Downtime* of an ordinal: old Pod seen terminating -> new Pod seen Ready, from the Pod watch. *Copy*: source copier first seen -> sink seen Succeeded; the ordinal serves meanwhile, so it is not downtime. *Span*: first old Pod terminating -> last new Pod Ready; *apply*: the whole `terraform apply`. The sandbox models no cache: a cold Pod on a real historical then loads its segments from deep storage (minutes to an hour) before it serves, which a warm one does not; here both are Ready after the same delay, so the comparison is of the downtime the provider's steps add, and warm pays for it in wall time by the copies. A warm ordinal's downtime includes its source copier's termination: the old claims go, and the controller recreates the ordinal's claim for the copy, only once the source is gone, and the sandbox's kubelet stand-in plays a Pod's whole termination grace period (a real rsync daemon exits on SIGTERM at once). A failed `terraform apply` is a problem of its round (last table) and is resumed by another apply (up to %d in all), as its error advises; the round's wall time, CPU and requests cover them all.", warmApplies)
+	w("*Downtime* of an ordinal: old Pod seen terminating -> new Pod seen Ready, from the Pod watch. *Copy*: source copier first seen -> sink seen Succeeded; the ordinal serves meanwhile, so it is not downtime. *Span*: first old Pod terminating -> last new Pod Ready; *apply*: the whole `terraform apply`. The sandbox models no cache: a cold Pod on a real historical then loads its segments from deep storage (minutes to an hour) before it serves, which a warm one does not; here both are Ready after the same delay, so the comparison is of the downtime the provider's steps add, and warm pays for it in wall time by the copies. A warm ordinal's downtime includes its source copier's termination: the old claims go, and the controller recreates the ordinal's claim for the copy, only once the source is gone, and the sandbox's kubelet stand-in plays a Pod's whole termination grace period, 1 s for the copiers (a real rsync daemon exits on SIGTERM at once). A failed `terraform apply` is a problem of its round (last table) and is resumed by another apply (up to %d in all), as its error advises; the round's wall time, CPU and requests cover them all.", warmApplies)
 	w("")
 	w("| mode | ordinal moves | downtime median s | downtime max s | copy median s | copy max s | apply wall s (to pool-b / to pool-a) | span s (to pool-b / to pool-a) |")
 	w("|---|---|---|---|---|---|---|---|")
