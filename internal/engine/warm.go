@@ -230,15 +230,7 @@ func (m *migrator) warmAct(ctx context.Context, v *migration.Migration, r *ordin
 		m.logf(r.o, r.idx, "copier %s deleted: the old claims go", name)
 	case migration.WarmRestore:
 		for _, pv := range ws.PVs {
-			cur, err := kube.CoreV1().PersistentVolumes().Get(ctx, pv, metav1.GetOptions{})
-			if err != nil {
-				return fail("reading PV "+pv, err)
-			}
-			patch := map[string]any{"metadata": map[string]any{"annotations": map[string]any{migration.AnnWarmClaim: nil, migration.AnnReclaimPolicy: nil, migration.AnnFinalSynced: nil}}}
-			if p := cur.Annotations[migration.AnnReclaimPolicy]; p != "" {
-				patch["spec"] = map[string]any{"persistentVolumeReclaimPolicy": p}
-			}
-			if err := m.patchPV(ctx, pv, patch); err != nil {
+			if err := restorePV(ctx, kube, pv); err != nil {
 				return fail("restoring PV "+pv, err)
 			}
 		}
@@ -247,11 +239,45 @@ func (m *migrator) warmAct(ctx context.Context, v *migration.Migration, r *ordin
 	return nil
 }
 
+// restorePV gives a handed-over warm volume back its recorded reclaim policy and drops the warm
+// move's annotations.
+func restorePV(ctx context.Context, kube kubernetes.Interface, name string) error {
+	cur, err := kube.CoreV1().PersistentVolumes().Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	patch := map[string]any{"metadata": map[string]any{"annotations": map[string]any{migration.AnnWarmClaim: nil, migration.AnnReclaimPolicy: nil, migration.AnnFinalSynced: nil}}}
+	if p := cur.Annotations[migration.AnnReclaimPolicy]; p != "" {
+		patch["spec"] = map[string]any{"persistentVolumeReclaimPolicy": p}
+	}
+	return patchPV(ctx, kube, name, patch)
+}
+
+// FinishHandOvers performs migration.HandOversToFinish's steps (each a WarmRestore of a volume
+// the controllers handed over after the apply that started it was killed), before an apply
+// moves anything; log says what it did.
+func FinishHandOvers(ctx context.Context, kube kubernetes.Interface, steps []migration.WarmStep, log func(string)) error {
+	for _, ws := range steps {
+		for _, pv := range ws.PVs {
+			if err := restorePV(ctx, kube, pv); err != nil && !apierrors.IsNotFound(err) {
+				return fmt.Errorf("finishing the hand-over of PV %s to %s: %w", pv, strings.Join(ws.Claims, ", "), err)
+			}
+		}
+		log(fmt.Sprintf("ordinal %d: %s bound to the copy (PVs %s) on node %s: reclaim policy restored (the apply that moved it was stopped before it could)",
+			ws.Ordinal, strings.Join(ws.Claims, ", "), strings.Join(ws.PVs, ", "), ws.Target))
+	}
+	return nil
+}
+
 func (m *migrator) patchPV(ctx context.Context, name string, patch map[string]any) error {
+	return patchPV(ctx, m.kube, name, patch)
+}
+
+func patchPV(ctx context.Context, kube kubernetes.Interface, name string, patch map[string]any) error {
 	body, err := json.Marshal(patch)
 	if err != nil {
 		return err
 	}
-	_, err = m.kube.CoreV1().PersistentVolumes().Patch(ctx, name, k8stypes.MergePatchType, body, metav1.PatchOptions{FieldManager: "olapgke"})
+	_, err = kube.CoreV1().PersistentVolumes().Patch(ctx, name, k8stypes.MergePatchType, body, metav1.PatchOptions{FieldManager: "olapgke"})
 	return err
 }

@@ -304,6 +304,39 @@ func (v *Migration) NextWarmStep(o int32, claims []string, target string, copier
 	return st
 }
 
+// HandOversToFinish are the warm volumes of the set whose hand-over the controllers finished
+// without the apply that started it (killed once the volumes were reserved: the source went,
+// the StatefulSet controller created the ordinal's claim again and the PV controller bound it to
+// the copy): bound to the claim they were reserved for, still Retain and annotated. Each is a
+// WarmRestore step; an ordinal that needs no move any more gets none from NextWarmStep, so the
+// next apply finishes them first, whatever it moves.
+func (v *Migration) HandOversToFinish() []WarmStep {
+	if v.set == nil {
+		return nil
+	}
+	var out []WarmStep
+	for i := range v.s.PVs {
+		pv := &v.s.PVs[i]
+		ns, name, ok := strings.Cut(pv.Annotations[AnnWarmClaim], "/")
+		if !ok || ns != v.set.Namespace {
+			continue
+		}
+		claim := v.pvc(name)
+		if claim == nil || claim.DeletionTimestamp != nil || claim.Spec.VolumeName != pv.Name ||
+			pv.Spec.ClaimRef == nil || pv.Spec.ClaimRef.UID != claim.UID {
+			continue // not bound to it (yet): NextWarmStep's hand-over, or not this set's
+		}
+		for _, t := range v.set.Spec.VolumeClaimTemplates {
+			if o, ok := stsutil.ClaimOrdinal(name, t.Name, v.set.Name); ok {
+				out = append(out, WarmStep{Kind: WarmRestore, Ordinal: o, Claims: []string{name}, PVs: []string{pv.Name},
+					Target: v.ix.PinnedNode(pv), Reason: "the hand-over of " + name + " finished without the apply that started it: restore its volume's reclaim policy"})
+				break
+			}
+		}
+	}
+	return out
+}
+
 // warmPair is one node-local claim of the ordinal in a warm move: its live claim, the claim of
 // its copy, and the copy's PV.
 type warmPair struct {

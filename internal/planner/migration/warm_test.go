@@ -1,6 +1,7 @@
 package migration
 
 import (
+	"github.com/google/go-cmp/cmp"
 	"slices"
 	"strings"
 	"testing"
@@ -412,5 +413,44 @@ func TestCopierPod(t *testing.T) {
 		case p.Labels[LabelWarmMove] != "hist-1" || p.Labels[LabelCopierRole] != tc.role || p.Name != CopierPodName("hist-1", tc.role):
 			t.Errorf("%s: name %s, labels %v", tc.role, p.Name, p.Labels)
 		}
+	}
+}
+
+// A warm move whose apply was killed once the volumes were reserved: the controllers finish the
+// hand-over alone (the claim bound to the copy), and only then does HandOversToFinish name the
+// volume, with a WarmRestore step; before that (reserved, not bound) and after the restore it
+// names nothing.
+func TestHandOversToFinish(t *testing.T) {
+	t.Parallel()
+	c := newWarmCluster()
+	finish := func() []WarmStep { s := c.w.S; return NewMigration(&s).HandOversToFinish() }
+	var restore WarmStep
+	for i := 0; restore.Kind == ""; i++ {
+		if i > 60 {
+			t.Fatal("no WarmRestore step after 60 steps")
+		}
+		st := c.step(t)
+		if st.Kind == WarmRestore {
+			restore = st
+			break
+		}
+		if got := finish(); len(got) > 0 {
+			t.Fatalf("at %s (the claim not bound to the copy yet), HandOversToFinish = %+v", st.Kind, got)
+		}
+		if st.Kind == WarmWait {
+			c.tick()
+		} else {
+			c.apply(t, st)
+		}
+	}
+	// The apply is gone; the controllers have bound the ordinal's claim to the copy.
+	got := finish()
+	want := []WarmStep{{Kind: WarmRestore, Ordinal: 1, Claims: restore.Claims, PVs: restore.PVs, Target: c.target}}
+	if diff := cmp.Diff(want, got, cmp.FilterPath(func(p cmp.Path) bool { return p.String() == "Reason" }, cmp.Ignore())); diff != "" {
+		t.Errorf("HandOversToFinish (-want +got):\n%s", diff)
+	}
+	c.apply(t, got[0])
+	if got := finish(); len(got) != 0 {
+		t.Errorf("after the restore: %+v", got)
 	}
 }

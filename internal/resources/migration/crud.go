@@ -187,7 +187,16 @@ func (r *migrationResource) apply(ctx context.Context, plan resourceModel, cfgGa
 	if len(ordinals) > 0 {
 		tflog.Info(ctx, fmt.Sprintf("migrating StatefulSet %s/%s: ordinals %v (%s), %d at a time", ns, name, ordinals, describeActions(ordinals, actions), run.Parallelism))
 	}
-	err = engine.Migrate(ctx, kube, run)
+	// Warm hand-overs the controllers finished after a killed apply: their volumes get their
+	// reclaim policy back first (the plan warned Warm Hand-Over To Finish).
+	var finish []planmigration.WarmStep
+	if ev.view != nil {
+		finish = ev.view.HandOversToFinish()
+	}
+	err = engine.FinishHandOvers(ctx, kube, finish, run.Log)
+	if err == nil {
+		err = engine.Migrate(ctx, kube, run)
+	}
 	save()
 	if err != nil {
 		out.Append(migrationDiagnostic(ns, name, ordinals, completed, err))

@@ -126,6 +126,19 @@ func (r *migrationResource) ModifyPlan(ctx context.Context, req resource.ModifyP
 			Do:      "Nothing: apply picks the copy up where it is (it is not started again).",
 		}))
 	}
+	finish := ev.view.HandOversToFinish()
+	if len(finish) > 0 {
+		var what []string
+		for _, f := range finish {
+			what = append(what, fmt.Sprintf("PV %s of PVC %s (ordinal %d)", strings.Join(f.PVs, ", "), strings.Join(f.Claims, ", "), f.Ordinal))
+		}
+		resp.Diagnostics.Append(diagnostics.Warning("Warm Hand-Over To Finish", diagnostics.Detail{
+			Checked: fmt.Sprintf("The PersistentVolumes a warm move of StatefulSet %s/%s handed over.", plan.Namespace.ValueString(), plan.StatefulSet.ValueString()),
+			Found: "An apply was stopped after reserving them, and the controllers finished the hand-over: " + strings.Join(what, "; ") +
+				" is bound to the ordinal's claim but still Retain, with the warm move's annotations.",
+			Do: "Nothing: apply restores their reclaim policy before it moves anything.",
+		}))
+	}
 	if flux := ev.view.InFlux(ev.plan.Claims); len(flux) > 0 {
 		// Terraform plans again at apply and requires the same known values:
 		// while Pods and PVCs are changing (a step under way, for example after
@@ -160,6 +173,9 @@ func (r *migrationResource) ModifyPlan(ctx context.Context, req resource.ModifyP
 		// refresh must not turn them into a change).
 		plan.Completed, diags = flattenCompleted(ctx, prior)
 		resp.Diagnostics.Append(diags...)
+		if len(finish) > 0 {
+			plan.Completed = types.ListUnknown(completedType) // an apply, to finish the hand-overs
+		}
 		if state != nil && !state.Moves.IsNull() && !state.Moves.IsUnknown() {
 			plan.Moves = state.Moves
 			if !state.PlanSummary.IsNull() && !state.PlanSummary.IsUnknown() {
