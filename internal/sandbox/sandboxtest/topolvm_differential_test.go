@@ -630,16 +630,27 @@ func diffProvision(t *testing.T, sb *diffSide, ns string) any {
 		}
 	}
 	sort.Strings(o.CapacityAnnKeys)
-	for _, m := range diffSSDNodes(t, sb) {
-		c, err := diffCSI(ctx, sb, m)
-		if err != nil {
-			t.Fatal(err)
+	// external-provisioner's capacity controller may hold two objects for a segment for a moment
+	// (it creates one before its informer shows the other, then deletes the extra): read the
+	// objects per node once each node has one, or as they are after 30 s.
+	read := func() (map[int]int, string, string) {
+		counts, maxVol, labels := map[int]int{}, "", ""
+		for _, m := range diffSSDNodes(t, sb) {
+			c, err := diffCSI(ctx, sb, m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			counts[c.count]++
+			if m == node {
+				maxVol, labels = c.maxVol, c.labels
+			}
 		}
-		o.CSIObjects[c.count]++
-		if m == node {
-			o.CSIMaxVolume, o.CSILabels = c.maxVol, c.labels
-		}
+		return counts, maxVol, labels
 	}
+	_ = wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		o.CSIObjects, o.CSIMaxVolume, o.CSILabels = read()
+		return len(o.CSIObjects) == 1 && o.CSIObjects[1] > 0, nil
+	})
 	return o
 }
 
