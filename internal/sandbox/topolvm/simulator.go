@@ -68,6 +68,8 @@ type simulator struct {
 	scs   storagelisters.StorageClassLister
 	cms   corelisters.ConfigMapLister
 	caps  storagelisters.CSIStorageCapacityLister
+	// capIndex is the CSIStorageCapacity informer's store, indexed by node (capacityNodeIndex).
+	capIndex cache.Indexer
 
 	queue    workqueue.TypedRateLimitingInterface[key]
 	recorder record.EventRecorder
@@ -81,8 +83,8 @@ type simulator struct {
 	// lvGone holds PVs whose logical volume we removed while the PV object still exists.
 	lvGone map[string]bool
 	// createdCaps remembers CSIStorageCapacity objects created but maybe not yet in the
-	// informer cache, by node/storageclass, so a quick re-sync does not create a duplicate.
-	createdCaps map[string]*storagev1.CSIStorageCapacity
+	// informer cache, by node and StorageClass, so a quick re-sync does not create a duplicate.
+	createdCaps map[string]map[string]*storagev1.CSIStorageCapacity
 	// vms is each node's VM (system UUID) as last seen; lvLost maps PVs whose logical volume went
 	// with their node's volume group to that node (see noticeBoot).
 	vms    map[string]string
@@ -122,18 +124,21 @@ func Run(ctx context.Context, o Options) error {
 	scInf := factory.Storage().V1().StorageClasses()
 	cmInf := nsFactory.Core().V1().ConfigMaps()
 	capInf := nsFactory.Storage().V1().CSIStorageCapacities()
+	if err := capInf.Informer().AddIndexers(cache.Indexers{capacityNodeIndex: capacityByNode}); err != nil {
+		return fmt.Errorf("topolvm: index CSIStorageCapacities by node: %w", err)
+	}
 
 	s := &simulator{
 		kube: o.Kube, ns: o.Namespace, cmName: o.ConfigMapName, key: o.Key, registrar: o.Registrar,
 		nodes: nodeInf.Lister(), pvcs: pvcInf.Lister(), pvs: pvInf.Lister(), scs: scInf.Lister(),
-		cms: cmInf.Lister(), caps: capInf.Lister(),
+		cms: cmInf.Lister(), caps: capInf.Lister(), capIndex: capInf.Informer().GetIndexer(),
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			workqueue.DefaultTypedControllerRateLimiter[key](),
 			workqueue.TypedRateLimitingQueueConfig[key]{Name: "topolvm-simulator"}),
 		recorder:    broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: DriverName + "_olapgke-sandbox-topolvm-controller"}),
 		ledger:      map[string]volume{},
 		lvGone:      map[string]bool{},
-		createdCaps: map[string]*storagev1.CSIStorageCapacity{},
+		createdCaps: map[string]map[string]*storagev1.CSIStorageCapacity{},
 		vms:         map[string]string{},
 		lvLost:      map[string]string{},
 	}
