@@ -8,6 +8,7 @@ package snapshot
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -25,105 +26,163 @@ import (
 // selector), PVCs in the namespace, every PV, Node, StorageClass,
 // CSIStorageCapacity, CSIDriver and CSINode, and the namespace's PDBs. desired is
 // the dry-run-defaulted object (nil on destroy); it is stored as is.
+//
+// The reads are concurrent, as an informer factory starts its informers together: the plan waits
+// for the slowest LIST (the Nodes, at thousands of nodes), not for the sum of them. Only the
+// ControllerRevisions wait, for the live object's selector. The requests are the same 12; the
+// first error in the order above is returned.
 func Read(ctx context.Context, kube kubernetes.Interface, desired *appsv1.StatefulSet, namespace, name string) (*planner.Snapshot, error) {
 	s := &planner.Snapshot{Desired: desired}
+	errs := make([]error, 12)
+	var wg sync.WaitGroup
+	read := func(i int, f func() error) {
+		wg.Go(func() { errs[i] = f() })
+	}
 
 	// The Kubernetes version decides which StatefulSet controller the
 	// planner simulates (k8sfeatures). One GET, not a LIST.
-	info, err := olapkube.ServerVersion(ctx, kube)
-	if err != nil {
-		return nil, fmt.Errorf("reading the API server's version: %w", err)
-	}
-	s.Server.Version = k8sfeatures.FromInfo(info)
-
-	sets, err := list(ctx, kube.AppsV1().StatefulSets(namespace).List, metav1.ListOptions{
-		FieldSelector: fields.OneTermEqualSelector("metadata.name", name).String(),
-	})
-	if err != nil {
-		return nil, fmt.Errorf("listing StatefulSet %s/%s: %w", namespace, name, err)
-	}
-	for i := range sets.Items {
-		if sets.Items[i].Name == name { // fake clients ignore field selectors
-			s.Live = &sets.Items[i]
-		}
-	}
-
-	selectorOf := desired
-	if s.Live != nil {
-		selectorOf = s.Live
-	}
-	podSelector := ""
-	if selectorOf != nil && selectorOf.Spec.Selector != nil {
-		sel, err := metav1.LabelSelectorAsSelector(selectorOf.Spec.Selector)
+	read(0, func() error {
+		info, err := olapkube.ServerVersion(ctx, kube)
 		if err != nil {
-			return nil, fmt.Errorf("StatefulSet %s/%s has an invalid selector: %w", namespace, name, err)
+			return fmt.Errorf("reading the API server's version: %w", err)
 		}
-		podSelector = sel.String()
-	}
-
+		s.Server.Version = k8sfeatures.FromInfo(info)
+		return nil
+	})
 	// Every Pod of the cluster, for the scheduling simulation (what other workloads use on each
-	// node); the StatefulSet's own are those of its namespace its selector matches.
-	all, err := list(ctx, kube.CoreV1().Pods(metav1.NamespaceAll).List, metav1.ListOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("listing Pods: %w", err)
+	// node); the StatefulSet's own are picked below, once its selector is known.
+	read(2, func() error {
+		all, err := list(ctx, kube.CoreV1().Pods(metav1.NamespaceAll).List, metav1.ListOptions{})
+		if err != nil {
+			return fmt.Errorf("listing Pods: %w", err)
+		}
+		s.AllPods = all.Items
+		return nil
+	})
+	read(1, func() error {
+		sets, err := list(ctx, kube.AppsV1().StatefulSets(namespace).List, metav1.ListOptions{
+			FieldSelector: fields.OneTermEqualSelector("metadata.name", name).String(),
+		})
+		if err != nil {
+			return fmt.Errorf("listing StatefulSet %s/%s: %w", namespace, name, err)
+		}
+		for i := range sets.Items {
+			if sets.Items[i].Name == name { // fake clients ignore field selectors
+				s.Live = &sets.Items[i]
+			}
+		}
+		sel, err := selectorOf(s, namespace, name)
+		if err != nil || sel == nil {
+			return err
+		}
+		revs, err := list(ctx, kube.AppsV1().ControllerRevisions(namespace).List, metav1.ListOptions{LabelSelector: sel.String()})
+		if err != nil {
+			errs[3] = fmt.Errorf("listing ControllerRevisions of StatefulSet %s/%s: %w", namespace, name, err)
+			return nil
+		}
+		s.Revisions = revs.Items
+		return nil
+	})
+	read(4, func() error {
+		pvcs, err := list(ctx, kube.CoreV1().PersistentVolumeClaims(namespace).List, metav1.ListOptions{})
+		if err != nil {
+			return fmt.Errorf("listing PersistentVolumeClaims in %s: %w", namespace, err)
+		}
+		s.PVCs = pvcs.Items
+		return nil
+	})
+	read(5, func() error {
+		pvs, err := list(ctx, kube.CoreV1().PersistentVolumes().List, metav1.ListOptions{})
+		if err != nil {
+			return fmt.Errorf("listing PersistentVolumes: %w", err)
+		}
+		s.PVs = pvs.Items
+		return nil
+	})
+	read(6, func() error {
+		nodes, err := list(ctx, kube.CoreV1().Nodes().List, metav1.ListOptions{})
+		if err != nil {
+			return fmt.Errorf("listing Nodes: %w", err)
+		}
+		s.Nodes = nodes.Items
+		return nil
+	})
+	read(7, func() error {
+		scs, err := list(ctx, kube.StorageV1().StorageClasses().List, metav1.ListOptions{})
+		if err != nil {
+			return fmt.Errorf("listing StorageClasses: %w", err)
+		}
+		s.StorageClasses = scs.Items
+		return nil
+	})
+	read(8, func() error {
+		caps, err := list(ctx, kube.StorageV1().CSIStorageCapacities(metav1.NamespaceAll).List, metav1.ListOptions{})
+		if err != nil {
+			return fmt.Errorf("listing CSIStorageCapacities: %w", err)
+		}
+		s.Capacities = caps.Items
+		return nil
+	})
+	read(9, func() error {
+		drivers, err := list(ctx, kube.StorageV1().CSIDrivers().List, metav1.ListOptions{})
+		if err != nil {
+			return fmt.Errorf("listing CSIDrivers: %w", err)
+		}
+		s.CSIDrivers = drivers.Items
+		return nil
+	})
+	read(10, func() error {
+		csiNodes, err := list(ctx, kube.StorageV1().CSINodes().List, metav1.ListOptions{})
+		if err != nil {
+			return fmt.Errorf("listing CSINodes: %w", err)
+		}
+		s.CSINodes = csiNodes.Items
+		return nil
+	})
+	read(11, func() error {
+		pdbs, err := list(ctx, kube.PolicyV1().PodDisruptionBudgets(namespace).List, metav1.ListOptions{})
+		if err != nil {
+			return fmt.Errorf("listing PodDisruptionBudgets in %s: %w", namespace, err)
+		}
+		s.PDBs = pdbs.Items
+		return nil
+	})
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
 	}
-	s.AllPods = all.Items
-	if selectorOf != nil && podSelector != "" {
-		sel, _ := metav1.LabelSelectorAsSelector(selectorOf.Spec.Selector)
-		for i := range all.Items {
-			p := &all.Items[i]
+	// The StatefulSet's own Pods: those of its namespace its selector matches.
+	if sel, _ := selectorOf(s, namespace, name); sel != nil {
+		for i := range s.AllPods {
+			p := &s.AllPods[i]
 			if p.Namespace == namespace && sel.Matches(labels.Set(p.Labels)) {
 				s.Pods = append(s.Pods, *p)
 			}
 		}
-		revs, err := list(ctx, kube.AppsV1().ControllerRevisions(namespace).List, metav1.ListOptions{LabelSelector: podSelector})
-		if err != nil {
-			return nil, fmt.Errorf("listing ControllerRevisions of StatefulSet %s/%s: %w", namespace, name, err)
-		}
-		s.Revisions = revs.Items
 	}
-
-	pvcs, err := list(ctx, kube.CoreV1().PersistentVolumeClaims(namespace).List, metav1.ListOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("listing PersistentVolumeClaims in %s: %w", namespace, err)
-	}
-	s.PVCs = pvcs.Items
-	pvs, err := list(ctx, kube.CoreV1().PersistentVolumes().List, metav1.ListOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("listing PersistentVolumes: %w", err)
-	}
-	s.PVs = pvs.Items
-	nodes, err := list(ctx, kube.CoreV1().Nodes().List, metav1.ListOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("listing Nodes: %w", err)
-	}
-	s.Nodes = nodes.Items
-	scs, err := list(ctx, kube.StorageV1().StorageClasses().List, metav1.ListOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("listing StorageClasses: %w", err)
-	}
-	s.StorageClasses = scs.Items
-	caps, err := list(ctx, kube.StorageV1().CSIStorageCapacities(metav1.NamespaceAll).List, metav1.ListOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("listing CSIStorageCapacities: %w", err)
-	}
-	s.Capacities = caps.Items
-	drivers, err := list(ctx, kube.StorageV1().CSIDrivers().List, metav1.ListOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("listing CSIDrivers: %w", err)
-	}
-	s.CSIDrivers = drivers.Items
-	csiNodes, err := list(ctx, kube.StorageV1().CSINodes().List, metav1.ListOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("listing CSINodes: %w", err)
-	}
-	s.CSINodes = csiNodes.Items
-	pdbs, err := list(ctx, kube.PolicyV1().PodDisruptionBudgets(namespace).List, metav1.ListOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("listing PodDisruptionBudgets in %s: %w", namespace, err)
-	}
-	s.PDBs = pdbs.Items
 	return s, nil
+}
+
+// selector is the label selector of the StatefulSet's Pods and ControllerRevisions: the live
+// object's, else the desired one's; nil when neither has one.
+func selectorOf(s *planner.Snapshot, namespace, name string) (labels.Selector, error) {
+	of := s.Desired
+	if s.Live != nil {
+		of = s.Live
+	}
+	if of == nil || of.Spec.Selector == nil {
+		return nil, nil
+	}
+	sel, err := metav1.LabelSelectorAsSelector(of.Spec.Selector)
+	if err != nil {
+		return nil, fmt.Errorf("StatefulSet %s/%s has an invalid selector: %w", namespace, name, err)
+	}
+	if sel.Empty() {
+		return nil, nil
+	}
+	return sel, nil
 }
 
 // list is one LIST, retried on transient errors.
