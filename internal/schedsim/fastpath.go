@@ -98,12 +98,24 @@ func (l *capacityLister) List(sel labels.Selector) ([]*storagev1.CSIStorageCapac
 }
 
 // buildIndex computes, once, which nodes each capacity's NodeTopology selects.
-func (l *capacityLister) buildIndex(nodes []*corev1.Node, byLabel map[string][]*corev1.Node) {
+func (l *capacityLister) buildIndex(nodes []*corev1.Node, byLabel map[nodeLabel][]*corev1.Node) {
 	l.byNode = map[string][]string{}
 	for _, obj := range l.indexer.List() {
 		c, ok := obj.(*storagev1.CSIStorageCapacity)
 		if !ok || c.NodeTopology == nil {
 			continue // nodeHasAccess() is false for every node
+		}
+		key, _ := toolscache.MetaNamespaceKeyFunc(c)
+		if t := c.NodeTopology; len(t.MatchExpressions) == 0 && len(t.MatchLabels) == 1 {
+			// One label (a CSI driver's topology segment, e.g. TopoLVM's node): the nodes carrying
+			// it are exactly those the selector matches (a label no node can carry selects none,
+			// as LabelSelectorAsSelector's error makes nodeHasAccess false everywhere).
+			for k, v := range t.MatchLabels {
+				for _, n := range byLabel[nodeLabel{k, v}] {
+					l.byNode[n.Name] = append(l.byNode[n.Name], key)
+				}
+			}
+			continue
 		}
 		sel, err := metav1.LabelSelectorAsSelector(c.NodeTopology)
 		if err != nil {
@@ -111,10 +123,9 @@ func (l *capacityLister) buildIndex(nodes []*corev1.Node, byLabel map[string][]*
 		}
 		cands := nodes
 		for k, v := range c.NodeTopology.MatchLabels {
-			cands = byLabel[k+"="+v]
+			cands = byLabel[nodeLabel{k, v}]
 			break
 		}
-		key, _ := toolscache.MetaNamespaceKeyFunc(c)
 		for _, n := range cands {
 			if sel.Matches(labels.Set(n.Labels)) {
 				l.byNode[n.Name] = append(l.byNode[n.Name], key)
@@ -194,7 +205,7 @@ func (s *Sim) candidateNodes(ns *corev1.NodeSelector) []*corev1.Node {
 		}
 		e := t.MatchExpressions[0]
 		for _, v := range e.Values {
-			for _, n := range s.byLabel[e.Key+"="+v] {
+			for _, n := range s.byLabel[nodeLabel{e.Key, v}] {
 				if !seen.Has(n.Name) {
 					seen.Insert(n.Name)
 					out = append(out, n)
@@ -205,11 +216,15 @@ func (s *Sim) candidateNodes(ns *corev1.NodeSelector) []*corev1.Node {
 	return out
 }
 
-func labelIndex(nodes []*corev1.Node) map[string][]*corev1.Node {
-	byLabel := map[string][]*corev1.Node{}
+// nodeLabel is one label (key and value) in labelIndex.
+type nodeLabel struct{ key, value string }
+
+// labelIndex maps each label to the nodes carrying it.
+func labelIndex(nodes []*corev1.Node) map[nodeLabel][]*corev1.Node {
+	byLabel := map[nodeLabel][]*corev1.Node{}
 	for _, n := range nodes {
 		for k, v := range n.Labels {
-			byLabel[k+"="+v] = append(byLabel[k+"="+v], n)
+			byLabel[nodeLabel{k, v}] = append(byLabel[nodeLabel{k, v}], n)
 		}
 	}
 	return byLabel

@@ -2,7 +2,11 @@ package schedsim
 
 import (
 	"fmt"
+	"slices"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
@@ -251,5 +255,52 @@ func TestPreemptionSuffix(t *testing.T) {
 	expectFail(t, s, mkPod("p", "1", ""), "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) were unschedulable.")
 	if !s.LastPreemptionSkipped {
 		t.Fatal("expected skip")
+	}
+}
+
+// A Sim reads the World's objects in place (World's contract): placing, assuming (claims
+// bound, capacity lowered) and removing Pods must leave every one of them as it was, or a
+// second Sim over the same snapshot would see the first one's guesses.
+func TestSimLeavesWorldUnchanged(t *testing.T) {
+	w := pvWorld(mkNode("n0", "8", "8Gi"), mkNode("n1", "8", "8Gi", withTaint("k", "v")))
+	w.Capacities = []storagev1.CSIStorageCapacity{capacityFor("n0", "10Gi"), capacityFor("n1", "10Gi")}
+	pvc, pv := boundPinned("pinned", "n0")
+	w.PVCs = []corev1.PersistentVolumeClaim{unboundPVC("a", "6Gi"), pvc}
+	w.PVs = []corev1.PersistentVolume{pv}
+	bound := mkPod("bound", "1", "1Gi", onNode("n0"))
+	bound.UID = "uid-bound"
+	w.Pods = []corev1.Pod{*bound}
+	before := World{Nodes: slices.Clone(w.Nodes), Pods: slices.Clone(w.Pods), PVs: slices.Clone(w.PVs), PVCs: slices.Clone(w.PVCs),
+		StorageClasses: slices.Clone(w.StorageClasses), CSIDrivers: slices.Clone(w.CSIDrivers), Capacities: slices.Clone(w.Capacities)}
+	for i := range before.Nodes {
+		before.Nodes[i] = *before.Nodes[i].DeepCopy()
+	}
+	for i := range before.Pods {
+		before.Pods[i] = *before.Pods[i].DeepCopy()
+	}
+	for i := range before.PVs {
+		before.PVs[i] = *before.PVs[i].DeepCopy()
+	}
+	for i := range before.PVCs {
+		before.PVCs[i] = *before.PVCs[i].DeepCopy()
+	}
+	for i := range before.Capacities {
+		before.Capacities[i] = *before.Capacities[i].DeepCopy()
+	}
+	s := newSim(t, w, Options{TrackStorageCapacity: true})
+	pa, pp := mkPod("pa", "1", "", withPVC("a")), mkPod("pp", "1", "", withPVC("pinned"))
+	for _, p := range []*corev1.Pod{pa, pp} {
+		if err := s.Assume(p, mustPlace(t, s, p)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Remove(bound); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Remove(pa); err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(before, w, cmpopts.EquateEmpty()); d != "" {
+		t.Errorf("the Sim changed its World (-before +after):\n%s", d)
 	}
 }
