@@ -456,6 +456,9 @@ func strandedOrdinals(p *rollout.Plan) []rollout.OrdinalPlan {
 // is left to that migration (clients.PlannedStatefulSet.Stranded), the plan_summary and
 // ordinals[*].reason say it, and once applied, the next plan's live view warns for those left.
 func splitStranded(ctx context.Context, stranded []rollout.OrdinalPlan, state *resourceModel) (atRisk, fresh []rollout.OrdinalPlan) {
+	if len(stranded) == 0 {
+		return nil, nil // the common case: no need to read the state's ordinals (1,000 of them)
+	}
 	live := map[int64]bool{}
 	if state != nil {
 		for _, v := range ordinalsFromState(ctx, state.Ordinals) {
