@@ -84,3 +84,20 @@ func TestParseTimings(t *testing.T) {
 		t.Errorf("ParseTimings (-want +got):\n%s", diff)
 	}
 }
+
+// The phases line's fields come in any order (terraform-plugin-log writes a map); another
+// line's fields on the same log must not leak into it.
+func TestParsePhases(t *testing.T) {
+	t.Parallel()
+	log := []byte(`2026-12-06T05:14:56.000Z [DEBUG] provider.terraform-provider-olapgke: olapgke plan phases: planner_ms=896.358 snapshot_ms=1904.361 tf_rpc=PlanResourceChange dry_run_ms=6.802 nodes=5000
+2026-12-06T05:14:56.100Z [DEBUG] provider.terraform-provider-olapgke: olapgke plan timing: ms=2930.614 ordinals=1000
+2026-12-06T05:14:57.000Z [DEBUG] provider.terraform-provider-olapgke: olapgke plan phases: dry_run_ms=5 snapshot_ms=838.5 planner_ms=1036
+2026-12-06T05:14:58.000Z [DEBUG] provider.terraform-provider-olapgke: other planner_ms=1`)
+	want := []PlanPhases{{DryRun: 6.802, Snapshot: 1904.361, Planner: 896.358}, {DryRun: 5, Snapshot: 838.5, Planner: 1036}}
+	if diff := cmp.Diff(want, ParsePhases(log)); diff != "" {
+		t.Errorf("ParsePhases (-want +got):\n%s", diff)
+	}
+	if got := phasesText(append(want, PlanPhases{DryRun: 9, Snapshot: 700, Planner: 400})); got != "; of it the snapshot's reads 838 ms, the planner 896 ms, the dry run 7 ms, medians" {
+		t.Errorf("phasesText = %q", got)
+	}
+}

@@ -299,7 +299,7 @@ func (r *Results) largeVerdicts() [][3]string {
 	}
 	m := median(large.ProviderMS)
 	out := [][3]string{{"provider time of the plan at " + at + " < 1 s",
-		fmt.Sprintf("%.0f ms (median); provider peak RSS %d MiB (%d MiB at %d x %d)", m, large.ProviderRSSMiB, small.ProviderRSSMiB, small.Ordinals, small.Nodes), yes(m < 1000)}}
+		fmt.Sprintf("%.0f ms (median%s); provider peak RSS %d MiB (%d MiB at %d x %d)", m, phasesText(large.Phases), large.ProviderRSSMiB, small.ProviderRSSMiB, small.Ordinals, small.Nodes), yes(m < 1000)}}
 	if small.Err == "" && len(small.Requests) > 0 && len(large.Requests) > 0 {
 		s, l := small.Requests[0], large.Requests[0]
 		out = append(out, [3]string{fmt.Sprintf("plan requests at %s the same as at %d x %d", at, small.Ordinals, small.Nodes),
@@ -307,6 +307,19 @@ func (r *Results) largeVerdicts() [][3]string {
 			yes(l.Total() == s.Total() && l.ByVerb() == s.ByVerb() && large.RefreshRequests.Total() == small.RefreshRequests.Total())})
 	}
 	return out
+}
+
+// phasesText is ", of it: snapshot X ms, planner Y ms, dry run Z ms" (medians of the runs), or
+// "" without phase lines.
+func phasesText(ph []PlanPhases) string {
+	if len(ph) == 0 {
+		return ""
+	}
+	var d, s, p []float64
+	for _, x := range ph {
+		d, s, p = append(d, x.DryRun), append(s, x.Snapshot), append(p, x.Planner)
+	}
+	return fmt.Sprintf("; of it the snapshot's reads %.0f ms, the planner %.0f ms, the dry run %.0f ms, medians", median(s), median(p), median(d))
 }
 
 func (r *Results) lastPlan() *PlanResult {

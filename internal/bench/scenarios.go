@@ -37,6 +37,8 @@ type PlanResult struct {
 	Nodes, Ordinals int
 	// ProviderMS: the provider's own ModifyPlan time per `terraform plan -refresh=false` run.
 	ProviderMS []float64
+	// Phases: where each run's ProviderMS went (its last `olapgke plan phases` line).
+	Phases []PlanPhases
 	// Wall: the whole `terraform plan -refresh=false` per run.
 	Wall []time.Duration
 	// Requests per `plan -refresh=false` run (the per-ordinal plan path only).
@@ -256,6 +258,9 @@ resource "olapgke_statefulset" "olap" {
 				return fail("plan did not show the per-ordinal recreate warning:\n%s", tail(pr.Output, 40))
 			}
 			r.ProviderMS = append(r.ProviderMS, pr.ProviderMS[len(pr.ProviderMS)-1])
+			if len(pr.Phases) > 0 {
+				r.Phases = append(r.Phases, pr.Phases[len(pr.Phases)-1])
+			}
 			r.ProviderRSSMiB = max(r.ProviderRSSMiB, pr.ProviderRSSMiB)
 			r.Wall = append(r.Wall, pr.Wall)
 			r.Requests = append(r.Requests, reqs)

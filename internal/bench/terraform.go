@@ -33,6 +33,8 @@ type Run struct {
 	Output   string
 	// ProviderMS are the `olapgke plan timing` ms values the provider logged, in order.
 	ProviderMS []float64
+	// Phases are the provider's `olapgke plan phases` lines, in order: where ProviderMS went.
+	Phases []PlanPhases
 	// ProviderRSSMiB is the highest peak RSS (VmHWM) of a provider process of the run, read from
 	// /proc while it runs (0: none seen).
 	ProviderRSSMiB int
@@ -87,6 +89,7 @@ func (t *Terraform) Exec(ctx context.Context, logName string, args ...string) (R
 	if logPath != "" {
 		b, _ := os.ReadFile(logPath)
 		r.ProviderMS = ParseTimings(b)
+		r.Phases = ParsePhases(b)
 	}
 	return r, nil
 }
@@ -100,6 +103,38 @@ func ParseTimings(log []byte) []float64 {
 		if v, err := strconv.ParseFloat(string(m[1]), 64); err == nil {
 			out = append(out, v)
 		}
+	}
+	return out
+}
+
+// PlanPhases is one `olapgke plan phases` line of the statefulset plan: its server-side dry
+// run, the snapshot's reads (with their decoding) and the planner, in ms.
+type PlanPhases struct{ DryRun, Snapshot, Planner float64 }
+
+var phasesRE = regexp.MustCompile(`olapgke plan phases:[^\n]*`)
+var phaseRE = regexp.MustCompile(`\b(dry_run_ms|snapshot_ms|planner_ms)=([0-9.]+)`)
+
+// ParsePhases extracts the provider's `olapgke plan phases` log lines (their fields in any
+// order, as terraform-plugin-log writes them).
+func ParsePhases(log []byte) []PlanPhases {
+	var out []PlanPhases
+	for _, line := range phasesRE.FindAll(log, -1) {
+		var p PlanPhases
+		for _, m := range phaseRE.FindAllSubmatch(line, -1) {
+			v, err := strconv.ParseFloat(string(m[2]), 64)
+			if err != nil {
+				continue
+			}
+			switch string(m[1]) {
+			case "dry_run_ms":
+				p.DryRun = v
+			case "snapshot_ms":
+				p.Snapshot = v
+			case "planner_ms":
+				p.Planner = v
+			}
+		}
+		out = append(out, p)
 	}
 	return out
 }
