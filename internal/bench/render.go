@@ -482,7 +482,10 @@ func (r *Results) verdicts() [][3]string {
 		if len(s.Starts) > 0 {
 			ready = fmt.Sprintf("%s s, median of %d starts (CPU %s s)", secs(s.Ready), len(s.Starts), secs(s.CPU))
 		}
-		out = append(out, [3]string{what + " start to ready < 10 s at 500 nodes", ready, yes(s.Ready < 10*time.Second)})
+		// Issue 47 replaced the wall-seconds start-up targets of issues 11 and 17 (too noisy on a
+		// shared 2-core machine to steer by) with CPU per node, judged above; the wall time
+		// stays as a figure.
+		out = append(out, [3]string{what + " start to ready at 500 nodes (issues 11 and 17 asked < 10 s; issue 47 judges CPU per node instead)", ready, reported(s.Ready > 0)})
 		out = append(out, [3]string{what + " peak RSS < " + mem + " at 500 nodes", fmt.Sprintf("%d MiB at ready, %d MiB at end", s.RSSReadyMiB, s.RSSEndMiB), yes(s.RSSEndMiB < memMiB && s.RSSReadyMiB < memMiB)})
 	}
 	var worst GoBench
