@@ -311,6 +311,16 @@ func (s *simulator) pvHandler() cache.ResourceEventHandler {
 			}
 		}
 		s.queue.Add(key{kind: kindPV, name: pv.Name})
+		// A claim that asked to grow before this PV reached the cache found no PV, and expand
+		// returned, as external-resizer's syncPVC does ("PV bound to PVC not found", no retry;
+		// v1.14.0 pkg/controller/controller.go); the resizer finds it again at its PVC
+		// informer's next resync. The simulator looks again as soon as the PV is cached, so a
+		// claim grown right after it was bound does not wait for a resync (CI saw that race).
+		if ref := pv.Spec.ClaimRef; ref != nil {
+			if c, err := s.pvcs.PersistentVolumeClaims(ref.Namespace).Get(ref.Name); err == nil && c.Spec.VolumeName == pv.Name && wantsExpansion(c) {
+				s.queue.Add(key{kind: kindPVC, namespace: c.Namespace, name: c.Name})
+			}
+		}
 	}
 	return cache.ResourceEventHandlerFuncs{
 		AddFunc:    upsert,
