@@ -11,6 +11,9 @@ import (
 	"sync"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
@@ -33,15 +36,11 @@ import (
 // first error in the order above is returned.
 func Read(ctx context.Context, kube kubernetes.Interface, desired *appsv1.StatefulSet, namespace, name string) (*planner.Snapshot, error) {
 	s := &planner.Snapshot{Desired: desired}
-	errs := make([]error, 12)
-	var wg sync.WaitGroup
-	read := func(i int, f func() error) {
-		wg.Go(func() { errs[i] = f() })
-	}
+	var r reads
 
 	// The Kubernetes version decides which StatefulSet controller the
 	// planner simulates (k8sfeatures). One GET, not a LIST.
-	read(0, func() error {
+	r.do(0, func() error {
 		info, err := olapkube.ServerVersion(ctx, kube)
 		if err != nil {
 			return fmt.Errorf("reading the API server's version: %w", err)
@@ -49,17 +48,10 @@ func Read(ctx context.Context, kube kubernetes.Interface, desired *appsv1.Statef
 		s.Server.Version = k8sfeatures.FromInfo(info)
 		return nil
 	})
-	// Every Pod of the cluster, for the scheduling simulation (what other workloads use on each
-	// node); the StatefulSet's own are picked below, once its selector is known.
-	read(2, func() error {
-		all, err := list(ctx, kube.CoreV1().Pods(metav1.NamespaceAll).List, metav1.ListOptions{})
-		if err != nil {
-			return fmt.Errorf("listing Pods: %w", err)
-		}
-		s.AllPods = all.Items
-		return nil
-	})
-	read(1, func() error {
+	// The live object, then its ControllerRevisions by its selector (slot 3), which also picks
+	// the set's own Pods below.
+	var podSel labels.Selector
+	r.do(1, func() error {
 		sets, err := list(ctx, kube.AppsV1().StatefulSets(namespace).List, metav1.ListOptions{
 			FieldSelector: fields.OneTermEqualSelector("metadata.name", name).String(),
 		})
@@ -71,93 +63,37 @@ func Read(ctx context.Context, kube kubernetes.Interface, desired *appsv1.Statef
 				s.Live = &sets.Items[i]
 			}
 		}
-		sel, err := selectorOf(s, namespace, name)
-		if err != nil || sel == nil {
+		if podSel, err = selectorOf(s, namespace, name); err != nil || podSel == nil {
 			return err
 		}
-		revs, err := list(ctx, kube.AppsV1().ControllerRevisions(namespace).List, metav1.ListOptions{LabelSelector: sel.String()})
+		revs, err := list(ctx, kube.AppsV1().ControllerRevisions(namespace).List, metav1.ListOptions{LabelSelector: podSel.String()})
 		if err != nil {
-			errs[3] = fmt.Errorf("listing ControllerRevisions of StatefulSet %s/%s: %w", namespace, name, err)
+			r.errs[3] = fmt.Errorf("listing ControllerRevisions of StatefulSet %s/%s: %w", namespace, name, err)
 			return nil
 		}
 		s.Revisions = revs.Items
 		return nil
 	})
-	read(4, func() error {
-		pvcs, err := list(ctx, kube.CoreV1().PersistentVolumeClaims(namespace).List, metav1.ListOptions{})
-		if err != nil {
-			return fmt.Errorf("listing PersistentVolumeClaims in %s: %w", namespace, err)
-		}
-		s.PVCs = pvcs.Items
-		return nil
-	})
-	read(5, func() error {
-		pvs, err := list(ctx, kube.CoreV1().PersistentVolumes().List, metav1.ListOptions{})
-		if err != nil {
-			return fmt.Errorf("listing PersistentVolumes: %w", err)
-		}
-		s.PVs = pvs.Items
-		return nil
-	})
-	read(6, func() error {
-		nodes, err := list(ctx, kube.CoreV1().Nodes().List, metav1.ListOptions{})
-		if err != nil {
-			return fmt.Errorf("listing Nodes: %w", err)
-		}
-		s.Nodes = nodes.Items
-		return nil
-	})
-	read(7, func() error {
-		scs, err := list(ctx, kube.StorageV1().StorageClasses().List, metav1.ListOptions{})
-		if err != nil {
-			return fmt.Errorf("listing StorageClasses: %w", err)
-		}
-		s.StorageClasses = scs.Items
-		return nil
-	})
-	read(8, func() error {
-		caps, err := list(ctx, kube.StorageV1().CSIStorageCapacities(metav1.NamespaceAll).List, metav1.ListOptions{})
-		if err != nil {
-			return fmt.Errorf("listing CSIStorageCapacities: %w", err)
-		}
-		s.Capacities = caps.Items
-		return nil
-	})
-	read(9, func() error {
-		drivers, err := list(ctx, kube.StorageV1().CSIDrivers().List, metav1.ListOptions{})
-		if err != nil {
-			return fmt.Errorf("listing CSIDrivers: %w", err)
-		}
-		s.CSIDrivers = drivers.Items
-		return nil
-	})
-	read(10, func() error {
-		csiNodes, err := list(ctx, kube.StorageV1().CSINodes().List, metav1.ListOptions{})
-		if err != nil {
-			return fmt.Errorf("listing CSINodes: %w", err)
-		}
-		s.CSINodes = csiNodes.Items
-		return nil
-	})
-	read(11, func() error {
-		pdbs, err := list(ctx, kube.PolicyV1().PodDisruptionBudgets(namespace).List, metav1.ListOptions{})
-		if err != nil {
-			return fmt.Errorf("listing PodDisruptionBudgets in %s: %w", namespace, err)
-		}
-		s.PDBs = pdbs.Items
-		return nil
-	})
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
-		}
+	// Every Pod of the cluster, for the scheduling simulation (what other workloads use on each
+	// node); the StatefulSet's own are picked below, once its selector is known.
+	all := metav1.ListOptions{}
+	listInto(ctx, &r, 2, "Pods", kube.CoreV1().Pods(metav1.NamespaceAll).List, all, func(l *corev1.PodList) { s.AllPods = l.Items })
+	listInto(ctx, &r, 4, "PersistentVolumeClaims in "+namespace, kube.CoreV1().PersistentVolumeClaims(namespace).List, all, func(l *corev1.PersistentVolumeClaimList) { s.PVCs = l.Items })
+	listInto(ctx, &r, 5, "PersistentVolumes", kube.CoreV1().PersistentVolumes().List, all, func(l *corev1.PersistentVolumeList) { s.PVs = l.Items })
+	listInto(ctx, &r, 6, "Nodes", kube.CoreV1().Nodes().List, all, func(l *corev1.NodeList) { s.Nodes = l.Items })
+	listInto(ctx, &r, 7, "StorageClasses", kube.StorageV1().StorageClasses().List, all, func(l *storagev1.StorageClassList) { s.StorageClasses = l.Items })
+	listInto(ctx, &r, 8, "CSIStorageCapacities", kube.StorageV1().CSIStorageCapacities(metav1.NamespaceAll).List, all, func(l *storagev1.CSIStorageCapacityList) { s.Capacities = l.Items })
+	listInto(ctx, &r, 9, "CSIDrivers", kube.StorageV1().CSIDrivers().List, all, func(l *storagev1.CSIDriverList) { s.CSIDrivers = l.Items })
+	listInto(ctx, &r, 10, "CSINodes", kube.StorageV1().CSINodes().List, all, func(l *storagev1.CSINodeList) { s.CSINodes = l.Items })
+	listInto(ctx, &r, 11, "PodDisruptionBudgets in "+namespace, kube.PolicyV1().PodDisruptionBudgets(namespace).List, all, func(l *policyv1.PodDisruptionBudgetList) { s.PDBs = l.Items })
+	if err := r.wait(); err != nil {
+		return nil, err
 	}
 	// The StatefulSet's own Pods: those of its namespace its selector matches.
-	if sel, _ := selectorOf(s, namespace, name); sel != nil {
+	if podSel != nil {
 		for i := range s.AllPods {
 			p := &s.AllPods[i]
-			if p.Namespace == namespace && sel.Matches(labels.Set(p.Labels)) {
+			if p.Namespace == namespace && podSel.Matches(labels.Set(p.Labels)) {
 				s.Pods = append(s.Pods, *p)
 			}
 		}
@@ -165,7 +101,39 @@ func Read(ctx context.Context, kube kubernetes.Interface, desired *appsv1.Statef
 	return s, nil
 }
 
-// selector is the label selector of the StatefulSet's Pods and ControllerRevisions: the live
+// reads runs Read's reads concurrently; each keeps its error in its own slot, so the first
+// error in Read's order is the one returned whichever finished first.
+type reads struct {
+	wg   sync.WaitGroup
+	errs [12]error
+}
+
+func (r *reads) do(slot int, f func() error) { r.wg.Go(func() { r.errs[slot] = f() }) }
+
+// wait waits for every read and returns the first error in slot order.
+func (r *reads) wait() error {
+	r.wg.Wait()
+	for _, err := range r.errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// listInto is one of Read's LISTs in slot: set gets the list; a failure says what was listed.
+func listInto[L any](ctx context.Context, r *reads, slot int, what string, do func(context.Context, metav1.ListOptions) (L, error), opts metav1.ListOptions, set func(L)) {
+	r.do(slot, func() error {
+		l, err := list(ctx, do, opts)
+		if err != nil {
+			return fmt.Errorf("listing %s: %w", what, err)
+		}
+		set(l)
+		return nil
+	})
+}
+
+// selectorOf is the label selector of the StatefulSet's Pods and ControllerRevisions: the live
 // object's, else the desired one's; nil when neither has one.
 func selectorOf(s *planner.Snapshot, namespace, name string) (labels.Selector, error) {
 	of := s.Desired
