@@ -8,8 +8,6 @@ import (
 	"sort"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	"github.com/olapgke/terraform-provider-olapgke/internal/fixture"
 )
 
@@ -78,14 +76,8 @@ func BatchScenario(ctx context.Context, sb *Sandbox, proxy *Proxy, tfBin, provid
 		logf("batch: %s", r.Err)
 		return r
 	}
-	if err := ensureNamespace(ctx, sb.Kube, BatchNS); err != nil {
-		return fail("%v", err)
-	}
 	set := fixture.Historical{Namespace: BatchNS, Name: MigSet, Replicas: int32(n), Pool: "pool-a", Claim: Claim, StorageClass: StorageClass, Size: "1Gi"}.StatefulSet()
-	if _, err := sb.Kube.AppsV1().StatefulSets(BatchNS).Create(ctx, set, metav1.CreateOptions{}); err != nil {
-		return fail("creating StatefulSet %s/%s: %v", BatchNS, MigSet, err)
-	}
-	if err := waitSetReady(ctx, sb.Kube, BatchNS, MigSet, n, 10*time.Minute, false); err != nil {
+	if err := createReadySet(ctx, sb, set); err != nil {
 		return fail("%v", err)
 	}
 	tl, err := WatchPods(ctx, sb.Kube, BatchNS)

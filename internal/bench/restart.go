@@ -95,15 +95,9 @@ func RestartScenario(ctx context.Context, sb *Sandbox, proxy *Proxy, providerDir
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fail("%v", err)
 	}
-	if err := ensureNamespace(ctx, sb.Kube, RestartNS); err != nil {
-		return fail("%v", err)
-	}
 	set := fixture.Historical{Namespace: RestartNS, Name: RestartSet, Replicas: int32(n), Pool: "pool-a",
 		Claim: Claim, StorageClass: StorageClass, Size: "1Gi"}.StatefulSet()
-	if _, err := sb.Kube.AppsV1().StatefulSets(RestartNS).Create(ctx, set, metav1.CreateOptions{}); err != nil {
-		return fail("creating StatefulSet %s/%s: %v", RestartNS, RestartSet, err)
-	}
-	if err := waitSetReady(ctx, sb.Kube, RestartNS, RestartSet, n, 10*time.Minute, false); err != nil {
+	if err := createReadySet(ctx, sb, set); err != nil {
 		return fail("%v", err)
 	}
 	before, err := pvcUIDs(ctx, sb.Kube)

@@ -119,6 +119,18 @@ func ensureNamespace(ctx context.Context, kube kubernetes.Interface, ns string) 
 	return nil
 }
 
+// createReadySet creates set (and its namespace) and waits until all its replicas are Ready:
+// where the migration, restart, batch and warm cells start from.
+func createReadySet(ctx context.Context, sb *Sandbox, set *appsv1.StatefulSet) error {
+	if err := ensureNamespace(ctx, sb.Kube, set.Namespace); err != nil {
+		return err
+	}
+	if _, err := sb.Kube.AppsV1().StatefulSets(set.Namespace).Create(ctx, set, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("creating StatefulSet %s/%s: %v", set.Namespace, set.Name, err)
+	}
+	return waitSetReady(ctx, sb.Kube, set.Namespace, set.Name, int(*set.Spec.Replicas), 10*time.Minute, false)
+}
+
 // waitSetReady polls until the StatefulSet has observed its generation and all replicas are
 // Ready at the update revision (or, with anyRevision, Ready at all).
 func waitSetReady(ctx context.Context, kube kubernetes.Interface, ns, name string, replicas int, timeout time.Duration, anyRevision bool) error {
@@ -347,13 +359,7 @@ func MigrationScenario(ctx context.Context, sb *Sandbox, proxy *Proxy, providerD
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fail("%v", err)
 	}
-	if err := ensureNamespace(ctx, sb.Kube, MigNS); err != nil {
-		return fail("%v", err)
-	}
-	if _, err := sb.Kube.AppsV1().StatefulSets(MigNS).Create(ctx, migSet(int32(n)), metav1.CreateOptions{}); err != nil {
-		return fail("creating StatefulSet %s/%s: %v", MigNS, MigSet, err)
-	}
-	if err := waitSetReady(ctx, sb.Kube, MigNS, MigSet, n, 10*time.Minute, false); err != nil {
+	if err := createReadySet(ctx, sb, migSet(int32(n))); err != nil {
 		return fail("%v", err)
 	}
 	tl, err := WatchPods(ctx, sb.Kube, MigNS)

@@ -425,13 +425,7 @@ func WarmScenario(ctx context.Context, sb *Sandbox, proxy *Proxy, tfBin, provide
 		logf("warm: %s", r.Err)
 		return r
 	}
-	if err := ensureNamespace(ctx, sb.Kube, WarmNS); err != nil {
-		return fail("%v", err)
-	}
-	if _, err := sb.Kube.AppsV1().StatefulSets(WarmNS).Create(ctx, warmSet(int32(replicas), readyAfter), metav1.CreateOptions{}); err != nil {
-		return fail("creating StatefulSet %s/%s: %v", WarmNS, MigSet, err)
-	}
-	if err := waitSetReady(ctx, sb.Kube, WarmNS, MigSet, replicas, 10*time.Minute, false); err != nil {
+	if err := createReadySet(ctx, sb, warmSet(int32(replicas), readyAfter)); err != nil {
 		return fail("%v", err)
 	}
 	tl, err := WatchPods(ctx, sb.Kube, WarmNS)
