@@ -76,16 +76,15 @@ func Read(ctx context.Context, kube kubernetes.Interface, desired *appsv1.Statef
 	})
 	// Every Pod of the cluster, for the scheduling simulation (what other workloads use on each
 	// node); the StatefulSet's own are picked below, once its selector is known.
-	all := metav1.ListOptions{}
-	listInto(ctx, &r, 2, "Pods", kube.CoreV1().Pods(metav1.NamespaceAll).List, all, func(l *corev1.PodList) { s.AllPods = l.Items })
-	listInto(ctx, &r, 4, "PersistentVolumeClaims in "+namespace, kube.CoreV1().PersistentVolumeClaims(namespace).List, all, func(l *corev1.PersistentVolumeClaimList) { s.PVCs = l.Items })
-	listInto(ctx, &r, 5, "PersistentVolumes", kube.CoreV1().PersistentVolumes().List, all, func(l *corev1.PersistentVolumeList) { s.PVs = l.Items })
-	listInto(ctx, &r, 6, "Nodes", kube.CoreV1().Nodes().List, all, func(l *corev1.NodeList) { s.Nodes = l.Items })
-	listInto(ctx, &r, 7, "StorageClasses", kube.StorageV1().StorageClasses().List, all, func(l *storagev1.StorageClassList) { s.StorageClasses = l.Items })
-	listInto(ctx, &r, 8, "CSIStorageCapacities", kube.StorageV1().CSIStorageCapacities(metav1.NamespaceAll).List, all, func(l *storagev1.CSIStorageCapacityList) { s.Capacities = l.Items })
-	listInto(ctx, &r, 9, "CSIDrivers", kube.StorageV1().CSIDrivers().List, all, func(l *storagev1.CSIDriverList) { s.CSIDrivers = l.Items })
-	listInto(ctx, &r, 10, "CSINodes", kube.StorageV1().CSINodes().List, all, func(l *storagev1.CSINodeList) { s.CSINodes = l.Items })
-	listInto(ctx, &r, 11, "PodDisruptionBudgets in "+namespace, kube.PolicyV1().PodDisruptionBudgets(namespace).List, all, func(l *policyv1.PodDisruptionBudgetList) { s.PDBs = l.Items })
+	listInto(ctx, &r, 2, "Pods", kube.CoreV1().Pods(metav1.NamespaceAll).List, func(l *corev1.PodList) { s.AllPods = l.Items })
+	listInto(ctx, &r, 4, "PersistentVolumeClaims in "+namespace, kube.CoreV1().PersistentVolumeClaims(namespace).List, func(l *corev1.PersistentVolumeClaimList) { s.PVCs = l.Items })
+	listInto(ctx, &r, 5, "PersistentVolumes", kube.CoreV1().PersistentVolumes().List, func(l *corev1.PersistentVolumeList) { s.PVs = l.Items })
+	listInto(ctx, &r, 6, "Nodes", kube.CoreV1().Nodes().List, func(l *corev1.NodeList) { s.Nodes = l.Items })
+	listInto(ctx, &r, 7, "StorageClasses", kube.StorageV1().StorageClasses().List, func(l *storagev1.StorageClassList) { s.StorageClasses = l.Items })
+	listInto(ctx, &r, 8, "CSIStorageCapacities", kube.StorageV1().CSIStorageCapacities(metav1.NamespaceAll).List, func(l *storagev1.CSIStorageCapacityList) { s.Capacities = l.Items })
+	listInto(ctx, &r, 9, "CSIDrivers", kube.StorageV1().CSIDrivers().List, func(l *storagev1.CSIDriverList) { s.CSIDrivers = l.Items })
+	listInto(ctx, &r, 10, "CSINodes", kube.StorageV1().CSINodes().List, func(l *storagev1.CSINodeList) { s.CSINodes = l.Items })
+	listInto(ctx, &r, 11, "PodDisruptionBudgets in "+namespace, kube.PolicyV1().PodDisruptionBudgets(namespace).List, func(l *policyv1.PodDisruptionBudgetList) { s.PDBs = l.Items })
 	if err := r.wait(); err != nil {
 		return nil, err
 	}
@@ -121,10 +120,11 @@ func (r *reads) wait() error {
 	return nil
 }
 
-// listInto is one of Read's LISTs in slot: set gets the list; a failure says what was listed.
-func listInto[L any](ctx context.Context, r *reads, slot int, what string, do func(context.Context, metav1.ListOptions) (L, error), opts metav1.ListOptions, set func(L)) {
+// listInto is one of Read's LISTs of every object (no selector) in slot: set gets the list; a
+// failure says what was listed.
+func listInto[L any](ctx context.Context, r *reads, slot int, what string, do func(context.Context, metav1.ListOptions) (L, error), set func(L)) {
 	r.do(slot, func() error {
-		l, err := list(ctx, do, opts)
+		l, err := list(ctx, do, metav1.ListOptions{})
 		if err != nil {
 			return fmt.Errorf("listing %s: %w", what, err)
 		}
