@@ -49,13 +49,13 @@ func (r *Results) Markdown() string {
 	w("## 1. Plan of `olapgke_statefulset` (template change that recreates every ordinal)")
 	w("")
 	w("Real `terraform plan` with the built provider through `dev_overrides`. The StatefulSet (Parallel, RollingUpdate, one 1 GiB TopoLVM claim per ordinal, on pool-a) is applied and all Pods are Running with bound PVCs first (Ready in brackets: at 500 nodes on a loaded machine heartbeats lag and the node lifecycle controller marks some Pods not Ready, which KWOK does not undo); the plan changes a template annotation, so ModifyPlan runs the server-side dry run, the snapshot LISTs and the planner, and lists every ordinal as a recreate with its placement verdict. The last row (`-large`, e.g. 5,000 nodes x 1,000 ordinals) runs on its own world with the TopoLVM simulator and seeded claims: each ordinal's claim and its TopoLVM PV are written bound to each other, as the scheduler, external-provisioner and the PV controller leave them (one ordinal per pool-a node), before the StatefulSet is applied, whose Pods the scheduler then places on their volumes' nodes (unbound, it placed them at about 25 a minute at 2,000 nodes on 2 cores); a self-check on two small worlds first requires the seeded world's plan to equal the scheduled one's (per-ordinal verdicts, requests). That world's node grace period is 10 min: KWOK's heartbeats for 5,000 nodes lag on 2 cores. *Provider peak RSS* is the highest VmHWM of the provider process over the `plan -refresh=false` runs, read from /proc while it runs.")
-	w("*Provider ms* is the provider's own `olapgke plan timing` log line (ModifyPlan, TF_LOG_PROVIDER=DEBUG), median of the `plan -refresh=false` runs (all runs in brackets). *Requests* are counted at a loopback proxy between the provider and the API server: `plan -refresh=false` isolates the per-ordinal plan; *full plan* adds the refresh (the resource's Read).")
+	w("*Provider ms* is the provider's own `olapgke plan timing` log line (ModifyPlan, TF_LOG_PROVIDER=DEBUG), median of the `plan -refresh=false` runs (all runs in brackets). *Requests* are counted at a loopback proxy between the provider and the API server: `plan -refresh=false` isolates the per-ordinal plan; *full plan* adds the refresh (the resource's Read). *No TF_LOG* is one more `plan -refresh=false` with no logging variable set, as a user runs it.")
 	w("")
-	w("| nodes | ordinals (Ready) | provider ms, median [runs] | `terraform plan -refresh=false` wall s (median) | requests (plan only) | by verb | requests (full plan) | full plan wall s | provider peak RSS MiB |")
-	w("|---|---|---|---|---|---|---|---|---|")
+	w("| nodes | ordinals (Ready) | provider ms, median [runs] | `terraform plan -refresh=false` wall s (median) | the same, no TF_LOG, wall s | requests (plan only) | by verb | requests (full plan) | full plan wall s | provider peak RSS MiB |")
+	w("|---|---|---|---|---|---|---|---|---|---|")
 	for _, p := range r.Plans {
 		if p.Err != "" {
-			w("| %d | %d | failed: %s | | | | | | |", p.Nodes, p.Ordinals, oneLine(p.Err))
+			w("| %d | %d | failed: %s | | | | | | | |", p.Nodes, p.Ordinals, oneLine(p.Err))
 			continue
 		}
 		var runs []string
@@ -66,8 +66,8 @@ func (r *Results) Markdown() string {
 		for _, q := range p.Requests {
 			totals = append(totals, strconv.Itoa(q.Total()))
 		}
-		w("| %d | %d (%d) | %.0f [%s] | %s | %s | %s | %d | %s | %d |", p.Nodes, p.Ordinals, p.ReadyAtPlan, median(p.ProviderMS), strings.Join(runs, ", "),
-			secs(median(p.Wall)), strings.Join(totals, ", "), p.Requests[0].ByVerb(), p.RefreshRequests.Total(), secs(p.RefreshWall), p.ProviderRSSMiB)
+		w("| %d | %d (%d) | %.0f [%s] | %s | %s | %s | %s | %d | %s | %d |", p.Nodes, p.Ordinals, p.ReadyAtPlan, median(p.ProviderMS), strings.Join(runs, ", "),
+			secs(median(p.Wall)), secs(p.QuietWall), strings.Join(totals, ", "), p.Requests[0].ByVerb(), p.RefreshRequests.Total(), secs(p.RefreshWall), p.ProviderRSSMiB)
 	}
 	if last := r.lastPlan(); last != nil {
 		w("")

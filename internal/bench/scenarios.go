@@ -43,6 +43,9 @@ type PlanResult struct {
 	Wall []time.Duration
 	// Requests per `plan -refresh=false` run (the per-ordinal plan path only).
 	Requests []Requests
+	// QuietWall: one more `terraform plan -refresh=false` with no TF_LOG* (as a user runs it;
+	// the runs above log the provider's DEBUG lines for its timing).
+	QuietWall time.Duration
 	// RefreshRequests: a full `terraform plan` (refresh = the resource's Read, then the plan).
 	RefreshRequests Requests
 	RefreshWall     time.Duration
@@ -278,6 +281,11 @@ resource "olapgke_statefulset" "olap" {
 			r.Requests = append(r.Requests, reqs)
 			r.lastOutput = pr.Output
 		}
+		quiet, err := tf.Exec(ctx, "", "plan", "-refresh=false", "-input=false", "-no-color", "-lock=false")
+		if err != nil || quiet.ExitCode != 0 {
+			return fail("terraform plan -refresh=false (no TF_LOG): exit %d, %v\n%s", quiet.ExitCode, err, tail(quiet.Output, 40))
+		}
+		r.QuietWall = quiet.Wall
 		proxy.Take()
 		full, err := tf.Exec(ctx, fmt.Sprintf("plan-refresh-%d.log", n), "plan", "-input=false", "-no-color", "-lock=false")
 		r.RefreshRequests = proxy.Take()
@@ -285,7 +293,7 @@ resource "olapgke_statefulset" "olap" {
 		if err != nil || full.ExitCode != 0 {
 			return fail("terraform plan: exit %d, %v\n%s", full.ExitCode, err, tail(full.Output, 40))
 		}
-		logf("plan %d nodes x %d ordinals: provider ms %v, requests %d (refresh: %d), wall %v", nodes, n, r.ProviderMS, r.Requests[0].Total(), r.RefreshRequests.Total(), r.Wall)
+		logf("plan %d nodes x %d ordinals: provider ms %v, requests %d (refresh: %d), wall %v (no TF_LOG: %v)", nodes, n, r.ProviderMS, r.Requests[0].Total(), r.RefreshRequests.Total(), r.Wall, r.QuietWall)
 		out = append(out, r)
 	}
 	return out

@@ -43,7 +43,9 @@ type Run struct {
 // ProviderSource is the address the generated configurations use.
 const ProviderSource = "olapgke/olapgke"
 
-// Exec runs `terraform args...` with the provider's debug log in Dir/<logName> (empty: no log).
+// Exec runs `terraform args...` with the provider's debug log in Dir/<logName>. With an empty
+// logName no TF_LOG* variable reaches the command (not even the bench's own): it runs as a user's
+// does, which is also what a plan's wall time without logging means.
 func (t *Terraform) Exec(ctx context.Context, logName string, args ...string) (Run, error) {
 	rc := filepath.Join(t.Dir, "dev.tfrc")
 	if err := os.WriteFile(rc, fmt.Appendf(nil, "provider_installation {\n  dev_overrides {\n    %q = %q\n  }\n  direct {}\n}\n",
@@ -56,6 +58,9 @@ func (t *Terraform) Exec(ctx context.Context, logName string, args ...string) (R
 	}
 	cmd := exec.CommandContext(ctx, bin, append([]string{"-chdir=" + t.Dir}, args...)...)
 	env := append(os.Environ(), "TF_CLI_CONFIG_FILE="+rc, "CHECKPOINT_DISABLE=1", "TF_IN_AUTOMATION=1")
+	for _, k := range []string{"TF_LOG", "TF_LOG_CORE", "TF_LOG_PROVIDER", "TF_LOG_SDK", "TF_LOG_SDK_PROTO", "TF_LOG_SDK_FRAMEWORK", "TF_LOG_PATH"} {
+		env = append(env, k+"=")
+	}
 	for k, v := range t.Env {
 		env = append(env, k+"="+v)
 	}
@@ -63,10 +68,9 @@ func (t *Terraform) Exec(ctx context.Context, logName string, args ...string) (R
 	if logName != "" {
 		logPath = filepath.Join(t.Dir, logName)
 		_ = os.Remove(logPath)
-		// olapgke's timing lines are DEBUG. The plugin framework's own DEBUG lines follow
-		// TF_LOG_PROVIDER unless TF_LOG_SDK_FRAMEWORK says otherwise (terraform-plugin-log
-		// tfsdklog); at 1,000 ordinals they are ~21,700 lines per plan ("marking computed
-		// attribute ...") and ~20 s of wall time, so they stay off.
+		// olapgke's timing lines are DEBUG. The plugin framework's own DEBUG lines would follow
+		// TF_LOG_PROVIDER (provider.QuietFrameworkLogs); at 1,000 ordinals they are ~21,700 lines
+		// per plan ("marking computed attribute ...") and ~10 s of wall time, so they stay off.
 		env = append(env, "TF_LOG_PROVIDER=DEBUG", "TF_LOG_SDK_FRAMEWORK=WARN", "TF_LOG_PATH="+logPath)
 	}
 	cmd.Env = env
