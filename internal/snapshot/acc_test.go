@@ -7,6 +7,7 @@ package snapshot_test
 // Pending, where the rollout stalls, and the revision name.
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -19,18 +20,24 @@ import (
 	"cloud.google.com/go/container/apiv1/containerpb"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 
 	"github.com/olapgke/terraform-provider-olapgke/internal/acctest"
 	"github.com/olapgke/terraform-provider-olapgke/internal/gke"
+	olapkube "github.com/olapgke/terraform-provider-olapgke/internal/kube"
 	"github.com/olapgke/terraform-provider-olapgke/internal/planner"
 	"github.com/olapgke/terraform-provider-olapgke/internal/planner/rollout"
 	"github.com/olapgke/terraform-provider-olapgke/internal/provider"
@@ -400,6 +407,53 @@ func ordinalsWith(p *rollout.Plan, f func(rollout.OrdinalPlan) bool) []int32 {
 		}
 	}
 	return out
+}
+
+// TestAccSnapshot_listsDecodeAsClientGo: the snapshot decodes its LISTs item by item
+// (kube.ListItems); on the real API server's bytes (its own protobuf list encoding) that gives
+// exactly the objects client-go's decoder gives, for every kind the snapshot lists.
+func TestAccSnapshot_listsDecodeAsClientGo(t *testing.T) {
+	env := acctest.Sandbox(t)
+	ns := accNamespace(t, env.Kube, t.Name())
+	createReady(t, env.Kube, accSet(ns, 2))
+	core, storage := env.Kube.CoreV1().RESTClient(), env.Kube.StorageV1().RESTClient()
+	sameDecoding[corev1.Node](t, core, "nodes", "", &corev1.NodeList{}, func(l runtime.Object) any { return l.(*corev1.NodeList).Items })
+	sameDecoding[corev1.Pod](t, core, "pods", "", &corev1.PodList{}, func(l runtime.Object) any { return l.(*corev1.PodList).Items })
+	sameDecoding[corev1.PersistentVolume](t, core, "persistentvolumes", "", &corev1.PersistentVolumeList{}, func(l runtime.Object) any { return l.(*corev1.PersistentVolumeList).Items })
+	sameDecoding[corev1.PersistentVolumeClaim](t, core, "persistentvolumeclaims", ns, &corev1.PersistentVolumeClaimList{}, func(l runtime.Object) any { return l.(*corev1.PersistentVolumeClaimList).Items })
+	sameDecoding[storagev1.StorageClass](t, storage, "storageclasses", "", &storagev1.StorageClassList{}, func(l runtime.Object) any { return l.(*storagev1.StorageClassList).Items })
+	sameDecoding[storagev1.CSIStorageCapacity](t, storage, "csistoragecapacities", "", &storagev1.CSIStorageCapacityList{}, func(l runtime.Object) any { return l.(*storagev1.CSIStorageCapacityList).Items })
+	sameDecoding[storagev1.CSIDriver](t, storage, "csidrivers", "", &storagev1.CSIDriverList{}, func(l runtime.Object) any { return l.(*storagev1.CSIDriverList).Items })
+	sameDecoding[storagev1.CSINode](t, storage, "csinodes", "", &storagev1.CSINodeList{}, func(l runtime.Object) any { return l.(*storagev1.CSINodeList).Items })
+}
+
+// sameDecoding reads one LIST of resource in protobuf and requires kube.DecodeItems to find in
+// the body the items client-go's decoder finds (into is the list type; items its Items). Each
+// must have some, or the check would prove nothing.
+func sameDecoding[T any, PT interface {
+	*T
+	Unmarshal([]byte) error
+}](t *testing.T, rc rest.Interface, resource, namespace string, into runtime.Object, items func(runtime.Object) any) {
+	t.Helper()
+	body, err := rc.Get().NamespaceIfScoped(namespace, namespace != "").Resource(resource).
+		SetHeader("Accept", "application/vnd.kubernetes.protobuf").DoRaw(context.Background())
+	if err != nil {
+		t.Fatalf("listing %s: %v", resource, err)
+	}
+	if _, _, err := scheme.Codecs.UniversalDeserializer().Decode(body, nil, into); err != nil {
+		t.Fatalf("client-go decoding %s: %v", resource, err)
+	}
+	got, err := olapkube.DecodeItems[T, PT](bytes.NewReader(body))
+	if err != nil {
+		t.Fatalf("DecodeItems of %s: %v", resource, err)
+	}
+	want := items(into).([]T)
+	if len(want) == 0 {
+		t.Fatalf("the sandbox has no %s: the comparison would prove nothing", resource)
+	}
+	if !apiequality.Semantic.DeepEqual(got, want) {
+		t.Fatalf("%s: DecodeItems found %d items, client-go %d, and they differ", resource, len(got), len(want))
+	}
 }
 
 func TestAccPlanner_revisionHashMatchesController(t *testing.T) {

@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/olapgke/terraform-provider-olapgke/internal/k8sfeatures"
 	olapkube "github.com/olapgke/terraform-provider-olapgke/internal/kube"
@@ -76,15 +77,16 @@ func Read(ctx context.Context, kube kubernetes.Interface, desired *appsv1.Statef
 	})
 	// Every Pod of the cluster, for the scheduling simulation (what other workloads use on each
 	// node); the StatefulSet's own are picked below, once its selector is known.
-	listInto(ctx, &r, 2, "Pods", kube.CoreV1().Pods(metav1.NamespaceAll).List, func(l *corev1.PodList) { s.AllPods = l.Items })
-	listInto(ctx, &r, 4, "PersistentVolumeClaims in "+namespace, kube.CoreV1().PersistentVolumeClaims(namespace).List, func(l *corev1.PersistentVolumeClaimList) { s.PVCs = l.Items })
-	listInto(ctx, &r, 5, "PersistentVolumes", kube.CoreV1().PersistentVolumes().List, func(l *corev1.PersistentVolumeList) { s.PVs = l.Items })
-	listInto(ctx, &r, 6, "Nodes", kube.CoreV1().Nodes().List, func(l *corev1.NodeList) { s.Nodes = l.Items })
-	listInto(ctx, &r, 7, "StorageClasses", kube.StorageV1().StorageClasses().List, func(l *storagev1.StorageClassList) { s.StorageClasses = l.Items })
-	listInto(ctx, &r, 8, "CSIStorageCapacities", kube.StorageV1().CSIStorageCapacities(metav1.NamespaceAll).List, func(l *storagev1.CSIStorageCapacityList) { s.Capacities = l.Items })
-	listInto(ctx, &r, 9, "CSIDrivers", kube.StorageV1().CSIDrivers().List, func(l *storagev1.CSIDriverList) { s.CSIDrivers = l.Items })
-	listInto(ctx, &r, 10, "CSINodes", kube.StorageV1().CSINodes().List, func(l *storagev1.CSINodeList) { s.CSINodes = l.Items })
-	listInto(ctx, &r, 11, "PodDisruptionBudgets in "+namespace, kube.PolicyV1().PodDisruptionBudgets(namespace).List, func(l *policyv1.PodDisruptionBudgetList) { s.PDBs = l.Items })
+	core, storage := kube.CoreV1().RESTClient(), kube.StorageV1().RESTClient()
+	listInto(ctx, &r, 2, "Pods", core, "pods", metav1.NamespaceAll, kube.CoreV1().Pods(metav1.NamespaceAll).List, func(l *corev1.PodList) []corev1.Pod { return l.Items }, &s.AllPods)
+	listInto(ctx, &r, 4, "PersistentVolumeClaims in "+namespace, core, "persistentvolumeclaims", namespace, kube.CoreV1().PersistentVolumeClaims(namespace).List, func(l *corev1.PersistentVolumeClaimList) []corev1.PersistentVolumeClaim { return l.Items }, &s.PVCs)
+	listInto(ctx, &r, 5, "PersistentVolumes", core, "persistentvolumes", "", kube.CoreV1().PersistentVolumes().List, func(l *corev1.PersistentVolumeList) []corev1.PersistentVolume { return l.Items }, &s.PVs)
+	listInto(ctx, &r, 6, "Nodes", core, "nodes", "", kube.CoreV1().Nodes().List, func(l *corev1.NodeList) []corev1.Node { return l.Items }, &s.Nodes)
+	listInto(ctx, &r, 7, "StorageClasses", storage, "storageclasses", "", kube.StorageV1().StorageClasses().List, func(l *storagev1.StorageClassList) []storagev1.StorageClass { return l.Items }, &s.StorageClasses)
+	listInto(ctx, &r, 8, "CSIStorageCapacities", storage, "csistoragecapacities", metav1.NamespaceAll, kube.StorageV1().CSIStorageCapacities(metav1.NamespaceAll).List, func(l *storagev1.CSIStorageCapacityList) []storagev1.CSIStorageCapacity { return l.Items }, &s.Capacities)
+	listInto(ctx, &r, 9, "CSIDrivers", storage, "csidrivers", "", kube.StorageV1().CSIDrivers().List, func(l *storagev1.CSIDriverList) []storagev1.CSIDriver { return l.Items }, &s.CSIDrivers)
+	listInto(ctx, &r, 10, "CSINodes", storage, "csinodes", "", kube.StorageV1().CSINodes().List, func(l *storagev1.CSINodeList) []storagev1.CSINode { return l.Items }, &s.CSINodes)
+	listInto(ctx, &r, 11, "PodDisruptionBudgets in "+namespace, kube.PolicyV1().RESTClient(), "poddisruptionbudgets", namespace, kube.PolicyV1().PodDisruptionBudgets(namespace).List, func(l *policyv1.PodDisruptionBudgetList) []policyv1.PodDisruptionBudget { return l.Items }, &s.PDBs)
 	if err := r.wait(); err != nil {
 		return nil, err
 	}
@@ -120,15 +122,26 @@ func (r *reads) wait() error {
 	return nil
 }
 
-// listInto is one of Read's LISTs of every object (no selector) in slot: set gets the list; a
-// failure says what was listed.
-func listInto[L any](ctx context.Context, r *reads, slot int, what string, do func(context.Context, metav1.ListOptions) (L, error), set func(L)) {
+// listInto is one of Read's LISTs of every object of resource (in namespace; "" for all or a
+// cluster-scoped resource) in slot, decoded item by item as it is read (kube.ListItems; typed and
+// items answer for a fake clientset): into gets the items; a failure says what was listed.
+func listInto[T any, PT interface {
+	*T
+	Unmarshal([]byte) error
+}, L any](ctx context.Context, r *reads, slot int, what string, rc rest.Interface, resource, namespace string,
+	typed func(context.Context, metav1.ListOptions) (L, error), items func(L) []T, into *[]T) {
 	r.do(slot, func() error {
-		l, err := list(ctx, do, metav1.ListOptions{})
+		l, err := olapkube.ListItems[T, PT](ctx, rc, resource, namespace, func(ctx context.Context) ([]T, error) {
+			l, err := typed(ctx, metav1.ListOptions{})
+			if err != nil {
+				return nil, err
+			}
+			return items(l), nil
+		})
 		if err != nil {
 			return fmt.Errorf("listing %s: %w", what, err)
 		}
-		set(l)
+		*into = l
 		return nil
 	})
 }
