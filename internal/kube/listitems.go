@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"unsafe"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/scheme"
@@ -105,10 +106,14 @@ func DecodeItems[T any, PT interface {
 			return skip(r, n)
 		}
 		lists++
+		listLen := n
 		// The list: skip its metadata (field 1), decode each item (field 2).
 		return fields(r, n, func(field int, n int64) error {
 			if field != 2 {
 				return skip(r, n)
+			}
+			if items == nil {
+				items = make([]T, 0, capacityHint[T](listLen, n))
 			}
 			if int64(cap(buf)) < n {
 				buf = make([]byte, n)
@@ -167,6 +172,19 @@ func fields(r *bufio.Reader, size int64, f func(field int, n int64) error) error
 		}
 	}
 	return nil
+}
+
+// capacityHint is how many items a list of listLen bytes whose first item is first bytes long
+// probably holds (items of one kind are of a size), so the items are not copied again and again
+// as the slice grows: 5,000 nodes were 20 MB of slices for 5 MB of items. A small first item
+// cannot make the slice larger than twice the list's bytes.
+func capacityHint[T any](listLen, first int64) int64 {
+	est := listLen / (first + 1 + varintLen(uint64(first)))
+	est += est / 8
+	if size := int64(unsafe.Sizeof(*new(T))); size > 0 {
+		est = min(est, 2*listLen/size)
+	}
+	return max(est, 1)
 }
 
 func skip(r *bufio.Reader, n int64) error {

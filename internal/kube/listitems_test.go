@@ -118,6 +118,9 @@ func TestListItemsDecodesAsClientGo(t *testing.T) {
 		if len(got) != n || !apiequality.Semantic.DeepEqual(got, typed.Items) || (n > 0 && !apiequality.Semantic.DeepEqual(got, want.Items)) {
 			t.Fatalf("%d nodes: ListItems decoded %d items, not those of client-go (%d)", n, len(got), len(typed.Items))
 		}
+		if cap(got) > 3*n+1 {
+			t.Fatalf("%d nodes in a slice of capacity %d: the capacity hint is off", n, cap(got))
+		}
 		if path != "/api/v1/nodes" || accept != runtime.ContentTypeProtobuf || calls.Load() != 2 {
 			t.Fatalf("%d nodes: ListItems asked for %s (Accept %q), %d requests for two LISTs", n, path, accept, calls.Load())
 		}
