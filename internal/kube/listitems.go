@@ -26,7 +26,7 @@ import (
 // (runtime.Unknown), then decodes the copy. For 5,000 nodes that is about 70 MB of fresh memory
 // for an 18 MB body, before a single Node exists. A provider process is new on every terraform
 // command, so none of it is reused memory: on the bench's machine first touching a page costs
-// about 12 us, and reading and decoding the Nodes LIST was a third of the plan's CPU (issue 47).
+// about 12 us, and reading and decoding the LISTs took about half of the plan's CPU (issue 47).
 // Here the body streams through one buffer the size of the largest item, and each item is
 // decoded by its own generated Unmarshal, which copies what it keeps. The wire format is the one
 // client-go reads: the 4-byte "k8s\x00" prefix, then a runtime.Unknown (field 2: the list's own
