@@ -10,6 +10,7 @@ import (
 	"io"
 	"unsafe"
 
+	"google.golang.org/protobuf/encoding/protowire"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -17,9 +18,9 @@ import (
 
 // ListItems is one LIST of every object of a built-in resource (e.g. "nodes"; namespace "" for
 // all namespaces or a cluster-scoped resource), retried as List is, whose response is decoded
-// one item at a time as it is read. typed is the same LIST through the typed client; it answers
-// instead when rc is not a REST client (a fake clientset) or the server does not answer in
-// protobuf.
+// one item at a time as it is read. typed is the same LIST through the typed client (e.g.
+// kube.CoreV1().Nodes().List, items taken out); it answers, through List, instead when rc is
+// not a REST client (a fake clientset) or the server does not answer in protobuf.
 //
 // Why not client-go's decoding: it reads the whole body (io.ReadAll: growing chunks, then one
 // copy into a slice of the final size), then copies the list out of its envelope
@@ -36,10 +37,10 @@ import (
 func ListItems[T any, PT interface {
 	*T
 	Unmarshal([]byte) error
-}](ctx context.Context, rc rest.Interface, resource, namespace string, typed func(context.Context) ([]T, error)) ([]T, error) {
+}](ctx context.Context, rc rest.Interface, resource, namespace string, typed func(context.Context, metav1.ListOptions) ([]T, error)) ([]T, error) {
 	c, ok := rc.(*rest.RESTClient)
 	if !ok || c == nil || c.Client == nil {
-		return retried(ctx, typed)
+		return List(ctx, typed, metav1.ListOptions{})
 	}
 	var items []T
 	notProtobuf := false
@@ -62,7 +63,7 @@ func ListItems[T any, PT interface {
 		return nil, err
 	}
 	if notProtobuf {
-		return retried(ctx, typed)
+		return List(ctx, typed, metav1.ListOptions{})
 	}
 	return items, nil
 }
@@ -73,16 +74,6 @@ var (
 	protobufPrefix = []byte("k8s\x00")
 	errNotProtobuf = errors.New("the response is not protobuf")
 )
-
-func retried[T any](ctx context.Context, typed func(context.Context) ([]T, error)) ([]T, error) {
-	var out []T
-	err := RetryRead(ctx, func(ctx context.Context) error {
-		var err error
-		out, err = typed(ctx)
-		return err
-	})
-	return out, err
-}
 
 // DecodeItems reads one LIST response body in protobuf from body and decodes its items, one at
 // a time (ListItems' decoding). A body that is not protobuf is errNotProtobuf; one cut short is
@@ -160,14 +151,15 @@ func fields(r *bufio.Reader, size int64, f func(field int, n int64) error) error
 		if err != nil {
 			return unexpectedEOF(err)
 		}
-		if key&7 != 2 {
-			return fmt.Errorf("field %d has wire type %d, not 2", key>>3, key&7)
+		num, typ := protowire.DecodeTag(key)
+		if typ != protowire.BytesType {
+			return fmt.Errorf("field %d has wire type %d, not %d", num, typ, protowire.BytesType)
 		}
-		read += varintLen(key) + varintLen(n) + int64(n)
+		read += int64(protowire.SizeVarint(key)+protowire.SizeVarint(n)) + int64(n)
 		if size >= 0 && read > size {
-			return fmt.Errorf("field %d overruns its message", key>>3)
+			return fmt.Errorf("field %d overruns its message", num)
 		}
-		if err := f(int(key>>3), int64(n)); err != nil {
+		if err := f(int(num), int64(n)); err != nil {
 			return err
 		}
 	}
@@ -179,7 +171,7 @@ func fields(r *bufio.Reader, size int64, f func(field int, n int64) error) error
 // as the slice grows: 5,000 nodes were 20 MB of slices for 5 MB of items. A small first item
 // cannot make the slice larger than twice the list's bytes.
 func capacityHint[T any](listLen, first int64) int64 {
-	est := listLen / (first + 1 + varintLen(uint64(first)))
+	est := listLen / (first + 1 + int64(protowire.SizeVarint(uint64(first))))
 	est += est / 8
 	if size := int64(unsafe.Sizeof(*new(T))); size > 0 {
 		est = min(est, 2*listLen/size)
@@ -199,13 +191,4 @@ func unexpectedEOF(err error) error {
 		return io.ErrUnexpectedEOF
 	}
 	return err
-}
-
-func varintLen(v uint64) int64 {
-	n := int64(1)
-	for v >= 0x80 {
-		v >>= 7
-		n++
-	}
-	return n
 }

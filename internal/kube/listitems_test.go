@@ -83,8 +83,8 @@ func body(contentType string, b []byte) func(http.ResponseWriter, *http.Request)
 }
 
 func listNodes(ctx context.Context, cs kubernetes.Interface) ([]corev1.Node, error) {
-	return ListItems[corev1.Node](ctx, cs.CoreV1().RESTClient(), "nodes", "", func(ctx context.Context) ([]corev1.Node, error) {
-		l, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	return ListItems[corev1.Node](ctx, cs.CoreV1().RESTClient(), "nodes", "", func(ctx context.Context, opts metav1.ListOptions) ([]corev1.Node, error) {
+		l, err := cs.CoreV1().Nodes().List(ctx, opts)
 		if err != nil {
 			return nil, err
 		}

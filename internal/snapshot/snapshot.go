@@ -131,8 +131,8 @@ func listInto[T any, PT interface {
 }, L any](ctx context.Context, r *reads, slot int, what string, rc rest.Interface, resource, namespace string,
 	typed func(context.Context, metav1.ListOptions) (L, error), items func(L) []T, into *[]T) {
 	r.do(slot, func() error {
-		l, err := olapkube.ListItems[T, PT](ctx, rc, resource, namespace, func(ctx context.Context) ([]T, error) {
-			l, err := typed(ctx, metav1.ListOptions{})
+		l, err := olapkube.ListItems[T, PT](ctx, rc, resource, namespace, func(ctx context.Context, opts metav1.ListOptions) ([]T, error) {
+			l, err := typed(ctx, opts)
 			if err != nil {
 				return nil, err
 			}
