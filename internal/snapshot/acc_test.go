@@ -20,6 +20,7 @@ import (
 	"cloud.google.com/go/container/apiv1/containerpb"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -416,6 +417,13 @@ func TestAccSnapshot_listsDecodeAsClientGo(t *testing.T) {
 	env := acctest.Sandbox(t)
 	ns := accNamespace(t, env.Kube, t.Name())
 	createReady(t, env.Kube, accSet(ns, 2))
+	one := intstr.FromInt32(1)
+	if _, err := env.Kube.PolicyV1().PodDisruptionBudgets(ns).Create(context.Background(), &policyv1.PodDisruptionBudget{
+		ObjectMeta: metav1.ObjectMeta{Name: "hist"},
+		Spec:       policyv1.PodDisruptionBudgetSpec{MaxUnavailable: &one, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "hist"}}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	core, storage := env.Kube.CoreV1().RESTClient(), env.Kube.StorageV1().RESTClient()
 	sameDecoding[corev1.Node](t, core, "nodes", "", &corev1.NodeList{}, func(l runtime.Object) any { return l.(*corev1.NodeList).Items })
 	sameDecoding[corev1.Pod](t, core, "pods", "", &corev1.PodList{}, func(l runtime.Object) any { return l.(*corev1.PodList).Items })
@@ -425,6 +433,7 @@ func TestAccSnapshot_listsDecodeAsClientGo(t *testing.T) {
 	sameDecoding[storagev1.CSIStorageCapacity](t, storage, "csistoragecapacities", "", &storagev1.CSIStorageCapacityList{}, func(l runtime.Object) any { return l.(*storagev1.CSIStorageCapacityList).Items })
 	sameDecoding[storagev1.CSIDriver](t, storage, "csidrivers", "", &storagev1.CSIDriverList{}, func(l runtime.Object) any { return l.(*storagev1.CSIDriverList).Items })
 	sameDecoding[storagev1.CSINode](t, storage, "csinodes", "", &storagev1.CSINodeList{}, func(l runtime.Object) any { return l.(*storagev1.CSINodeList).Items })
+	sameDecoding[policyv1.PodDisruptionBudget](t, env.Kube.PolicyV1().RESTClient(), "poddisruptionbudgets", ns, &policyv1.PodDisruptionBudgetList{}, func(l runtime.Object) any { return l.(*policyv1.PodDisruptionBudgetList).Items })
 }
 
 // sameDecoding reads one LIST of resource in protobuf and requires kube.DecodeItems to find in
