@@ -30,6 +30,12 @@ func TestSchemaIsValid(t *testing.T) {
 	if d := resp.Schema.ValidateImplementation(context.Background()); d.HasError() {
 		t.Fatalf("schema implementation: %v", d)
 	}
+	// The model's attribute types must match the schema (a mismatch only shows at runtime).
+	for name, typ := range map[string]types.ObjectType{"moves": moveType, "completed": completedType} {
+		if got := resp.Schema.Attributes[name].GetType(); !got.Equal(types.ListType{ElemType: typ}) {
+			t.Errorf("%s: schema type %s, model type %s", name, got, typ)
+		}
+	}
 }
 
 func TestMergeCompleted(t *testing.T) {

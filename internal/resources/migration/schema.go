@@ -20,6 +20,7 @@ import (
 
 	planmigration "github.com/olapgke/terraform-provider-olapgke/internal/planner/migration"
 	"github.com/olapgke/terraform-provider-olapgke/internal/resources/durations"
+	"github.com/olapgke/terraform-provider-olapgke/internal/resources/objectlist"
 )
 
 // Defaults.
@@ -206,7 +207,7 @@ func (r *migrationResource) Schema(ctx context.Context, _ resource.SchemaRequest
 					"(the estimate only once this resource has recorded steps in `completed`; the Ready floor only with " +
 					"`require_others_ready`). Known at plan when `moves` is; `nothing to move` when no ordinal needs a step.",
 			},
-			"moves": schema.ListNestedAttribute{
+			"moves": objectlist.FromNested(schema.ListNestedAttribute{
 				Computed: true,
 				MarkdownDescription: "In a plan: the ordinals this apply restarts or moves, in order (known at plan; `completed` is then " +
 					"unknown). After an apply: the steps it took. A refresh replaces it with the ordinals that still need a step, " +
@@ -244,14 +245,14 @@ func (r *migrationResource) Schema(ctx context.Context, _ resource.SchemaRequest
 						MarkdownDescription: "Estimated time of the step, gates included: the mean of the steps of the same action " +
 							"this resource recorded in `completed` (null before any)."},
 				}},
-			},
+			}),
 			"update_revision": schema.StringAttribute{
 				Computed: true,
 				MarkdownDescription: "The StatefulSet revision restarted and moved Pods come back at: the one the controller will " +
 					"give `planned_manifest`'s template (or the template olapgke_statefulset writes in the same run), else the live " +
 					"`status.updateRevision`. Apply checks it before the first step.",
 			},
-			"completed": schema.ListNestedAttribute{
+			"completed": objectlist.FromNested(schema.ListNestedAttribute{
 				Computed: true,
 				MarkdownDescription: "Ordinals this resource has moved (latest move per ordinal), with how long each took. " +
 					"Terraform receives it once, when the apply ends (finished, failed, timed out or stopped by an interrupt), not after each ordinal; " +
@@ -275,7 +276,7 @@ func (r *migrationResource) Schema(ctx context.Context, _ resource.SchemaRequest
 						}},
 					},
 				}},
-			},
+			}),
 		},
 		Blocks: map[string]schema.Block{
 			"gate": gateBlock(),

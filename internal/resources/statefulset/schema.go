@@ -12,6 +12,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+
+	"github.com/olapgke/terraform-provider-olapgke/internal/resources/objectlist"
 )
 
 func volumeAttributes() map[string]schema.Attribute {
@@ -101,7 +103,7 @@ func (r *statefulSetResource) Schema(ctx context.Context, _ resource.SchemaReque
 				MarkdownDescription: "One line saying what this apply does to the ordinals, e.g. `restart 3 ordinals in place (2,1,0), " +
 					"keep 3 PVCs`, for a plan reviewer. In state (after a refresh): `no change`. Known at plan when `ordinals` is.",
 			},
-			"ordinals": schema.ListNestedAttribute{
+			"ordinals": objectlist.FromNested(schema.ListNestedAttribute{
 				Computed: true,
 				MarkdownDescription: "Per-ordinal plan, known at plan time: what this apply does to each ordinal (`create`, `delete`, `recreate`, `stale`, `stranded`, `unchanged`), " +
 					"in which wave the controller acts, and whether the ordinal's Pod can schedule afterwards. `stale`: the Pod is kept on " +
@@ -128,8 +130,8 @@ func (r *statefulSetResource) Schema(ctx context.Context, _ resource.SchemaReque
 						"`retained` (persistentVolumeClaimRetentionPolicy Retain: the PVCs and their data stay, pinned to their nodes, and " +
 						"a later scale-up reuses them) or `deleted` (Delete: the PVCs and their data go with the ordinal). Empty otherwise."},
 				}},
-			},
-			"claim_resizes": schema.ListNestedAttribute{
+			}),
+			"claim_resizes": objectlist.FromNested(schema.ListNestedAttribute{
 				Computed: true,
 				MarkdownDescription: "What a claim template size change (claim growth) does to each PVC the StatefulSet owns by name, " +
 					"the retained claims of scaled-down ordinals (`persistentVolumeClaimRetentionPolicy.whenScaled = Retain`) included: " +
@@ -146,7 +148,7 @@ func (r *statefulSetResource) Schema(ctx context.Context, _ resource.SchemaReque
 					"fate":        schema.StringAttribute{Computed: true, Description: "`grows` or `keeps_size`."},
 					"reason":      schema.StringAttribute{Computed: true, Description: "For `keeps_size`: why the claim cannot grow."},
 				}},
-			},
+			}),
 			"rollout": schema.SingleNestedAttribute{
 				Computed:    true,
 				Description: "The live rollout as last read.",

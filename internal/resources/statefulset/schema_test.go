@@ -29,6 +29,9 @@ func TestSchemasValid(t *testing.T) {
 	if got := rs.Schema.Attributes["ordinals"].GetType(); !got.Equal(types.ListType{ElemType: ordinalType}) {
 		t.Errorf("ordinals: schema type %s, model type %s", got, ordinalType)
 	}
+	if got := rs.Schema.Attributes["claim_resizes"].GetType(); !got.Equal(types.ListType{ElemType: claimResizeType}) {
+		t.Errorf("claim_resizes: schema type %s, model type %s", got, claimResizeType)
+	}
 	if got := rs.Schema.Attributes["rollout"].GetType(); !got.Equal(types.ObjectType{AttrTypes: rolloutAttrTypes}) {
 		t.Errorf("rollout: schema type %s, model type %v", got, rolloutAttrTypes)
 	}
