@@ -142,14 +142,18 @@ type Results struct {
 	Machine           Machine
 	Planner           []GoBench
 	PlannerErr        string
-	Sandboxes         []SandboxResult
-	Plans             []PlanResult
-	Migration         *MigrationResult
-	Restart           *RestartResult
-	Action            *ActionResult
-	Render            *RenderResult
-	Query             *QueryResult
-	Batch             *BatchResult
-	Warm              *WarmResult
-	Notes             []string
+	// Lists: BenchmarkPlanResourceChange (internal/resources/objectlist), the framework's cost of
+	// a plan over 1,000 ordinals as a nested attribute list and as a list of objects.
+	Lists     []GoBench
+	ListsErr  string
+	Sandboxes []SandboxResult
+	Plans     []PlanResult
+	Migration *MigrationResult
+	Restart   *RestartResult
+	Action    *ActionResult
+	Render    *RenderResult
+	Query     *QueryResult
+	Batch     *BatchResult
+	Warm      *WarmResult
+	Notes     []string
 }

@@ -70,3 +70,31 @@ func TestLargeVerdicts(t *testing.T) {
 		}
 	}
 }
+
+func TestListsVerdict(t *testing.T) {
+	t.Parallel()
+	lists := func(nestedBytes, objectBytes float64) []GoBench {
+		return []GoBench{{Name: "BenchmarkPlanResourceChange/nested-2", NsPerOp: 2e9, BytesPerOp: nestedBytes},
+			{Name: "BenchmarkPlanResourceChange/objectlist-2", NsPerOp: 1e9, BytesPerOp: objectBytes}}
+	}
+	for name, tc := range map[string]struct {
+		r    Results
+		want string
+	}{
+		"holds":     {Results{Lists: lists(1000, 410)}, "yes"},
+		"too much":  {Results{Lists: lists(1000, 600)}, "**NO**"},
+		"one half":  {Results{Lists: lists(1000, 0)[:1]}, "**NO**"},
+		"failed":    {Results{ListsErr: "exit status 1"}, "**NO**"},
+		"not asked": {Results{}, ""},
+	} {
+		got := ""
+		for _, v := range tc.r.verdicts() {
+			if strings.Contains(v[0], "list of objects") {
+				got = v[2]
+			}
+		}
+		if got != tc.want {
+			t.Errorf("%s: verdict %q, want %q", name, got, tc.want)
+		}
+	}
+}

@@ -111,6 +111,16 @@ func main() {
 		for _, g := range res.Planner {
 			logf("  %s: %.1f ms/op, %.0f B/op, %.0f allocs/op", g.Name, g.NsPerOp/1e6, g.BytesPerOp, g.AllocsPerOp)
 		}
+		logf("per-ordinal list benchmarks")
+		cmd = exec.CommandContext(ctx, "go", "test", "-run", "^$", "-bench", "^BenchmarkPlanResourceChange$", "-benchtime", "4x", "-benchmem", "-count", "1", "-timeout", "10m", "./internal/resources/objectlist/")
+		b, err = cmd.CombinedOutput()
+		res.Lists = bench.ParseGoBench(string(b))
+		if err != nil || len(res.Lists) != 2 {
+			res.ListsErr = fmt.Sprintf("%v\n%s", err, b)
+		}
+		for _, g := range res.Lists {
+			logf("  %s: %.1f ms/op, %.0f B/op, %.0f allocs/op", g.Name, g.NsPerOp/1e6, g.BytesPerOp, g.AllocsPerOp)
+		}
 	}
 
 	rr := bench.RenderScenario([]int{10, 100, 1000}, 5)
