@@ -41,7 +41,7 @@ func FromNested(a schema.ListNestedAttribute) schema.ListAttribute {
 		desc = strings.TrimSpace(desc) + " Each entry:" + fields
 	}
 	return schema.ListAttribute{
-		ElementType:         ElementType(a.NestedObject.Attributes),
+		ElementType:         elementType(a.NestedObject.Attributes),
 		Computed:            a.Computed,
 		Optional:            a.Optional,
 		Required:            a.Required,
@@ -54,9 +54,9 @@ func FromNested(a schema.ListNestedAttribute) schema.ListAttribute {
 	}
 }
 
-// ElementType is the object type of entries with these attributes (nested lists become lists of
-// objects): what the model code builds its values with.
-func ElementType(attrs map[string]schema.Attribute) types.ObjectType {
+// elementType is the object type of entries with these attributes (nested lists become lists of
+// objects), which the model code's values must have (each resource's schema test checks it).
+func elementType(attrs map[string]schema.Attribute) types.ObjectType {
 	out := make(map[string]attr.Type, len(attrs))
 	for name, a := range attrs {
 		check(name, a)
