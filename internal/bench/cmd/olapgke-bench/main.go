@@ -102,25 +102,9 @@ func main() {
 	}
 	if *planner {
 		logf("planner benchmarks")
-		cmd := exec.CommandContext(ctx, "go", "test", "-run", "^$", "-bench", "^BenchmarkBuild", "-benchmem", "-count", "1", "-timeout", "20m", "./internal/planner/rollout/")
-		b, err := cmd.CombinedOutput()
-		res.Planner = bench.ParseGoBench(string(b))
-		if err != nil || len(res.Planner) == 0 {
-			res.PlannerErr = fmt.Sprintf("%v\n%s", err, b)
-		}
-		for _, g := range res.Planner {
-			logf("  %s: %.1f ms/op, %.0f B/op, %.0f allocs/op", g.Name, g.NsPerOp/1e6, g.BytesPerOp, g.AllocsPerOp)
-		}
+		res.Planner, res.PlannerErr = goBench(ctx, logf, 0, "-bench", "^BenchmarkBuild", "-timeout", "20m", "./internal/planner/rollout/")
 		logf("per-ordinal list benchmarks")
-		cmd = exec.CommandContext(ctx, "go", "test", "-run", "^$", "-bench", "^BenchmarkPlanResourceChange$", "-benchtime", "4x", "-benchmem", "-count", "1", "-timeout", "10m", "./internal/resources/objectlist/")
-		b, err = cmd.CombinedOutput()
-		res.Lists = bench.ParseGoBench(string(b))
-		if err != nil || len(res.Lists) != 2 {
-			res.ListsErr = fmt.Sprintf("%v\n%s", err, b)
-		}
-		for _, g := range res.Lists {
-			logf("  %s: %.1f ms/op, %.0f B/op, %.0f allocs/op", g.Name, g.NsPerOp/1e6, g.BytesPerOp, g.AllocsPerOp)
-		}
+		res.Lists, res.ListsErr = goBench(ctx, logf, 2, "-bench", "^BenchmarkPlanResourceChange$", "-benchtime", "4x", "-timeout", "10m", "./internal/resources/objectlist/")
 	}
 
 	rr := bench.RenderScenario([]int{10, 100, 1000}, 5)
@@ -302,4 +286,20 @@ func ints(s string) ([]int, error) {
 		out = append(out, v)
 	}
 	return out, nil
+}
+
+// goBench runs `go test -run ^$ -benchmem -count 1 args...` and logs each result. The error text
+// (the command's error and output) is set when it failed or gave no result, or not want results
+// when want > 0.
+func goBench(ctx context.Context, logf func(string, ...any), want int, args ...string) ([]bench.GoBench, string) {
+	b, err := exec.CommandContext(ctx, "go", append([]string{"test", "-run", "^$", "-benchmem", "-count", "1"}, args...)...).CombinedOutput()
+	res := bench.ParseGoBench(string(b))
+	failed := ""
+	if err != nil || len(res) == 0 || (want > 0 && len(res) != want) {
+		failed = fmt.Sprintf("%v\n%s", err, b)
+	}
+	for _, g := range res {
+		logf("  %s: %.1f ms/op, %.0f B/op, %.0f allocs/op", g.Name, g.NsPerOp/1e6, g.BytesPerOp, g.AllocsPerOp)
+	}
+	return res, failed
 }
