@@ -79,9 +79,15 @@ func TestParseTimings(t *testing.T) {
 	t.Parallel()
 	log := []byte(`2026-11-30T00:40:01.123Z [DEBUG] provider.terraform-provider-olapgke: olapgke plan timing: @caller=/x/plan.go:60 @module=olapgke ms=123.456 ordinals=200 statefulset=bench/olap timestamp=...
 2026-11-30T00:40:02.000Z [DEBUG] provider.terraform-provider-olapgke: other line ms=9
-2026-11-30T00:40:03.000Z [DEBUG] provider.terraform-provider-olapgke: olapgke plan timing: ms=7 ordinals=10`)
-	if diff := cmp.Diff([]float64{123.456, 7}, ParseTimings(log)); diff != "" {
-		t.Errorf("ParseTimings (-want +got):\n%s", diff)
+2026-11-30T00:40:03.000Z [DEBUG] provider.terraform-provider-olapgke: olapgke plan timing: cpu_ms=5.5 ms=7 ordinals=10
+2026-11-30T00:40:04.000Z [DEBUG] provider.terraform-provider-olapgke: olapgke plan timing: ordinals=10 ms=8 cpu_ms=6.25`)
+	ms, cpu := ParseTimings(log)
+	if diff := cmp.Diff([]float64{123.456, 7, 8}, ms); diff != "" {
+		t.Errorf("ParseTimings ms (-want +got):\n%s", diff)
+	}
+	// cpu_ms is not read as ms, and a line without it adds no CPU value.
+	if diff := cmp.Diff([]float64{5.5, 6.25}, cpu); diff != "" {
+		t.Errorf("ParseTimings cpu_ms (-want +got):\n%s", diff)
 	}
 }
 
@@ -91,13 +97,20 @@ func TestParsePhases(t *testing.T) {
 	t.Parallel()
 	log := []byte(`2026-12-06T05:14:56.000Z [DEBUG] provider.terraform-provider-olapgke: olapgke plan phases: planner_ms=896.358 snapshot_ms=1904.361 tf_rpc=PlanResourceChange dry_run_ms=6.802 nodes=5000
 2026-12-06T05:14:56.100Z [DEBUG] provider.terraform-provider-olapgke: olapgke plan timing: ms=2930.614 ordinals=1000
-2026-12-06T05:14:57.000Z [DEBUG] provider.terraform-provider-olapgke: olapgke plan phases: dry_run_ms=5 snapshot_ms=838.5 planner_ms=1036
+2026-12-06T05:14:57.000Z [DEBUG] provider.terraform-provider-olapgke: olapgke plan phases: dry_run_ms=5 planner_cpu_ms=410 snapshot_ms=838.5 snapshot_cpu_ms=301.5 planner_ms=1036
 2026-12-06T05:14:58.000Z [DEBUG] provider.terraform-provider-olapgke: other planner_ms=1`)
-	want := []PlanPhases{{DryRun: 6.802, Snapshot: 1904.361, Planner: 896.358}, {DryRun: 5, Snapshot: 838.5, Planner: 1036}}
+	want := []PlanPhases{{DryRun: 6.802, Snapshot: 1904.361, Planner: 896.358}, {DryRun: 5, Snapshot: 838.5, Planner: 1036, SnapshotCPU: 301.5, PlannerCPU: 410}}
 	if diff := cmp.Diff(want, ParsePhases(log)); diff != "" {
 		t.Errorf("ParsePhases (-want +got):\n%s", diff)
 	}
 	if got := phasesText(append(want, PlanPhases{DryRun: 9, Snapshot: 700, Planner: 400})); got != "; of it the snapshot's reads 838 ms, the planner 896 ms, the dry run 7 ms, medians" {
 		t.Errorf("phasesText = %q", got)
+	}
+	// The CPU medians count only the lines that carry CPU times.
+	if got := cpuPhasesText(append(want, PlanPhases{SnapshotCPU: 280, PlannerCPU: 390}, PlanPhases{SnapshotCPU: 320, PlannerCPU: 420})); got != "; of it the snapshot's reads 302 ms, the planner 410 ms" {
+		t.Errorf("cpuPhasesText = %q", got)
+	}
+	if got := cpuPhasesText(want[:1]); got != "" {
+		t.Errorf("cpuPhasesText without CPU fields = %q, want none", got)
 	}
 }

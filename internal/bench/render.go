@@ -49,24 +49,24 @@ func (r *Results) Markdown() string {
 	w("## 1. Plan of `olapgke_statefulset` (template change that recreates every ordinal)")
 	w("")
 	w("Real `terraform plan` with the built provider through `dev_overrides`. The StatefulSet (Parallel, RollingUpdate, one 1 GiB TopoLVM claim per ordinal, on pool-a) is applied and all Pods are Running with bound PVCs first (Ready in brackets: at 500 nodes on a loaded machine heartbeats lag and the node lifecycle controller marks some Pods not Ready, which KWOK does not undo); the plan changes a template annotation, so ModifyPlan runs the server-side dry run, the snapshot LISTs and the planner, and lists every ordinal as a recreate with its placement verdict. The last row (`-large`, e.g. 5,000 nodes x 1,000 ordinals) runs on its own world with the TopoLVM simulator and seeded claims: each ordinal's claim and its TopoLVM PV are written bound to each other, as the scheduler, external-provisioner and the PV controller leave them (one ordinal per pool-a node), before the StatefulSet is applied, whose Pods the scheduler then places on their volumes' nodes (unbound, it placed them at about 25 a minute at 2,000 nodes on 2 cores); a self-check on two small worlds first requires the seeded world's plan to equal the scheduled one's (per-ordinal verdicts, requests). That world's node grace period is 10 min: KWOK's heartbeats for 5,000 nodes lag on 2 cores. *Provider peak RSS* is the highest VmHWM of the provider process over the `plan -refresh=false` runs, read from /proc while it runs.")
-	w("*Provider ms* is the provider's own `olapgke plan timing` log line (ModifyPlan, TF_LOG_PROVIDER=DEBUG), median of the `plan -refresh=false` runs (all runs in brackets). *Requests* are counted at a loopback proxy between the provider and the API server: `plan -refresh=false` isolates the per-ordinal plan; *full plan* adds the refresh (the resource's Read). *No TF_LOG* is one more `plan -refresh=false` with no logging variable set, as a user runs it.")
+	w("*Provider ms* is the provider's own `olapgke plan timing` log line (ModifyPlan, TF_LOG_PROVIDER=DEBUG), median of the `plan -refresh=false` runs (all runs in brackets); *provider CPU ms* is the same line's `cpu_ms`, the provider process's user+system time over the same span (getrusage). *Sandbox cores busy* is the sandbox's CPU time (its process and children, from /proc) over the run's wall time: what the API server, the controllers and the KWOK nodes took from the same 2 cores while the provider planned, so the provider's wall time includes waiting for a core and its CPU time does not. *Requests* are counted at a loopback proxy between the provider and the API server: `plan -refresh=false` isolates the per-ordinal plan; *full plan* adds the refresh (the resource's Read). *No TF_LOG* is one more `plan -refresh=false` with no logging variable set, as a user runs it.")
 	w("")
-	w("| nodes | ordinals (Ready) | provider ms, median [runs] | `terraform plan -refresh=false` wall s (median) | the same, no TF_LOG, wall s | requests (plan only) | by verb | requests (full plan) | full plan wall s | provider peak RSS MiB |")
-	w("|---|---|---|---|---|---|---|---|---|---|")
+	w("| nodes | ordinals (Ready) | provider ms, median [runs] | provider CPU ms, median [runs] | sandbox cores busy (median) | `terraform plan -refresh=false` wall s (median) | the same, no TF_LOG, wall s | requests (plan only) | by verb | requests (full plan) | full plan wall s | provider peak RSS MiB |")
+	w("|---|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, p := range r.Plans {
 		if p.Err != "" {
-			w("| %d | %d | failed: %s | | | | | | | |", p.Nodes, p.Ordinals, oneLine(p.Err))
+			w("| %d | %d | failed: %s | | | | | | | | | |", p.Nodes, p.Ordinals, oneLine(p.Err))
 			continue
 		}
-		var runs []string
-		for _, v := range p.ProviderMS {
-			runs = append(runs, fmt.Sprintf("%.0f", v))
+		cpu := "-"
+		if len(p.ProviderCPUMS) > 0 {
+			cpu = fmt.Sprintf("%.0f [%s]", median(p.ProviderCPUMS), joinMS(p.ProviderCPUMS))
 		}
 		var totals []string
 		for _, q := range p.Requests {
 			totals = append(totals, strconv.Itoa(q.Total()))
 		}
-		w("| %d | %d (%d) | %.0f [%s] | %s | %s | %s | %s | %d | %s | %d |", p.Nodes, p.Ordinals, p.ReadyAtPlan, median(p.ProviderMS), strings.Join(runs, ", "),
+		w("| %d | %d (%d) | %.0f [%s] | %s | %.2f | %s | %s | %s | %s | %d | %s | %d |", p.Nodes, p.Ordinals, p.ReadyAtPlan, median(p.ProviderMS), joinMS(p.ProviderMS), cpu, median(p.SandboxCores),
 			secs(median(p.Wall)), secs(p.QuietWall), strings.Join(totals, ", "), p.Requests[0].ByVerb(), p.RefreshRequests.Total(), secs(p.RefreshWall), p.ProviderRSSMiB)
 	}
 	if last := r.lastPlan(); last != nil {
@@ -326,12 +326,24 @@ func (r *Results) largeVerdicts() [][3]string {
 		return nil
 	}
 	at := fmt.Sprintf("%d ordinals x %d nodes", large.Ordinals, large.Nodes)
+	// Issue 47 asks for provider time under 1 s and for CPU seconds where wall time on the shared
+	// 2-core machine is noise. Here the sandbox (API server, controllers, thousands of KWOK nodes'
+	// heartbeats) shares the cores with the provider, so the provider's wall time is largely
+	// waiting for a core: the target is judged on the provider's CPU time, the wall time is shown.
+	what := "provider time of the plan at " + at + " < 1 s, as CPU time (wall time shown)"
 	if large.Err != "" {
-		return [][3]string{{"provider time of the plan at " + at + " < 1 s", "failed: " + oneLine(large.Err), yes(false)}}
+		return [][3]string{{what, "failed: " + oneLine(large.Err), yes(false)}}
 	}
 	m := median(large.ProviderMS)
-	out := [][3]string{{"provider time of the plan at " + at + " < 1 s",
-		fmt.Sprintf("%.0f ms (median%s); provider peak RSS %d MiB (%d MiB at %d x %d)", m, phasesText(large.Phases), large.ProviderRSSMiB, small.ProviderRSSMiB, small.Ordinals, small.Nodes), yes(m < 1000)}}
+	rss := fmt.Sprintf("provider peak RSS %d MiB (%d MiB at %d x %d)", large.ProviderRSSMiB, small.ProviderRSSMiB, small.Ordinals, small.Nodes)
+	var out [][3]string
+	if len(large.ProviderCPUMS) == 0 {
+		out = append(out, [3]string{what, fmt.Sprintf("no CPU time in the provider's timing lines; wall %.0f ms (median%s); %s", m, phasesText(large.Phases), rss), yes(false)})
+	} else {
+		c := median(large.ProviderCPUMS)
+		out = append(out, [3]string{what, fmt.Sprintf("CPU %.0f ms (median [%s]%s); wall %.0f ms (median%s), while the sandbox kept %.2f cores busy (median); %s",
+			c, joinMS(large.ProviderCPUMS), cpuPhasesText(large.Phases), m, phasesText(large.Phases), median(large.SandboxCores), rss), yes(c < 1000)})
+	}
 	if small.Err == "" && len(small.Requests) > 0 && len(large.Requests) > 0 {
 		s, l := small.Requests[0], large.Requests[0]
 		out = append(out, [3]string{fmt.Sprintf("plan requests at %s the same as at %d x %d", at, small.Ordinals, small.Nodes),
@@ -339,6 +351,30 @@ func (r *Results) largeVerdicts() [][3]string {
 			yes(l.Total() == s.Total() && l.ByVerb() == s.ByVerb() && large.RefreshRequests.Total() == small.RefreshRequests.Total())})
 	}
 	return out
+}
+
+// joinMS is ms values rounded, comma-separated.
+func joinMS(v []float64) string {
+	var parts []string
+	for _, x := range v {
+		parts = append(parts, fmt.Sprintf("%.0f", x))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// cpuPhasesText is "; of it the snapshot's reads X ms, the planner Y ms" of CPU (medians), or ""
+// without phase lines that carry CPU times.
+func cpuPhasesText(ph []PlanPhases) string {
+	var s, p []float64
+	for _, x := range ph {
+		if x.SnapshotCPU > 0 || x.PlannerCPU > 0 {
+			s, p = append(s, x.SnapshotCPU), append(p, x.PlannerCPU)
+		}
+	}
+	if len(s) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; of it the snapshot's reads %.0f ms, the planner %.0f ms", median(s), median(p))
 }
 
 // phasesText is ", of it: snapshot X ms, planner Y ms, dry run Z ms" (medians of the runs), or

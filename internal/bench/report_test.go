@@ -38,20 +38,24 @@ func TestMedianStart(t *testing.T) {
 	}
 }
 
-// The large tier's cell is judged against the smallest one: provider time under 1 s and the
-// same requests; it is left out of the per-size "requests do not grow" check (one cell only).
+// The large tier's cell is judged against the smallest one: provider time under 1 s, as CPU time
+// (wall time is shown: the sandbox shares the cores), and the same requests; it is left out of
+// the per-size "requests do not grow" check (one cell only).
 func TestLargeVerdicts(t *testing.T) {
 	reqs := func(lists int) []Requests { return []Requests{{"LIST pods": lists, "GET statefulsets": 1}} }
-	cell := func(nodes, ords int, ms float64, lists int) PlanResult {
-		return PlanResult{Nodes: nodes, Ordinals: ords, ProviderMS: []float64{ms}, Requests: reqs(lists),
-			RefreshRequests: Requests{"GET statefulsets": 2}, ProviderRSSMiB: nodes / 10}
+	cell := func(nodes, ords int, cpuMS float64, lists int) PlanResult {
+		return PlanResult{Nodes: nodes, Ordinals: ords, ProviderMS: []float64{1700}, ProviderCPUMS: []float64{cpuMS}, Requests: reqs(lists),
+			RefreshRequests: Requests{"GET statefulsets": 2}, ProviderRSSMiB: nodes / 10, SandboxCores: []float64{1.2}}
 	}
+	noCPU := cell(5000, 1000, 0, 1)
+	noCPU.ProviderCPUMS = nil
 	for name, tc := range map[string]struct {
 		large PlanResult
 		want  []string
 	}{
 		"holds":          {cell(5000, 1000, 640, 1), []string{"yes", "yes"}},
 		"slow":           {cell(5000, 1000, 1400, 1), []string{"**NO**", "yes"}},
+		"no CPU time":    {noCPU, []string{"**NO**", "yes"}},
 		"more requests":  {cell(5000, 1000, 640, 3), []string{"yes", "**NO**"}},
 		"failed to plan": {PlanResult{Nodes: 5000, Ordinals: 1000, Err: "sandbox did not start"}, []string{"**NO**"}},
 	} {
@@ -96,5 +100,35 @@ func TestListsVerdict(t *testing.T) {
 		if got != tc.want {
 			t.Errorf("%s: verdict %q, want %q", name, got, tc.want)
 		}
+	}
+}
+
+// Every row of the plan table, a failed cell's too, has as many columns as its header.
+func TestPlanTableColumns(t *testing.T) {
+	t.Parallel()
+	ok := PlanResult{Nodes: 50, Ordinals: 10, ReadyAtPlan: 10, ProviderMS: []float64{55, 47}, ProviderCPUMS: []float64{40, 38},
+		SandboxCores: []float64{0.4}, Wall: []time.Duration{time.Second}, Requests: []Requests{{"LIST pods": 1}}}
+	noCPU := ok
+	noCPU.ProviderCPUMS = nil
+	r := &Results{Plans: []PlanResult{ok, noCPU, {Nodes: 500, Ordinals: 10, Err: "boom"}}}
+	var header int
+	rows := 0
+	for _, l := range strings.Split(r.Markdown(), "\n") {
+		if strings.HasPrefix(l, "| nodes | ordinals (Ready) |") {
+			header = strings.Count(l, "|")
+			continue
+		}
+		if header > 0 && strings.HasPrefix(l, "| ") && !strings.HasPrefix(l, "|---") {
+			rows++
+			if n := strings.Count(l, "|"); n != header {
+				t.Errorf("row %q has %d separators, the header %d", l, n, header)
+			}
+		}
+		if header > 0 && l == "" && rows > 0 {
+			break
+		}
+	}
+	if header == 0 || rows != 3 {
+		t.Fatalf("plan table: header %d separators, %d rows; want a header and 3 rows", header, rows)
 	}
 }

@@ -116,10 +116,7 @@ func StartSandbox(ctx context.Context, bin, dir, world string, timeout time.Dura
 	}
 	s.StartToReady = time.Since(start)
 	s.RSSAtReadyMiB = s.PeakRSSMiB()
-	for _, pid := range s.pids() {
-		c, _ := cpuTime(pid)
-		s.CPUToReady += c
-	}
+	s.CPUToReady = s.CPU()
 
 	if s.Env, err = readEnv(filepath.Join(state, "env")); err != nil {
 		s.Stop()
@@ -155,6 +152,16 @@ func (s *Sandbox) PeakRSSMiB() int {
 	for _, pid := range s.pids() {
 		v, _ := PeakRSSMiB(pid)
 		sum += v
+	}
+	return sum
+}
+
+// CPU is the user+system time the sandbox process and its direct children have used so far.
+func (s *Sandbox) CPU() time.Duration {
+	var sum time.Duration
+	for _, pid := range s.pids() {
+		c, _ := cpuTime(pid)
+		sum += c
 	}
 	return sum
 }

@@ -37,6 +37,12 @@ type PlanResult struct {
 	Nodes, Ordinals int
 	// ProviderMS: the provider's own ModifyPlan time per `terraform plan -refresh=false` run.
 	ProviderMS []float64
+	// ProviderCPUMS: the provider process's CPU over the same span per run (none where the
+	// provider's platform does not count it).
+	ProviderCPUMS []float64
+	// SandboxCores: the sandbox's CPU time over each run's wall time (cores it kept busy beside
+	// the provider on the same machine: the API server, the controllers, every KWOK node).
+	SandboxCores []float64
 	// Phases: where each run's ProviderMS went (its last `olapgke plan phases` line).
 	Phases []PlanPhases
 	// Wall: the whole `terraform plan -refresh=false` per run.
@@ -264,8 +270,12 @@ resource "olapgke_statefulset" "olap" {
 		}
 		for i := 0; i < runs; i++ {
 			proxy.Take()
+			sbCPU := sb.CPU()
 			pr, err := tf.Exec(ctx, fmt.Sprintf("plan-%d-%d.log", n, i), "plan", "-refresh=false", "-input=false", "-no-color", "-lock=false")
 			reqs := proxy.Take()
+			if pr.Wall > 0 {
+				r.SandboxCores = append(r.SandboxCores, (sb.CPU()-sbCPU).Seconds()/pr.Wall.Seconds())
+			}
 			if err != nil || pr.ExitCode != 0 || len(pr.ProviderMS) == 0 {
 				return fail("terraform plan -refresh=false: exit %d, %v, %d timing lines\n%s", pr.ExitCode, err, len(pr.ProviderMS), tail(pr.Output, 40))
 			}
@@ -273,6 +283,9 @@ resource "olapgke_statefulset" "olap" {
 				return fail("plan did not show the per-ordinal recreate warning:\n%s", tail(pr.Output, 40))
 			}
 			r.ProviderMS = append(r.ProviderMS, pr.ProviderMS[len(pr.ProviderMS)-1])
+			if len(pr.ProviderCPUMS) > 0 {
+				r.ProviderCPUMS = append(r.ProviderCPUMS, pr.ProviderCPUMS[len(pr.ProviderCPUMS)-1])
+			}
 			if len(pr.Phases) > 0 {
 				r.Phases = append(r.Phases, pr.Phases[len(pr.Phases)-1])
 			}
@@ -293,7 +306,7 @@ resource "olapgke_statefulset" "olap" {
 		if err != nil || full.ExitCode != 0 {
 			return fail("terraform plan: exit %d, %v\n%s", full.ExitCode, err, tail(full.Output, 40))
 		}
-		logf("plan %d nodes x %d ordinals: provider ms %v, requests %d (refresh: %d), wall %v (no TF_LOG: %v)", nodes, n, r.ProviderMS, r.Requests[0].Total(), r.RefreshRequests.Total(), r.Wall, r.QuietWall)
+		logf("plan %d nodes x %d ordinals: provider ms %v (CPU %v), requests %d (refresh: %d), wall %v (no TF_LOG: %v)", nodes, n, r.ProviderMS, r.ProviderCPUMS, r.Requests[0].Total(), r.RefreshRequests.Total(), r.Wall, r.QuietWall)
 		out = append(out, r)
 	}
 	return out

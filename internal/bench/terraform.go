@@ -33,6 +33,9 @@ type Run struct {
 	Output   string
 	// ProviderMS are the `olapgke plan timing` ms values the provider logged, in order.
 	ProviderMS []float64
+	// ProviderCPUMS are those lines' cpu_ms values (the provider process's CPU over the same
+	// span), in order; a line without one (a platform without getrusage) adds none.
+	ProviderCPUMS []float64
 	// Phases are the provider's `olapgke plan phases` lines, in order: where ProviderMS went.
 	Phases []PlanPhases
 	// ProviderRSSMiB is the highest peak RSS (VmHWM) of a provider process of the run, read from
@@ -92,31 +95,42 @@ func (t *Terraform) Exec(ctx context.Context, logName string, args ...string) (R
 	}
 	if logPath != "" {
 		b, _ := os.ReadFile(logPath)
-		r.ProviderMS = ParseTimings(b)
+		r.ProviderMS, r.ProviderCPUMS = ParseTimings(b)
 		r.Phases = ParsePhases(b)
 	}
 	return r, nil
 }
 
-var timingRE = regexp.MustCompile(`olapgke plan timing:.*?\bms=([0-9.]+)`)
+var (
+	timingRE    = regexp.MustCompile(`olapgke plan timing:[^\n]*`)
+	timingMSRE  = regexp.MustCompile(`\bms=([0-9.]+)`)
+	timingCPURE = regexp.MustCompile(`\bcpu_ms=([0-9.]+)`)
+)
 
-// ParseTimings extracts the ms values of the provider's `olapgke plan timing` log lines.
-func ParseTimings(log []byte) []float64 {
-	var out []float64
-	for _, m := range timingRE.FindAllSubmatch(log, -1) {
-		if v, err := strconv.ParseFloat(string(m[1]), 64); err == nil {
-			out = append(out, v)
+// ParseTimings extracts the ms and cpu_ms values of the provider's `olapgke plan timing` log
+// lines (their fields in any order, as terraform-plugin-log writes them).
+func ParseTimings(log []byte) (ms, cpuMS []float64) {
+	field := func(re *regexp.Regexp, line []byte, into *[]float64) {
+		if m := re.FindSubmatch(line); m != nil {
+			if v, err := strconv.ParseFloat(string(m[1]), 64); err == nil {
+				*into = append(*into, v)
+			}
 		}
 	}
-	return out
+	for _, line := range timingRE.FindAll(log, -1) {
+		field(timingMSRE, line, &ms)
+		field(timingCPURE, line, &cpuMS)
+	}
+	return ms, cpuMS
 }
 
 // PlanPhases is one `olapgke plan phases` line of the statefulset plan: its server-side dry
-// run, the snapshot's reads (with their decoding) and the planner, in ms.
-type PlanPhases struct{ DryRun, Snapshot, Planner float64 }
+// run, the snapshot's reads (with their decoding) and the planner, in ms of wall time; the
+// snapshot's and the planner's CPU in ms (0 when the line has none).
+type PlanPhases struct{ DryRun, Snapshot, Planner, SnapshotCPU, PlannerCPU float64 }
 
 var phasesRE = regexp.MustCompile(`olapgke plan phases:[^\n]*`)
-var phaseRE = regexp.MustCompile(`\b(dry_run_ms|snapshot_ms|planner_ms)=([0-9.]+)`)
+var phaseRE = regexp.MustCompile(`\b(dry_run_ms|snapshot_ms|planner_ms|snapshot_cpu_ms|planner_cpu_ms)=([0-9.]+)`)
 
 // ParsePhases extracts the provider's `olapgke plan phases` log lines (their fields in any
 // order, as terraform-plugin-log writes them).
@@ -136,6 +150,10 @@ func ParsePhases(log []byte) []PlanPhases {
 				p.Snapshot = v
 			case "planner_ms":
 				p.Planner = v
+			case "snapshot_cpu_ms":
+				p.SnapshotCPU = v
+			case "planner_cpu_ms":
+				p.PlannerCPU = v
 			}
 		}
 		out = append(out, p)
