@@ -18,7 +18,7 @@ import (
 
 // ListItems is one LIST of every object of a built-in resource (e.g. "nodes"; namespace "" for
 // all namespaces or a cluster-scoped resource), retried as List is, whose response is decoded
-// one item at a time as it is read. typed is the same LIST through the typed client (e.g.
+// one item at a time as it is read, without the items' managedFields (withoutManagedFields). typed is the same LIST through the typed client (e.g.
 // kube.CoreV1().Nodes().List, items taken out); it answers, through List, instead when rc is
 // not a REST client (a fake clientset) or the server does not answer in protobuf.
 //
@@ -40,7 +40,7 @@ func ListItems[T any, PT interface {
 }](ctx context.Context, rc rest.Interface, resource, namespace string, typed func(context.Context, metav1.ListOptions) ([]T, error)) ([]T, error) {
 	c, ok := rc.(*rest.RESTClient)
 	if !ok || c == nil || c.Client == nil {
-		return List(ctx, typed, metav1.ListOptions{})
+		return typedWithoutManagedFields(ctx, typed)
 	}
 	var items []T
 	notProtobuf := false
@@ -63,9 +63,21 @@ func ListItems[T any, PT interface {
 		return nil, err
 	}
 	if notProtobuf {
-		return List(ctx, typed, metav1.ListOptions{})
+		return typedWithoutManagedFields(ctx, typed)
 	}
 	return items, nil
+}
+
+// typedWithoutManagedFields is ListItems' fallback: the LIST through the typed client, its items'
+// managedFields dropped as ListItems drops them from protobuf (withoutManagedFields).
+func typedWithoutManagedFields[T any](ctx context.Context, typed func(context.Context, metav1.ListOptions) ([]T, error)) ([]T, error) {
+	items, err := List(ctx, typed, metav1.ListOptions{})
+	for i := range items {
+		if o, ok := any(&items[i]).(metav1.Object); ok {
+			o.SetManagedFields(nil)
+		}
+	}
+	return items, err
 }
 
 const protobufType = "application/vnd.kubernetes.protobuf"
@@ -89,7 +101,7 @@ func DecodeItems[T any, PT interface {
 	}
 	_, _ = r.Discard(len(protobufPrefix))
 	var items []T
-	var buf []byte
+	var buf, scratch []byte
 	lists := 0
 	// The envelope: skip everything but its raw bytes (field 2), which are the list.
 	err = fields(r, -1, func(field int, n int64) error {
@@ -113,6 +125,7 @@ func DecodeItems[T any, PT interface {
 			if _, err := io.ReadFull(r, b); err != nil {
 				return unexpectedEOF(err)
 			}
+			b, scratch = withoutManagedFields(b, scratch[:0])
 			var item T
 			if err := PT(&item).Unmarshal(b); err != nil {
 				return err
@@ -131,6 +144,85 @@ func DecodeItems[T any, PT interface {
 		return nil, fmt.Errorf("decoding the list: %w", err)
 	}
 	return items, nil
+}
+
+// Field numbers of the protobuf encoding of every Kubernetes object (k8s.io/api
+// */generated.proto: metadata is field 1 of each kind) and of its metadata (k8s.io/apimachinery
+// pkg/apis/meta/v1/generated.proto: ObjectMeta.managedFields is field 17).
+const (
+	objectMetadataField = 1
+	managedFieldsField  = 17
+)
+
+// withoutManagedFields is item (one object's protobuf bytes) without its metadata's
+// managedFields, written into out, or item itself when it has none or cannot be read (Unmarshal
+// then reports what is wrong with it). Nothing that reads a list through ListItems uses
+// managedFields (the snapshot's Pods, Nodes, PVs, claims, storage objects and PDBs), and they
+// are about half of a Node's or a Pod's bytes (server-side apply records one entry per field
+// manager, each with the JSON of the fields it owns): decoding them was most of the LISTs'
+// allocations at 5,000 nodes (issue 47).
+func withoutManagedFields(item, out []byte) ([]byte, []byte) {
+	// Find the metadata field and whether it holds managedFields.
+	rest := item
+	var meta []byte
+	metaStart, metaEnd := -1, -1
+	for len(rest) > 0 {
+		num, typ, n := protowire.ConsumeTag(rest)
+		if n < 0 {
+			return item, out
+		}
+		m := protowire.ConsumeFieldValue(num, typ, rest[n:])
+		if m < 0 {
+			return item, out
+		}
+		if num == objectMetadataField && typ == protowire.BytesType && metaStart < 0 {
+			v, _ := protowire.ConsumeBytes(rest[n:])
+			metaStart, metaEnd, meta = len(item)-len(rest), len(item)-len(rest)+n+m, v
+		}
+		rest = rest[n+m:]
+	}
+	if meta == nil || !hasField(meta, managedFieldsField) {
+		return item, out
+	}
+	// The object with its metadata's other fields in place of the old metadata.
+	keptLen := 0
+	each := func(f func(field []byte)) {
+		for m := meta; len(m) > 0; {
+			num, typ, n := protowire.ConsumeTag(m)
+			k := protowire.ConsumeFieldValue(num, typ, m[n:])
+			if num != managedFieldsField {
+				f(m[:n+k])
+			}
+			m = m[n+k:]
+		}
+	}
+	each(func(field []byte) { keptLen += len(field) })
+	out = append(out, item[:metaStart]...)
+	out = protowire.AppendTag(out, objectMetadataField, protowire.BytesType)
+	out = protowire.AppendVarint(out, uint64(keptLen))
+	each(func(field []byte) { out = append(out, field...) })
+	out = append(out, item[metaEnd:]...)
+	return out, out
+}
+
+// hasField reports whether the well-formed message b has field num at its top level (false if
+// b cannot be read).
+func hasField(b []byte, num protowire.Number) bool {
+	for len(b) > 0 {
+		f, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return false
+		}
+		m := protowire.ConsumeFieldValue(f, typ, b[n:])
+		if m < 0 {
+			return false
+		}
+		if f == num {
+			return true
+		}
+		b = b[n+m:]
+	}
+	return false
 }
 
 // fields reads the length-delimited fields of a message of size bytes (-1: up to the end of r)
