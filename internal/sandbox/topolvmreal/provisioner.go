@@ -37,7 +37,12 @@ type ProvisionerOptions struct {
 	CapacityBurst int
 	// OperationTimeout is --timeout (upstream default 10s): the CreateVolume deadline.
 	OperationTimeout time.Duration
-	// Connected, if set, is called once the gRPC connection to the CSI controller is up.
+	// Connected, if set, is called once the gRPC connection to the CSI controller is up and the
+	// provision controller is built. Building it registers core/v1 in client-go's global scheme
+	// again (sig-storage-lib-external-provisioner v13 controller/controller.go,
+	// NewProvisionController: v1.AddToScheme(scheme.Scheme)), a map write: nothing else in the
+	// process may decode with that scheme until then (csi-provisioner's own process has no other
+	// component; here the resizer's and the kubelet stand-ins' informers do, so they start after).
 	Connected func()
 }
 
@@ -75,9 +80,6 @@ func RunProvisioner(ctx context.Context, cfg *rest.Config, o ProvisionerOptions)
 		return fmt.Errorf("connect to the CSI controller: %w", err)
 	}
 	defer grpcClient.Close()
-	if o.Connected != nil {
-		o.Connected()
-	}
 	if err := epctrl.Probe(ctx, grpcClient, o.OperationTimeout); err != nil {
 		return err
 	}
@@ -155,6 +157,9 @@ func RunProvisioner(ctx context.Context, cfg *rest.Config, o ProvisionerOptions)
 	csiProvisioner = capacity.NewProvisionWrapper(csiProvisioner, capacityController)
 
 	provisionController := controller.NewProvisionController(ctx, clientset, provisionerName, csiProvisioner, provisionerOptions...)
+	if o.Connected != nil {
+		o.Connected()
+	}
 	claimQueue := workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.NewTypedItemExponentialFailureRateLimiter[string](retryStart, retryMax),
 		workqueue.TypedRateLimitingQueueConfig[string]{Name: "claims"})
 	cloning := epctrl.NewCloningProtectionController(clientset, claimLister, claimInformer, claimQueue, controllerCaps)

@@ -157,32 +157,38 @@ type sidecarOptions struct {
 	capacityBurst         int
 }
 
-// startSidecars starts csi-provisioner and csi-resizer in g and reports whether both connected
-// to the CSI controller (false: ctx ended first, g.Wait has the cause).
+// startSidecars starts csi-provisioner, then csi-resizer, in g and reports whether both
+// connected to the CSI controller (false: ctx ended first, g.Wait has the cause). The resizer
+// starts once the provisioner is built: building it writes client-go's global scheme, which the
+// resizer's informers read (topolvmreal.ProvisionerOptions.Connected).
 func startSidecars(ctx context.Context, g *errgroup.Group, cfg *rest.Config, controllerSock string, o sidecarOptions) bool {
-	connected := make(chan struct{}, 2)
-	onConnect := func() { connected <- struct{}{} }
+	wait := func(ready chan struct{}) bool {
+		select {
+		case <-ready:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
+	provisioned := make(chan struct{})
 	g.Go(func() error {
 		return wrap("csi-provisioner", topolvmreal.RunProvisioner(ctx, cfg, topolvmreal.ProvisionerOptions{
 			CSIAddress: "unix://" + controllerSock, Namespace: o.namespace,
 			CapacityPollInterval: o.capacityPoll, OperationTimeout: o.timeout,
 			CapacityQPS: o.capacityQPS, CapacityBurst: o.capacityBurst,
-			Connected: onConnect,
+			Connected: func() { close(provisioned) },
 		}))
 	})
+	if !wait(provisioned) {
+		return false
+	}
+	resized := make(chan struct{})
 	g.Go(func() error {
 		return wrap("csi-resizer", topolvmreal.RunResizer(ctx, cfg, topolvmreal.ResizerOptions{
-			CSIAddress: "unix://" + controllerSock, Connected: onConnect,
+			CSIAddress: "unix://" + controllerSock, Connected: func() { close(resized) },
 		}))
 	})
-	for range 2 {
-		select {
-		case <-connected:
-		case <-ctx.Done():
-			return false
-		}
-	}
-	return true
+	return wait(resized)
 }
 
 func wrap(what string, err error) error {
