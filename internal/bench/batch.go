@@ -69,7 +69,7 @@ func maxConcurrent(moves []Move) int {
 
 // BatchScenario creates a StatefulSet of n ordinals and moves it pool-a -> pool-b -> pool-a ...
 // once per k in ks.
-func BatchScenario(ctx context.Context, sb *Sandbox, proxy *Proxy, tfBin, providerDir, dir string, n int, ks []int, logf func(string, ...any)) BatchResult {
+func BatchScenario(ctx context.Context, sb *Sandbox, tfBin, providerDir, dir string, n int, ks []int, logf func(string, ...any)) BatchResult {
 	r := BatchResult{Ordinals: n}
 	fail := func(format string, a ...any) BatchResult {
 		r.Err = fmt.Sprintf(format, a...)
@@ -85,7 +85,7 @@ func BatchScenario(ctx context.Context, sb *Sandbox, proxy *Proxy, tfBin, provid
 		return fail("%v", err)
 	}
 	defer tl.Stop()
-	header := fmt.Sprintf(tfHeader, ProviderSource, fmt.Sprintf("    host  = %q\n    token = %q", proxy.URL, sb.Token()))
+	header := fmt.Sprintf(tfHeader, ProviderSource, directKube(sb))
 	to := "pool-a"
 	for _, k := range ks {
 		to = map[string]string{"pool-a": "pool-b", "pool-b": "pool-a"}[to]

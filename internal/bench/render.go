@@ -123,7 +123,7 @@ func (r *Results) Markdown() string {
 	} else if rs.Err != "" && rs.Provider.N == 0 {
 		w("Failed: %s", fence(rs.Err))
 	} else {
-		w("An image bump of a %d-ordinal StatefulSet (one 1 GiB TopoLVM claim each, grace period 1 s), rolled four times in one session: the StatefulSet controller's own RollingUpdate (maxUnavailable 1), `olapgke_statefulset_migration` restarting each ordinal in place under OnDelete (`terraform apply`), the provider again, the controller again. *Span*: first old Pod terminating -> last new Pod Ready, from the Pod watch. PVCs replaced over all rounds: %d.", rs.Ordinals, rs.PVCsReplaced)
+		w("An image bump of a %d-ordinal StatefulSet (one 1 GiB TopoLVM claim each, grace period 1 s), rolled four times in one session: the StatefulSet controller's own RollingUpdate (maxUnavailable 1), `olapgke_statefulset_migration` restarting each ordinal in place under OnDelete (`terraform apply`), the provider again, the controller again. The provider talks to the API server directly (the sandbox's kubeconfig), as the controller does: the requests proxy of sections 1-2 would add a hop to each of its watch events and writes (about 20 ms per ordinal in the runs that had it). *Span*: first old Pod terminating -> last new Pod Ready, from the Pod watch. PVCs replaced over all rounds: %d.", rs.Ordinals, rs.PVCsReplaced)
 		w("")
 		w("| round | tool | image | restarts | span s | sum of cluster latency s | overhead | wall s |")
 		w("|---|---|---|---|---|---|---|---|")
@@ -200,7 +200,7 @@ func (r *Results) Markdown() string {
 	} else if b.Err != "" && len(b.Rounds) == 0 {
 		w("Failed: %s", fence(b.Err))
 	} else {
-		w("`olapgke_statefulset_migration` with `max_unavailable = k` moving all %d ordinals of one StatefulSet between the pools, one round per k. *Expected* is ceil(N/k) x the round's mean per-ordinal cluster latency (what the cluster allows k at a time); *most down* is the most ordinals between old Pod terminating and new Pod Ready at once, from the Pod watch (Ready never below replicas - k when it is at most k).", b.Ordinals)
+		w("`olapgke_statefulset_migration` with `max_unavailable = k` moving all %d ordinals of one StatefulSet between the pools, one round per k. *Expected* is ceil(N/k) x the round's mean per-ordinal cluster latency (what the cluster allows k at a time); *most down* is the most ordinals between old Pod terminating and new Pod Ready at once, from the Pod watch (Ready never below replicas - k when it is at most k). The provider talks to the API server directly (the sandbox's kubeconfig), not through the requests proxy, since the cell compares its timing with the cluster's own.", b.Ordinals)
 		w("")
 		w("| k | to | span s | expected s | span / expected | most down | wall s |")
 		w("|---|---|---|---|---|---|---|")

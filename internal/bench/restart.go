@@ -85,7 +85,7 @@ func pvcUIDs(ctx context.Context, kube kubernetes.Interface) (map[string]string,
 
 // RestartScenario rolls an image bump over n ordinals four times: controller, provider, provider,
 // controller.
-func RestartScenario(ctx context.Context, sb *Sandbox, proxy *Proxy, providerDir, dir string, n int, logf func(string, ...any)) RestartResult {
+func RestartScenario(ctx context.Context, sb *Sandbox, providerDir, dir string, n int, logf func(string, ...any)) RestartResult {
 	r := RestartResult{Ordinals: n}
 	fail := func(format string, a ...any) RestartResult {
 		r.Err = fmt.Sprintf(format, a...)
@@ -109,7 +109,6 @@ func RestartScenario(ctx context.Context, sb *Sandbox, proxy *Proxy, providerDir
 		return fail("%v", err)
 	}
 	defer tl.Stop()
-	token := sb.Token()
 	for i, tool := range []string{"controller", "provider", "provider", "controller"} {
 		image := fmt.Sprintf("olap/historical:%d", i+2)
 		old := tl.Current()
@@ -128,7 +127,7 @@ func RestartScenario(ctx context.Context, sb *Sandbox, proxy *Proxy, providerDir
 			if err := os.MkdirAll(rdir, 0o755); err != nil {
 				return fail("%v", err)
 			}
-			main := fmt.Sprintf(tfHeader, ProviderSource, fmt.Sprintf("    host  = %q\n    token = %q", proxy.URL, token)) + fmt.Sprintf(`
+			main := fmt.Sprintf(tfHeader, ProviderSource, directKube(sb)) + fmt.Sprintf(`
 resource "olapgke_statefulset_migration" "roll" {
   namespace       = %q
   statefulset     = %q

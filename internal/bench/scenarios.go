@@ -106,6 +106,14 @@ provider "olapgke" {
 }
 `
 
+// directKube is the provider's kubernetes block for cells that compare the provider's timing with
+// the cluster's own (the restart roll against the controller, the batches against the per-ordinal
+// latency): the sandbox's kubeconfig, straight to the API server as the controllers in the
+// sandbox and the kubectl loop talk to it, not through the counting proxy, whose extra hop
+// would delay every watch event and write of the provider's alone. Those cells count no
+// requests.
+func directKube(sb *Sandbox) string { return fmt.Sprintf("    config_path = %q", sb.Kubeconfig) }
+
 func writeFile(path string, v any) error {
 	var b []byte
 	switch x := v.(type) {

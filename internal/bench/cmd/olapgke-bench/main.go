@@ -139,7 +139,7 @@ func main() {
 				res.Migration = &m
 			}
 			if cells["restart"] {
-				rs := bench.RestartScenario(ctx, sb, proxy, *providerDir, filepath.Join(dir, "restart"), *migrate, logf)
+				rs := bench.RestartScenario(ctx, sb, *providerDir, filepath.Join(dir, "restart"), *migrate, logf)
 				res.Restart = &rs
 			}
 			if cells["action"] {
@@ -147,7 +147,7 @@ func main() {
 				res.Action = &as
 			}
 			if cells["batch"] {
-				bs := bench.BatchScenario(ctx, sb, proxy, *tfBin, *providerDir, filepath.Join(dir, "batch"), 12, []int{1, 2, 4}, logf)
+				bs := bench.BatchScenario(ctx, sb, *tfBin, *providerDir, filepath.Join(dir, "batch"), 12, []int{1, 2, 4}, logf)
 				res.Batch = &bs
 			}
 			if cells["query"] {
