@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -132,15 +133,20 @@ func killWhenDeleting(t *testing.T, tf *acctest.TF, f *setFixture, what string, 
 	killed := make(chan struct{}, 1)
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
+	// wasKilled is set under mu by the kill that succeeded, before mu is released: the command's
+	// end (done below) can be seen before killed is, and is then ours exactly when it is set.
+	var mu sync.Mutex
+	wasKilled := false
 	kill := func(obj any) {
 		m, ok := obj.(metav1.Object)
-		if ok && m.GetUID() == uid && m.GetDeletionTimestamp() != nil && cmd.Process != nil {
-			if syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) == nil {
-				select {
-				case killed <- struct{}{}:
-				default:
-				}
-			}
+		if !ok || m.GetUID() != uid || m.GetDeletionTimestamp() == nil || cmd.Process == nil {
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if !wasKilled && syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) == nil {
+			wasKilled = true
+			killed <- struct{}{}
 		}
 	}
 	factory := informers.NewSharedInformerFactoryWithOptions(f.env.Kube, 0, informers.WithNamespace(f.ns))
@@ -157,11 +163,14 @@ func killWhenDeleting(t *testing.T, tf *acctest.TF, f *setFixture, what string, 
 		t.Logf("killed action ended: %v", <-done)
 		t.Logf("terraform and the provider killed (SIGKILL) once the %s was being deleted", what)
 	case err := <-done:
-		select {
-		case <-killed:
-		default:
+		mu.Lock()
+		ours := wasKilled
+		mu.Unlock()
+		if !ours {
 			t.Fatalf("the action ended before it could be killed (%v):\n%s", err, out)
 		}
+		t.Logf("killed action ended: %v", err)
+		t.Logf("terraform and the provider killed (SIGKILL) once the %s was being deleted", what)
 	case <-time.After(5 * time.Minute):
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		t.Fatalf("the %s was not deleted within 5 minutes:\n%s", what, out)
