@@ -162,67 +162,57 @@ const (
 // manager, each with the JSON of the fields it owns): decoding them was most of the LISTs'
 // allocations at 5,000 nodes (issue 47).
 func withoutManagedFields(item, out []byte) ([]byte, []byte) {
-	// Find the metadata field and whether it holds managedFields.
-	rest := item
 	var meta []byte
-	metaStart, metaEnd := -1, -1
-	for len(rest) > 0 {
-		num, typ, n := protowire.ConsumeTag(rest)
-		if n < 0 {
-			return item, out
-		}
-		m := protowire.ConsumeFieldValue(num, typ, rest[n:])
-		if m < 0 {
-			return item, out
-		}
+	metaStart, metaEnd, pos := -1, -1, 0
+	if !eachField(item, func(num protowire.Number, typ protowire.Type, field []byte) {
 		if num == objectMetadataField && typ == protowire.BytesType && metaStart < 0 {
-			v, _ := protowire.ConsumeBytes(rest[n:])
-			metaStart, metaEnd, meta = len(item)-len(rest), len(item)-len(rest)+n+m, v
+			_, _, n := protowire.ConsumeTag(field)
+			meta, _ = protowire.ConsumeBytes(field[n:])
+			metaStart, metaEnd = pos, pos+len(field)
 		}
-		rest = rest[n+m:]
+		pos += len(field)
+	}) || metaStart < 0 {
+		return item, out
 	}
-	if meta == nil || !hasField(meta, managedFieldsField) {
+	keptLen, dropped := 0, false
+	if !eachField(meta, func(num protowire.Number, _ protowire.Type, field []byte) {
+		if num == managedFieldsField {
+			dropped = true
+		} else {
+			keptLen += len(field)
+		}
+	}) || !dropped {
 		return item, out
 	}
 	// The object with its metadata's other fields in place of the old metadata.
-	keptLen := 0
-	each := func(f func(field []byte)) {
-		for m := meta; len(m) > 0; {
-			num, typ, n := protowire.ConsumeTag(m)
-			k := protowire.ConsumeFieldValue(num, typ, m[n:])
-			if num != managedFieldsField {
-				f(m[:n+k])
-			}
-			m = m[n+k:]
-		}
-	}
-	each(func(field []byte) { keptLen += len(field) })
 	out = append(out, item[:metaStart]...)
 	out = protowire.AppendTag(out, objectMetadataField, protowire.BytesType)
 	out = protowire.AppendVarint(out, uint64(keptLen))
-	each(func(field []byte) { out = append(out, field...) })
+	eachField(meta, func(num protowire.Number, _ protowire.Type, field []byte) {
+		if num != managedFieldsField {
+			out = append(out, field...)
+		}
+	})
 	out = append(out, item[metaEnd:]...)
 	return out, out
 }
 
-// hasField reports whether the well-formed message b has field num at its top level (false if
-// b cannot be read).
-func hasField(b []byte, num protowire.Number) bool {
+// eachField calls f with each top-level field of the message b (its number, wire type and
+// bytes, tag included) and reports whether b was read to its end (false: not a message).
+func eachField(b []byte, f func(num protowire.Number, typ protowire.Type, field []byte)) bool {
 	for len(b) > 0 {
-		f, typ, n := protowire.ConsumeTag(b)
+		num, typ, n := protowire.ConsumeTag(b)
 		if n < 0 {
 			return false
 		}
-		m := protowire.ConsumeFieldValue(f, typ, b[n:])
+		m := protowire.ConsumeFieldValue(num, typ, b[n:])
 		if m < 0 {
 			return false
 		}
-		if f == num {
-			return true
-		}
+		f(num, typ, b[:n+m])
 		b = b[n+m:]
 	}
-	return false
+	return true
 }
 
 // fields reads the length-delimited fields of a message of size bytes (-1: up to the end of r)
