@@ -130,11 +130,10 @@ func killAfterPVCDeleted(t *testing.T, tf *acctest.TF, f *setFixture, o int32, a
 func killWhenDeleting(t *testing.T, tf *acctest.TF, f *setFixture, what string, uid types.UID, addr string) {
 	t.Helper()
 	cmd, out := tf.Cmd(t.Context(), "apply", "-auto-approve", "-invoke=action."+addr)
-	killed := make(chan struct{}, 1)
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	// wasKilled is set under mu by the kill that succeeded, before mu is released: the command's
-	// end (done below) can be seen before killed is, and is then ours exactly when it is set.
+	// wasKilled is set under mu by the kill that succeeded: the command's end is ours exactly
+	// when it is set.
 	var mu sync.Mutex
 	wasKilled := false
 	kill := func(obj any) {
@@ -146,7 +145,6 @@ func killWhenDeleting(t *testing.T, tf *acctest.TF, f *setFixture, what string, 
 		defer mu.Unlock()
 		if !wasKilled && syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) == nil {
 			wasKilled = true
-			killed <- struct{}{}
 		}
 	}
 	factory := informers.NewSharedInformerFactoryWithOptions(f.env.Kube, 0, informers.WithNamespace(f.ns))
@@ -159,9 +157,6 @@ func killWhenDeleting(t *testing.T, tf *acctest.TF, f *setFixture, what string, 
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	select {
-	case <-killed:
-		t.Logf("killed action ended: %v", <-done)
-		t.Logf("terraform and the provider killed (SIGKILL) once the %s was being deleted", what)
 	case err := <-done:
 		mu.Lock()
 		ours := wasKilled
